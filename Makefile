@@ -1,0 +1,42 @@
+# kafkas3 — see README.md.
+SHELL := /bin/bash
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X github.com/kafkas3/kafkas3/cmd.version=$(VERSION) -X github.com/kafkas3/kafkas3/cmd.commit=$(COMMIT)
+BIN     ?= bin/kafkas3
+
+.PHONY: build test integration bench lint clean testbed fuzz
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+# Hermetic tests: only Go is needed (kfake, temp dirs, in-process S3 fake).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Integration tests against real Apache Kafka (KRaft, from Maven Central jars
+# on Java 17) and versitygw, started by internal/testbed.
+integration:
+	$(GO) test -count=1 -tags integration -timeout 60m -v -run 'Integration' ./... 2>&1 | tee integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|SKIP|panic)|testbed:' ; test $${PIPESTATUS[0]} -eq 0
+
+# Benchmarks against the test bed; figures go into BENCHMARKS.md.
+bench:
+	$(GO) test -count=1 -tags integration -timeout 60m -run '^$$' -bench . -benchtime 1x ./internal/bench/...
+
+# Start the test bed by hand (Kafka + versitygw) and print how to reach it.
+testbed:
+	$(GO) run -tags integration ./internal/testbed/cmd/testbed
+
+# Short fuzz runs of every parser and format reader.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseObjectKey -fuzztime 20s ./partition
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+
+clean:
+	rm -rf bin integration.log

@@ -1,0 +1,46 @@
+package s3store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// ErrNotExist is returned (wrapped) when an object or bucket does not exist.
+var ErrNotExist = errors.New("object does not exist")
+
+// ObjectInfo describes one stored object.
+type ObjectInfo struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// ObjectWriter streams one object. The object becomes visible only when
+// Commit returns nil (multipart complete, or rename). Abort discards
+// everything written and leaves nothing behind. After Commit or Abort the
+// writer must not be used, except that Abort after Commit is a no-op.
+type ObjectWriter interface {
+	io.Writer
+	Commit(ctx context.Context) error
+	Abort(ctx context.Context) error
+}
+
+// Store is an object store: S3, a local directory, or memory in tests.
+type Store interface {
+	// Create starts a new object at key. An existing object at key is
+	// replaced when the new one is committed.
+	Create(ctx context.Context, key string) (ObjectWriter, error)
+	// Open reads a whole object. A missing key gives an error wrapping ErrNotExist.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	// Stat describes one object. A missing key gives an error wrapping ErrNotExist.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// List calls fn for every object whose key starts with prefix, in
+	// lexical key order. An error from fn stops the listing and is returned.
+	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+	// Check verifies that the store is reachable and writable (bucket
+	// exists, credentials allow access) before any work starts. Its error
+	// names the bucket or directory.
+	Check(ctx context.Context) error
+}
