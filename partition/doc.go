@@ -1,4 +1,18 @@
 // Package partition owns object key naming: partitioners that encode a
 // record's partition path, and the pure functions that build and parse the
 // Confluent object key layout. It does no I/O.
+//
+// A key is
+//
+//	<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<offset><ext>
+//
+// with "/" being directory.delim and "+" file.delim (both configurable,
+// see KeyConfig). KeyConfig.ObjectKey builds it, KeyConfig.ParseObjectKey
+// takes it apart, and the two round-trip for every valid name. The encoded
+// partition comes from a Partitioner: DefaultPartitioner gives
+// "partition=<n>"; field and time-based partitioners may give several
+// segments joined by directory.delim ("year=2024/month=01/day=02").
+//
+// Defaults are not applied implicitly: DefaultKeyConfig returns Confluent's,
+// and the caller (the config layer) starts from them.
 package partition
