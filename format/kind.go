@@ -1,0 +1,181 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Confluent config keys the format package reads; errors name them.
+const (
+	KeyFormatClass         = "format.class"
+	KeyBytesSeparator      = "format.bytearray.separator"
+	KeyBytesExtension      = "format.bytearray.extension"
+	KeyCompressionType     = "s3.compression.type"
+	KeyCompressionLevel    = "s3.compression.level"
+	confluentFormatPrefix  = "io.confluent.connect.s3.format."
+	defaultCompressionName = "none"
+)
+
+// ErrNullValue is returned by the JSON and bytes writers for a record whose
+// Value is nil (a Kafka tombstone). Neither layout can hold a null, so the
+// caller decides what to do, per behavior.on.null.values: fail (return the
+// error), ignore (skip the record before writing), or write (Confluent then
+// writes only the key file under the tombstone encoded partition; that is
+// the caller's business, not the value format's).
+var ErrNullValue = errors.New("null value cannot be written")
+
+// ErrNotSupported is wrapped when a format is recognised but kafkas3 does
+// not implement it yet.
+var ErrNotSupported = errors.New("not supported yet")
+
+// ErrUnknownFormat is wrapped when a format.class value is not recognised.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// ErrClosed is returned by RecordWriter.Write after Close.
+var ErrClosed = errors.New("record writer is closed")
+
+// ErrInvalidConfig is wrapped by errors for bad format settings.
+var ErrInvalidConfig = errors.New("invalid format config")
+
+// Kind names a record format.
+type Kind int
+
+// The formats Confluent's S3 sink ships. Avro and Parquet are recognised
+// but not implemented yet (see New).
+const (
+	KindJSON Kind = iota + 1
+	KindBytes
+	KindAvro
+	KindParquet
+)
+
+var kindNames = [...]struct{ class, short string }{
+	KindJSON:    {"json.JsonFormat", "json"},
+	KindBytes:   {"bytearray.ByteArrayFormat", "bytes"},
+	KindAvro:    {"avro.AvroFormat", "avro"},
+	KindParquet: {"parquet.ParquetFormat", "parquet"},
+}
+
+func (k Kind) valid() bool { return k >= KindJSON && int(k) < len(kindNames) }
+
+// String returns the short name of k: "json", "bytes", "avro" or "parquet".
+func (k Kind) String() string {
+	if !k.valid() {
+		return "Kind(" + strconv.Itoa(int(k)) + ")"
+	}
+	return kindNames[k].short
+}
+
+// ClassName returns Confluent's class name for k, e.g.
+// "io.confluent.connect.s3.format.json.JsonFormat".
+func (k Kind) ClassName() string {
+	if !k.valid() {
+		return ""
+	}
+	return confluentFormatPrefix + kindNames[k].class
+}
+
+// Supported reports whether kafkas3 implements k.
+func (k Kind) Supported() bool { return k == KindJSON || k == KindBytes }
+
+// Lookup maps a format.class value to its Kind. It accepts Confluent's
+// class names (io.confluent.connect.s3.format.json.JsonFormat,
+// ...bytearray.ByteArrayFormat, ...avro.AvroFormat,
+// ...parquet.ParquetFormat) and the short names json, bytes, bytearray,
+// avro and parquet (case-insensitive). For Avro and Parquet it returns the
+// Kind together with an error wrapping ErrNotSupported; for an unknown
+// name, 0 and an error wrapping ErrUnknownFormat. Errors name format.class.
+func Lookup(name string) (Kind, error) {
+	n := strings.TrimSpace(name)
+	var kind Kind
+	for k := KindJSON; k.valid(); k++ {
+		if n == k.ClassName() || strings.EqualFold(n, kindNames[k].short) {
+			kind = k
+			break
+		}
+	}
+	if kind == 0 && strings.EqualFold(n, "bytearray") {
+		kind = KindBytes
+	}
+	if kind == 0 {
+		return 0, fmt.Errorf("%w: %s %q; allowed: json, bytes (or bytearray), avro, parquet, or Confluent's class names such as %s",
+			ErrUnknownFormat, KeyFormatClass, name, KindJSON.ClassName())
+	}
+	if !kind.Supported() {
+		return kind, fmt.Errorf("%s %q: the %s format is %w; use json or bytes", KeyFormatClass, name, kind, ErrNotSupported)
+	}
+	return kind, nil
+}
+
+// Compression is the value of s3.compression.type.
+type Compression int
+
+// The compression types. Confluent allows gzip for the JSON and bytes
+// formats only; Avro and Parquet compress inside the file.
+const (
+	CompressionNone Compression = iota
+	CompressionGzip
+)
+
+// String returns "none" or "gzip".
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return defaultCompressionName
+	case CompressionGzip:
+		return "gzip"
+	}
+	return "Compression(" + strconv.Itoa(int(c)) + ")"
+}
+
+// ParseCompression parses an s3.compression.type value: "none" or "gzip"
+// (case-insensitive, surrounding space ignored). An empty value is "none".
+func ParseCompression(s string) (Compression, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "none":
+		return CompressionNone, nil
+	case "gzip":
+		return CompressionGzip, nil
+	}
+	return 0, fmt.Errorf("%w: %s %q; allowed: none, gzip", ErrInvalidConfig, KeyCompressionType, s)
+}
+
+// Config selects and configures a format, as the config layer reads it.
+// There are no implicit defaults: the zero CompressionLevel is level 0
+// (stored, not compressed); Confluent's default is -1.
+type Config struct {
+	Kind             Kind        // format.class
+	Bytes            BytesConfig // for KindBytes
+	Compression      Compression // s3.compression.type
+	CompressionLevel int         // s3.compression.level, -1..9
+}
+
+// New builds the format cfg describes, compression included. This is the
+// seam where Avro and Parquet will be added; they are never gzip-wrapped
+// (they compress inside the file).
+func New(cfg Config) (Format, error) {
+	var f Format
+	var err error
+	switch cfg.Kind {
+	case KindJSON:
+		f = NewJSON()
+	case KindBytes:
+		f, err = NewBytes(cfg.Bytes)
+	case KindAvro, KindParquet:
+		return nil, fmt.Errorf("%s %s: %w", KeyFormatClass, cfg.Kind.ClassName(), ErrNotSupported)
+	default:
+		return nil, fmt.Errorf("%w: %s %v", ErrUnknownFormat, KeyFormatClass, cfg.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Compression {
+	case CompressionNone:
+		return f, nil
+	case CompressionGzip:
+		return WithGzip(f, cfg.CompressionLevel)
+	}
+	return nil, fmt.Errorf("%w: %s %v; allowed: none, gzip", ErrInvalidConfig, KeyCompressionType, cfg.Compression)
+}

@@ -1,0 +1,90 @@
+package format
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	for name, want := range map[string]Kind{
+		"io.confluent.connect.s3.format.json.JsonFormat":           KindJSON,
+		"io.confluent.connect.s3.format.bytearray.ByteArrayFormat": KindBytes,
+		"json": KindJSON, "JSON": KindJSON, " json ": KindJSON,
+		"bytes": KindBytes, "bytearray": KindBytes, "ByteArray": KindBytes,
+	} {
+		k, err := Lookup(name)
+		if err != nil || k != want {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", name, k, err, want)
+		}
+	}
+	for name, want := range map[string]Kind{
+		"io.confluent.connect.s3.format.avro.AvroFormat":       KindAvro,
+		"io.confluent.connect.s3.format.parquet.ParquetFormat": KindParquet,
+		"avro": KindAvro, "parquet": KindParquet,
+	} {
+		k, err := Lookup(name)
+		if k != want || !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), KeyFormatClass) {
+			t.Errorf("Lookup(%q) = %v, %v; want %v and a not-supported error naming %s", name, k, err, want, KeyFormatClass)
+		}
+	}
+	for _, name := range []string{"", "csv", "io.confluent.connect.s3.format.json.Json", "io.confluent.connect.gcs.format.json.JsonFormat"} {
+		k, err := Lookup(name)
+		if k != 0 || !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), KeyFormatClass) {
+			t.Errorf("Lookup(%q) = %v, %v; want unknown-format error naming %s", name, k, err, KeyFormatClass)
+		}
+	}
+	if got := KindBytes.ClassName(); got != "io.confluent.connect.s3.format.bytearray.ByteArrayFormat" {
+		t.Errorf("ClassName = %q", got)
+	}
+}
+
+func TestParseCompression(t *testing.T) {
+	for s, want := range map[string]Compression{"none": CompressionNone, "": CompressionNone, "gzip": CompressionGzip, " GZIP ": CompressionGzip} {
+		c, err := ParseCompression(s)
+		if err != nil || c != want {
+			t.Errorf("ParseCompression(%q) = %v, %v; want %v", s, c, err, want)
+		}
+	}
+	for _, s := range []string{"snappy", "zstd", "gz"} {
+		_, err := ParseCompression(s)
+		if err == nil || !strings.Contains(err.Error(), KeyCompressionType) || !strings.Contains(err.Error(), "none, gzip") {
+			t.Errorf("ParseCompression(%q) = %v, want error naming %s and allowed values", s, err, KeyCompressionType)
+		}
+	}
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		cfg     Config
+		wantExt string
+	}{
+		{Config{Kind: KindJSON}, ".json"},
+		{Config{Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: -1}, ".json.gz"},
+		{Config{Kind: KindBytes, Bytes: DefaultBytesConfig()}, ".bin"},
+		{Config{Kind: KindBytes, Bytes: BytesConfig{Separator: []byte("|"), Extension: ".raw"}, Compression: CompressionGzip, CompressionLevel: 9}, ".raw.gz"},
+	}
+	for _, tt := range tests {
+		f, err := New(tt.cfg)
+		if err != nil || f.Extension() != tt.wantExt {
+			t.Errorf("New(%+v) = %v, %v; want extension %q", tt.cfg, f, err, tt.wantExt)
+		}
+	}
+	for _, cfg := range []Config{
+		{Kind: KindAvro}, {Kind: KindParquet},
+	} {
+		if _, err := New(cfg); !errors.Is(err, ErrNotSupported) {
+			t.Errorf("New(%+v) = %v, want ErrNotSupported", cfg, err)
+		}
+	}
+	for _, cfg := range []Config{
+		{},
+		{Kind: KindBytes}, // no extension
+		{Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: 11},
+		{Kind: KindJSON, Compression: Compression(7)},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
