@@ -10,6 +10,18 @@ import (
 // ErrNotExist is returned (wrapped) when an object or bucket does not exist.
 var ErrNotExist = errors.New("object does not exist")
 
+// ErrAccessDenied is returned (wrapped) when the store refuses the
+// credentials or the operation (S3 403, a directory that is not writable).
+var ErrAccessDenied = errors.New("access denied")
+
+// ErrClosed is returned (wrapped) by an ObjectWriter used after Commit or
+// Abort.
+var ErrClosed = errors.New("object writer already committed or aborted")
+
+// ErrInvalidKey is returned (wrapped) for a key the store cannot hold, such
+// as an empty key or, in a local directory, one that would escape it.
+var ErrInvalidKey = errors.New("invalid object key")
+
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {
 	Key     string

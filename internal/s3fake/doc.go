@@ -1,0 +1,19 @@
+// Package s3fake is a small in-process S3 server for hermetic tests.
+//
+// It speaks the path-style REST subset that kafkas3 uses: CreateBucket,
+// HeadBucket, PutObject, GetObject, HeadObject, DeleteObject, ListObjectsV2
+// (prefix, start-after, continuation tokens, max-keys), and the multipart
+// calls CreateMultipartUpload, UploadPart, CompleteMultipartUpload,
+// AbortMultipartUpload and ListMultipartUploads. Like real S3 it refuses a
+// non-final part smaller than MinPartSize.
+//
+// It does not check signatures. Faults are injected with FailNext (fail the
+// next N matching requests with a status code) and DenyAccess (answer every
+// request with 403 AccessDenied), so that retry, abort and error-message
+// paths can be tested without a network. PendingUploads and Keys show what
+// a test left behind.
+//
+// It was written instead of importing a third-party fake because tests need
+// those fault hooks and a view of pending multipart uploads, and because it
+// adds no module to go.mod.
+package s3fake

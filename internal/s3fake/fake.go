@@ -1,0 +1,601 @@
+package s3fake
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Operation names, as used by FailNext and Count.
+const (
+	OpCreateBucket            = "CreateBucket"
+	OpHeadBucket              = "HeadBucket"
+	OpListObjectsV2           = "ListObjectsV2"
+	OpListMultipartUploads    = "ListMultipartUploads"
+	OpPutObject               = "PutObject"
+	OpGetObject               = "GetObject"
+	OpHeadObject              = "HeadObject"
+	OpDeleteObject            = "DeleteObject"
+	OpCreateMultipartUpload   = "CreateMultipartUpload"
+	OpUploadPart              = "UploadPart"
+	OpCompleteMultipartUpload = "CompleteMultipartUpload"
+	OpAbortMultipartUpload    = "AbortMultipartUpload"
+)
+
+// DefaultMinPartSize is S3's smallest allowed non-final part: 5 MiB.
+const DefaultMinPartSize = 5 << 20
+
+const s3NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+// Server is an in-process S3 server on a loopback port. Its zero value is
+// not usable; call New.
+type Server struct {
+	// URL is the endpoint, e.g. http://127.0.0.1:12345. Use path-style
+	// addressing.
+	URL string
+
+	srv *httptest.Server
+
+	mu          sync.Mutex
+	minPartSize int64
+	maxKeys     int
+	buckets     map[string]map[string]*object
+	uploads     map[string]*upload
+	nextUpload  int
+	faults      []*fault
+	deny        bool
+	counts      map[string]int
+}
+
+type object struct {
+	data []byte
+	etag string
+	mod  time.Time
+}
+
+type upload struct {
+	bucket, key string
+	parts       map[int]*object
+	created     time.Time
+}
+
+type fault struct {
+	op     string
+	left   int
+	status int
+}
+
+// New starts a server. Stop it with Close.
+func New() *Server {
+	s := &Server{
+		minPartSize: DefaultMinPartSize,
+		maxKeys:     1000,
+		buckets:     map[string]map[string]*object{},
+		uploads:     map[string]*upload{},
+		counts:      map[string]int{},
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// SetMinPartSize changes the smallest non-final part CompleteMultipartUpload
+// accepts (default 5 MiB, as in S3).
+func (s *Server) SetMinPartSize(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.minPartSize = n
+}
+
+// SetMaxKeys caps the keys returned per ListObjectsV2 page (default 1000,
+// as in S3), so tests can exercise pagination with few objects.
+func (s *Server) SetMaxKeys(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxKeys = n
+}
+
+// CreateBucket creates a bucket (no-op if it exists).
+func (s *Server) CreateBucket(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.buckets[name] == nil {
+		s.buckets[name] = map[string]*object{}
+	}
+}
+
+// FailNext makes the next n requests of operation op (any operation if op
+// is "") fail with HTTP status. Faults queue in the order they were added.
+func (s *Server) FailNext(op string, n, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &fault{op: op, left: n, status: status})
+}
+
+// DenyAccess makes every request fail with 403 AccessDenied while deny is true.
+func (s *Server) DenyAccess(deny bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deny = deny
+}
+
+// Count returns how many requests of operation op the server has received
+// (including failed and injected-fault ones).
+func (s *Server) Count(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[op]
+}
+
+// PendingUploads returns the number of multipart uploads in bucket that were
+// created and neither completed nor aborted.
+func (s *Server) PendingUploads(bucket string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, u := range s.uploads {
+		if u.bucket == bucket {
+			n++
+		}
+	}
+	return n
+}
+
+// Keys returns the sorted object keys in bucket.
+func (s *Server) Keys(bucket string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.buckets[bucket]))
+	for k := range s.buckets[bucket] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Object returns a copy of an object's bytes.
+func (s *Server) Object(bucket, key string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.buckets[bucket][key]
+	if !ok {
+		return nil, false
+	}
+	return bytes.Clone(o.data), true
+}
+
+// s3Error is an S3 error response.
+type s3Error struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *s3Error) Error() string { return e.code + ": " + e.message }
+
+func errf(status int, code, format string, args ...any) *s3Error {
+	return &s3Error{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+func classify(r *http.Request, key string) string {
+	q := r.URL.Query()
+	if key == "" {
+		switch r.Method {
+		case http.MethodPut:
+			return OpCreateBucket
+		case http.MethodHead:
+			return OpHeadBucket
+		case http.MethodGet:
+			if q.Has("uploads") {
+				return OpListMultipartUploads
+			}
+			if q.Get("list-type") == "2" {
+				return OpListObjectsV2
+			}
+		}
+		return ""
+	}
+	switch r.Method {
+	case http.MethodPut:
+		if q.Has("uploadId") {
+			return OpUploadPart
+		}
+		return OpPutObject
+	case http.MethodPost:
+		if q.Has("uploads") {
+			return OpCreateMultipartUpload
+		}
+		if q.Has("uploadId") {
+			return OpCompleteMultipartUpload
+		}
+	case http.MethodGet:
+		return OpGetObject
+	case http.MethodHead:
+		return OpHeadObject
+	case http.MethodDelete:
+		if q.Has("uploadId") {
+			return OpAbortMultipartUpload
+		}
+		return OpDeleteObject
+	}
+	return ""
+}
+
+// injected returns the fault to answer with, if any.
+func (s *Server) injected(op string) *s3Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[op]++
+	if s.deny {
+		return errf(http.StatusForbidden, "AccessDenied", "Access Denied")
+	}
+	for i, f := range s.faults {
+		if f.op != "" && f.op != op {
+			continue
+		}
+		f.left--
+		if f.left <= 0 {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		}
+		code := "InternalError"
+		switch {
+		case f.status == http.StatusServiceUnavailable:
+			code = "SlowDown"
+		case f.status == http.StatusForbidden:
+			code = "AccessDenied"
+		case f.status < 500:
+			code = "InvalidRequest"
+		}
+		return errf(f.status, code, "injected fault")
+	}
+	return nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	bucket, key, _ := strings.Cut(path, "/")
+	op := classify(r, key)
+	var err error
+	switch {
+	case bucket == "":
+		err = errf(http.StatusNotImplemented, "NotImplemented", "ListBuckets is not supported")
+	case op == "":
+		err = errf(http.StatusNotImplemented, "NotImplemented", "%s %s is not supported", r.Method, r.URL.RequestURI())
+	default:
+		if e := s.injected(op); e != nil {
+			err = e
+		} else {
+			err = s.handle(w, r, op, bucket, key)
+		}
+	}
+	if err == nil {
+		return
+	}
+	var e *s3Error
+	if !errors.As(err, &e) {
+		e = errf(http.StatusInternalServerError, "InternalError", "%v", err)
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(e.status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	type errorBody struct {
+		XMLName  xml.Name `xml:"Error"`
+		Code     string
+		Message  string
+		Resource string
+	}
+	writeXML(w, errorBody{Code: e.code, Message: e.message, Resource: r.URL.Path})
+}
+
+func writeXML(w io.Writer, v any) {
+	_, _ = io.WriteString(w, xml.Header)
+	_ = xml.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key string) error {
+	if op == OpCreateBucket {
+		s.CreateBucket(bucket)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	var body []byte
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
+		var err error
+		if body, err = readBody(r); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objects, ok := s.buckets[bucket]
+	if !ok {
+		return errf(http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist: %s", bucket)
+	}
+	q := r.URL.Query()
+	switch op {
+	case OpHeadBucket:
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case OpListObjectsV2:
+		return s.listObjectsV2(w, q.Get("prefix"), q.Get("start-after"), q.Get("continuation-token"), q.Get("max-keys"), q.Get("delimiter"), bucket, objects)
+	case OpListMultipartUploads:
+		return s.listUploads(w, bucket)
+	case OpPutObject:
+		if r.Header.Get("X-Amz-Copy-Source") != "" {
+			return errf(http.StatusNotImplemented, "NotImplemented", "CopyObject is not supported")
+		}
+		o := newObject(body)
+		objects[key] = o
+		w.Header().Set("ETag", o.etag)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case OpGetObject, OpHeadObject:
+		o, ok := objects[key]
+		if !ok {
+			return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
+		}
+		h := w.Header()
+		h.Set("ETag", o.etag)
+		h.Set("Last-Modified", o.mod.UTC().Format(http.TimeFormat))
+		h.Set("Content-Length", strconv.Itoa(len(o.data)))
+		h.Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(http.StatusOK)
+		if op == OpGetObject {
+			_, _ = w.Write(o.data)
+		}
+		return nil
+	case OpDeleteObject:
+		delete(objects, key)
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case OpCreateMultipartUpload:
+		s.nextUpload++
+		id := fmt.Sprintf("upload-%d", s.nextUpload)
+		s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now()}
+		type result struct {
+			XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+			NS       string   `xml:"xmlns,attr"`
+			Bucket   string
+			Key      string
+			UploadID string `xml:"UploadId"`
+		}
+		writeXML(w, result{NS: s3NS, Bucket: bucket, Key: key, UploadID: id})
+		return nil
+	}
+	u, ok := s.uploads[q.Get("uploadId")]
+	if !ok || u.bucket != bucket || u.key != key {
+		return errf(http.StatusNotFound, "NoSuchUpload", "The specified upload does not exist: %q", q.Get("uploadId"))
+	}
+	switch op {
+	case OpUploadPart:
+		n, err := strconv.Atoi(q.Get("partNumber"))
+		if err != nil || n < 1 || n > 10000 {
+			return errf(http.StatusBadRequest, "InvalidArgument", "bad partNumber %q", q.Get("partNumber"))
+		}
+		o := newObject(body)
+		u.parts[n] = o
+		w.Header().Set("ETag", o.etag)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case OpAbortMultipartUpload:
+		delete(s.uploads, q.Get("uploadId"))
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case OpCompleteMultipartUpload:
+		var req struct {
+			Parts []struct {
+				PartNumber int
+				ETag       string
+			} `xml:"Part"`
+		}
+		if err := xml.Unmarshal(body, &req); err != nil {
+			return errf(http.StatusBadRequest, "MalformedXML", "%v", err)
+		}
+		if len(req.Parts) == 0 {
+			return errf(http.StatusBadRequest, "MalformedXML", "no parts")
+		}
+		var data []byte
+		var sums []byte
+		for i, p := range req.Parts {
+			if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
+				return errf(http.StatusBadRequest, "InvalidPartOrder", "parts not in ascending order")
+			}
+			o, ok := u.parts[p.PartNumber]
+			if !ok || strings.Trim(p.ETag, `"`) != strings.Trim(o.etag, `"`) {
+				return errf(http.StatusBadRequest, "InvalidPart", "part %d not found or ETag mismatch", p.PartNumber)
+			}
+			if i < len(req.Parts)-1 && int64(len(o.data)) < s.minPartSize {
+				return errf(http.StatusBadRequest, "EntityTooSmall", "part %d has %d bytes, minimum is %d", p.PartNumber, len(o.data), s.minPartSize)
+			}
+			data = append(data, o.data...)
+			sum, _ := hex.DecodeString(strings.Trim(o.etag, `"`))
+			sums = append(sums, sum...)
+		}
+		sum := md5.Sum(sums)
+		o := &object{data: data, etag: fmt.Sprintf(`"%x-%d"`, sum, len(req.Parts)), mod: time.Now()}
+		objects[key] = o
+		delete(s.uploads, q.Get("uploadId"))
+		type result struct {
+			XMLName xml.Name `xml:"CompleteMultipartUploadResult"`
+			NS      string   `xml:"xmlns,attr"`
+			Bucket  string
+			Key     string
+			ETag    string
+		}
+		writeXML(w, result{NS: s3NS, Bucket: bucket, Key: key, ETag: o.etag})
+		return nil
+	}
+	return errf(http.StatusNotImplemented, "NotImplemented", "%s is not supported", op)
+}
+
+func newObject(data []byte) *object {
+	return &object{data: data, etag: fmt.Sprintf(`"%x"`, md5.Sum(data)), mod: time.Now()}
+}
+
+func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token, maxKeysArg, delimiter, bucket string, objects map[string]*object) error {
+	if delimiter != "" {
+		return errf(http.StatusNotImplemented, "NotImplemented", "delimiter is not supported")
+	}
+	maxKeys := s.maxKeys
+	if maxKeysArg != "" {
+		n, err := strconv.Atoi(maxKeysArg)
+		if err != nil || n < 0 {
+			return errf(http.StatusBadRequest, "InvalidArgument", "bad max-keys %q", maxKeysArg)
+		}
+		maxKeys = min(maxKeys, n)
+	}
+	after := startAfter
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil {
+			return errf(http.StatusBadRequest, "InvalidArgument", "bad continuation token")
+		}
+		after = max(after, string(b))
+	}
+	keys := make([]string, 0, len(objects))
+	for k := range objects {
+		if strings.HasPrefix(k, prefix) && k > after {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	type content struct {
+		Key          string
+		LastModified string
+		ETag         string
+		Size         int
+		StorageClass string
+	}
+	type result struct {
+		XMLName               xml.Name `xml:"ListBucketResult"`
+		NS                    string   `xml:"xmlns,attr"`
+		Name                  string
+		Prefix                string
+		StartAfter            string `xml:",omitempty"`
+		ContinuationToken     string `xml:",omitempty"`
+		KeyCount              int
+		MaxKeys               int
+		IsTruncated           bool
+		NextContinuationToken string `xml:",omitempty"`
+		Contents              []content
+	}
+	res := result{NS: s3NS, Name: bucket, Prefix: prefix, StartAfter: startAfter, ContinuationToken: token, MaxKeys: maxKeys}
+	if len(keys) > maxKeys {
+		keys = keys[:maxKeys]
+		res.IsTruncated = true
+		if maxKeys > 0 {
+			res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(keys[len(keys)-1]))
+		}
+	}
+	for _, k := range keys {
+		o := objects[k]
+		res.Contents = append(res.Contents, content{
+			Key: k, LastModified: o.mod.UTC().Format("2006-01-02T15:04:05.000Z"),
+			ETag: o.etag, Size: len(o.data), StorageClass: "STANDARD",
+		})
+	}
+	res.KeyCount = len(res.Contents)
+	writeXML(w, res)
+	return nil
+}
+
+func (s *Server) listUploads(w http.ResponseWriter, bucket string) error {
+	type item struct {
+		Key       string
+		UploadID  string `xml:"UploadId"`
+		Initiated string
+	}
+	type result struct {
+		XMLName     xml.Name `xml:"ListMultipartUploadsResult"`
+		NS          string   `xml:"xmlns,attr"`
+		Bucket      string
+		IsTruncated bool
+		Uploads     []item `xml:"Upload"`
+	}
+	res := result{NS: s3NS, Bucket: bucket}
+	for id, u := range s.uploads {
+		if u.bucket == bucket {
+			res.Uploads = append(res.Uploads, item{Key: u.key, UploadID: id, Initiated: u.created.UTC().Format("2006-01-02T15:04:05.000Z")})
+		}
+	}
+	sort.Slice(res.Uploads, func(i, j int) bool {
+		a, b := res.Uploads[i], res.Uploads[j]
+		return a.Key < b.Key || a.Key == b.Key && a.UploadID < b.UploadID
+	})
+	writeXML(w, res)
+	return nil
+}
+
+// readBody reads a request body, decoding aws-chunked encoding and checking
+// the payload hash and declared lengths when the client sent them, so that a
+// client that resends a half-consumed body on retry is caught.
+func readBody(r *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, errf(http.StatusBadRequest, "IncompleteBody", "%v", err)
+	}
+	sha := r.Header.Get("X-Amz-Content-Sha256")
+	body := raw
+	if strings.Contains(r.Header.Get("Content-Encoding"), "aws-chunked") || strings.HasPrefix(sha, "STREAMING-") {
+		if body, err = decodeChunked(raw); err != nil {
+			return nil, errf(http.StatusBadRequest, "InvalidRequest", "aws-chunked body: %v", err)
+		}
+		if d := r.Header.Get("X-Amz-Decoded-Content-Length"); d != "" && d != strconv.Itoa(len(body)) {
+			return nil, errf(http.StatusBadRequest, "IncompleteBody", "decoded length %d, declared %s", len(body), d)
+		}
+		return body, nil
+	}
+	if len(sha) == 64 {
+		sum := sha256.Sum256(body)
+		if hex.EncodeToString(sum[:]) != strings.ToLower(sha) {
+			return nil, errf(http.StatusBadRequest, "XAmzContentSHA256Mismatch", "payload hash does not match x-amz-content-sha256")
+		}
+	}
+	return body, nil
+}
+
+func decodeChunked(raw []byte) ([]byte, error) {
+	br := bufio.NewReader(bytes.NewReader(raw))
+	var out []byte
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("chunk header: %w", err)
+		}
+		sizeStr, _, _ := strings.Cut(strings.TrimRight(line, "\r\n"), ";")
+		n, err := strconv.ParseInt(sizeStr, 16, 64)
+		if err != nil || n < 0 || n > int64(len(raw)) {
+			return nil, fmt.Errorf("chunk size %q", sizeStr)
+		}
+		if n == 0 {
+			return out, nil // trailers, if any, are ignored
+		}
+		chunk := make([]byte, n)
+		if _, err := io.ReadFull(br, chunk); err != nil {
+			return nil, fmt.Errorf("chunk data: %w", err)
+		}
+		out = append(out, chunk...)
+		if crlf, err := br.ReadString('\n'); err != nil || strings.TrimRight(crlf, "\r\n") != "" {
+			return nil, errors.New("missing CRLF after chunk")
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package s3store
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// Defaults and limits of S3Config, matching Confluent's S3 sink.
+const (
+	DefaultRegion       = "us-west-2"
+	DefaultPartSize     = 25 << 20 // s3.part.size default, 26214400
+	MinPartSize         = 5 << 20  // smallest part S3 accepts (except the last)
+	MaxPartSize         = 1<<31 - 1
+	DefaultPartRetries  = 3
+	DefaultRetryBackoff = 200 * time.Millisecond
+
+	DefaultBackgroundUploads = 4
+)
+
+// S3Config configures the S3 store. Field comments name the Confluent keys
+// they come from; validation errors name those keys.
+type S3Config struct {
+	Bucket string // s3.bucket.name, required
+	Region string // s3.region; "" means DefaultRegion
+	// Endpoint is store.url, for non-AWS servers; https:// is added when it
+	// has no scheme. "" means AWS.
+	Endpoint  string
+	PathStyle bool // s3.path.style.access.enabled
+
+	// AccessKeyID and SecretAccessKey are aws.access.key.id and
+	// aws.secret.access.key. When both are empty the SDK's default
+	// credential chain is used (environment, shared files, web identity,
+	// container or instance roles).
+	AccessKeyID     string
+	SecretAccessKey string
+
+	// PartSize is s3.part.size in bytes, MinPartSize..MaxPartSize; 0 means
+	// DefaultPartSize. Each open object spools up to one part to a temp
+	// file, never to memory.
+	PartSize int64
+	// PartRetries is s3.part.retries, the attempts after the first for each
+	// request; 0 means DefaultPartRetries and a negative value means none.
+	PartRetries int
+	// RetryBackoff is s3.retry.backoff.ms, the base of the exponential
+	// backoff with full jitter; 0 means DefaultRetryBackoff and a negative
+	// value means no wait.
+	RetryBackoff time.Duration
+
+	SSEAlgorithm string // s3.ssea.name: "", AES256, aws:kms, aws:kms:dsse
+	KMSKeyID     string // s3.sse.kms.key.id, with aws:kms or aws:kms:dsse
+	// CustomerKey is s3.sse.customer.key: base64 of a 32-byte key for
+	// SSE-C. SSEAlgorithm must then be "" or AES256.
+	CustomerKey string
+	CannedACL   string // s3.acl.canned, e.g. bucket-owner-full-control
+
+	// SpoolDir holds the per-object spool files; "" means os.TempDir().
+	// Each open object uses one spool file of up to PartSize bytes, two
+	// while a part uploads in the background.
+	SpoolDir string
+	// BackgroundUploads bounds the part uploads that run in the background
+	// while their writers keep writing, across all objects of the store; a
+	// writer that finds no free slot uploads its part inside Write. 0 means
+	// DefaultBackgroundUploads; negative means always inside Write.
+	BackgroundUploads int
+}
+
+// S3 is a Store in an S3 bucket. Objects are streamed with multipart
+// uploads through a small per-object spool file, so memory does not grow
+// with the part size or the number of open objects. An object becomes
+// visible only when its upload completes on Commit.
+type S3 struct {
+	cfg       S3Config
+	client    *s3.Client
+	creds     aws.CredentialsProvider
+	log       *slog.Logger
+	retry     retrier
+	where     string // endpoint, for messages
+	sseKeyMD5 string // base64 MD5 of the SSE-C key
+	// uploadSlots is the semaphore of background part uploads.
+	uploadSlots chan struct{}
+}
+
+var _ Store = (*S3)(nil)
+
+// normalize checks cfg and fills defaults. Errors name the Confluent key.
+func (cfg S3Config) normalize() (S3Config, error) {
+	if cfg.Bucket == "" {
+		return cfg, errors.New("s3.bucket.name: required")
+	}
+	if strings.ContainsAny(cfg.Bucket, "/ ") {
+		return cfg, fmt.Errorf("s3.bucket.name %q: a bucket name cannot contain '/' or spaces", cfg.Bucket)
+	}
+	if cfg.Region == "" {
+		cfg.Region = DefaultRegion
+	}
+	if cfg.Endpoint != "" {
+		ep := cfg.Endpoint
+		if !strings.Contains(ep, "://") {
+			ep = "https://" + ep
+		}
+		u, err := url.Parse(ep)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return cfg, fmt.Errorf("store.url %q: want a URL such as https://host:port", cfg.Endpoint)
+		}
+		cfg.Endpoint = ep
+	}
+	if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
+		return cfg, errors.New("aws.access.key.id and aws.secret.access.key: set both or neither")
+	}
+	switch {
+	case cfg.PartSize == 0:
+		cfg.PartSize = DefaultPartSize
+	case cfg.PartSize < MinPartSize || cfg.PartSize > MaxPartSize:
+		return cfg, fmt.Errorf("s3.part.size %d: must be between %d (5 MiB) and %d", cfg.PartSize, MinPartSize, MaxPartSize)
+	}
+	switch {
+	case cfg.PartRetries == 0:
+		cfg.PartRetries = DefaultPartRetries
+	case cfg.PartRetries < 0:
+		cfg.PartRetries = 0
+	}
+	switch {
+	case cfg.RetryBackoff == 0:
+		cfg.RetryBackoff = DefaultRetryBackoff
+	case cfg.RetryBackoff < 0:
+		cfg.RetryBackoff = 0
+	}
+	switch {
+	case cfg.BackgroundUploads == 0:
+		cfg.BackgroundUploads = DefaultBackgroundUploads
+	case cfg.BackgroundUploads < 0:
+		cfg.BackgroundUploads = 0
+	}
+	switch cfg.SSEAlgorithm {
+	case "", string(types.ServerSideEncryptionAes256):
+		if cfg.KMSKeyID != "" {
+			return cfg, fmt.Errorf("s3.sse.kms.key.id: needs s3.ssea.name aws:kms or aws:kms:dsse, not %q", cfg.SSEAlgorithm)
+		}
+	case string(types.ServerSideEncryptionAwsKms), string(types.ServerSideEncryptionAwsKmsDsse):
+		if cfg.CustomerKey != "" {
+			return cfg, fmt.Errorf("s3.sse.customer.key: needs s3.ssea.name AES256 or empty, not %q", cfg.SSEAlgorithm)
+		}
+	default:
+		return cfg, fmt.Errorf("s3.ssea.name %q: want AES256, aws:kms or aws:kms:dsse", cfg.SSEAlgorithm)
+	}
+	if cfg.CustomerKey != "" {
+		key, err := base64.StdEncoding.DecodeString(cfg.CustomerKey)
+		if err != nil || len(key) != 32 {
+			return cfg, errors.New("s3.sse.customer.key: want the base64 encoding of a 32-byte key")
+		}
+	}
+	if cfg.CannedACL != "" {
+		ok := false
+		for _, v := range types.ObjectCannedACL("").Values() {
+			ok = ok || string(v) == cfg.CannedACL
+		}
+		if !ok {
+			return cfg, fmt.Errorf("s3.acl.canned %q: want one of %v", cfg.CannedACL, types.ObjectCannedACL("").Values())
+		}
+	}
+	return cfg, nil
+}
+
+// NewS3 validates cfg and builds the client. It does not contact S3; call
+// Check for that. The SDK's own retries are off: each request is retried by
+// the store's policy (s3.part.retries, s3.retry.backoff.ms), so attempts
+// are counted once.
+func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(cfg.Region),
+		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+	}
+	if cfg.AccessKeyID != "" {
+		opts = append(opts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3 store: loading AWS configuration: %w", err)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.UsePathStyle = cfg.PathStyle
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		// Non-AWS servers reject the SDK's default checksums.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		o.Retryer = aws.NopRetryer{}
+	})
+	s := &S3{
+		cfg:    cfg,
+		client: client,
+		creds:  awsCfg.Credentials,
+		log:    log.With("bucket", cfg.Bucket),
+		where:  cfg.Endpoint,
+
+		uploadSlots: make(chan struct{}, cfg.BackgroundUploads),
+	}
+	if s.where == "" {
+		s.where = "AWS S3 region " + cfg.Region
+	}
+	if cfg.CustomerKey != "" {
+		key, _ := base64.StdEncoding.DecodeString(cfg.CustomerKey)
+		sum := md5.Sum(key)
+		s.sseKeyMD5 = base64.StdEncoding.EncodeToString(sum[:])
+	}
+	s.retry = retrier{
+		retries: cfg.PartRetries,
+		backoff: cfg.RetryBackoff,
+		sleep:   sleepCtx,
+		onRetry: func(attempt int, wait time.Duration, err error) {
+			s.log.Warn("s3 request failed, retrying", "attempt", attempt, "wait", wait, "err", err)
+		},
+	}
+	return s, nil
+}
+
+// Config returns the normalized configuration (defaults filled in).
+func (s *S3) Config() S3Config { return s.cfg }
+
+// do runs one request with retries; what describes it for errors.
+func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) error) error {
+	n, err := s.retry.do(ctx, fn)
+	if err == nil {
+		return nil
+	}
+	err = mapS3Error(err)
+	if n > 1 {
+		return fmt.Errorf("s3 %s (after %d attempts): %w", what, n, err)
+	}
+	return fmt.Errorf("s3 %s: %w", what, err)
+}
+
+// mapS3Error wraps ErrNotExist around 404s and ErrAccessDenied around 403s.
+func mapS3Error(err error) error {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		switch re.HTTPStatusCode() {
+		case http.StatusNotFound:
+			return fmt.Errorf("%w: %w", ErrNotExist, err)
+		case http.StatusForbidden:
+			return fmt.Errorf("%w: %w", ErrAccessDenied, err)
+		}
+	}
+	return err
+}
+
+func (s *S3) url(key string) string { return "s3://" + s.cfg.Bucket + "/" + key }
+
+// Open streams the object.
+func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if key == "" {
+		return nil, fmt.Errorf("s3 open %q: %w: empty key", key, ErrInvalidKey)
+	}
+	var out *s3.GetObjectOutput
+	err := s.do(ctx, "get "+s.url(key), func(ctx context.Context) error {
+		in := &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
+		if s.cfg.CustomerKey != "" {
+			in.SSECustomerAlgorithm = aws.String("AES256")
+			in.SSECustomerKey = &s.cfg.CustomerKey
+			in.SSECustomerKeyMD5 = &s.sseKeyMD5
+		}
+		var err error
+		out, err = s.client.GetObject(ctx, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Body, nil
+}
+
+// Stat describes the object (HeadObject).
+func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if key == "" {
+		return ObjectInfo{}, fmt.Errorf("s3 stat %q: %w: empty key", key, ErrInvalidKey)
+	}
+	var out *s3.HeadObjectOutput
+	err := s.do(ctx, "head "+s.url(key), func(ctx context.Context) error {
+		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
+		if s.cfg.CustomerKey != "" {
+			in.SSECustomerAlgorithm = aws.String("AES256")
+			in.SSECustomerKey = &s.cfg.CustomerKey
+			in.SSECustomerKeyMD5 = &s.sseKeyMD5
+		}
+		var err error
+		out, err = s.client.HeadObject(ctx, in)
+		return err
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
+}
+
+// List pages through ListObjectsV2 under prefix, in the server's (lexical)
+// key order. It fails if the server returns keys out of order.
+func (s *S3) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	var token *string
+	last := ""
+	for page := 1; ; page++ {
+		var out *s3.ListObjectsV2Output
+		err := s.do(ctx, fmt.Sprintf("list %s (page %d)", s.url(prefix), page), func(ctx context.Context) error {
+			var err error
+			out, err = s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+				Bucket:            &s.cfg.Bucket,
+				Prefix:            &prefix,
+				ContinuationToken: token,
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, o := range out.Contents {
+			key := aws.ToString(o.Key)
+			if out.EncodingType == types.EncodingTypeUrl {
+				if key, err = url.QueryUnescape(key); err != nil {
+					return fmt.Errorf("s3 list %s: bad url-encoded key %q: %w", s.url(prefix), aws.ToString(o.Key), err)
+				}
+			}
+			if last != "" && key <= last {
+				return fmt.Errorf("s3 list %s: server returned key %q after %q, not in lexical order", s.url(prefix), key, last)
+			}
+			last = key
+			if err := fn(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)}); err != nil {
+				return err
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return nil
+		}
+		if aws.ToString(out.NextContinuationToken) == "" {
+			return fmt.Errorf("s3 list %s: truncated page without a continuation token", s.url(prefix))
+		}
+		token = out.NextContinuationToken
+	}
+}
+
+// Check verifies that the bucket exists and the credentials may access it
+// (HeadBucket). Errors name s3.bucket.name, the endpoint and, for access
+// denied, where the credentials came from.
+func (s *S3) Check(ctx context.Context) error {
+	var hdr http.Header
+	err := s.do(ctx, "head bucket "+s.cfg.Bucket, func(ctx context.Context) error {
+		_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
+		var re *awshttp.ResponseError
+		if errors.As(err, &re) && re.Response != nil {
+			hdr = re.Response.Header
+		}
+		return err
+	})
+	if err == nil {
+		s.log.Debug("s3 store ready", "endpoint", s.where)
+		return nil
+	}
+	var re *awshttp.ResponseError
+	status := 0
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	switch {
+	case errors.Is(err, ErrNotExist):
+		return fmt.Errorf("s3.bucket.name %q: bucket does not exist at %s: %w", s.cfg.Bucket, s.where, err)
+	case errors.Is(err, ErrAccessDenied):
+		return fmt.Errorf("s3.bucket.name %q: access denied at %s with %s: %w", s.cfg.Bucket, s.where, s.credentialsSource(ctx), err)
+	case status == http.StatusMovedPermanently:
+		region := "another region"
+		if r := hdr.Get("X-Amz-Bucket-Region"); r != "" {
+			region = "region " + r
+		}
+		return fmt.Errorf("s3.bucket.name %q: bucket is in %s, not s3.region %q: %w", s.cfg.Bucket, region, s.cfg.Region, err)
+	}
+	return fmt.Errorf("s3.bucket.name %q at %s: %w", s.cfg.Bucket, s.where, err)
+}
+
+// credentialsSource describes where the credentials come from.
+func (s *S3) credentialsSource(ctx context.Context) string {
+	if s.cfg.AccessKeyID != "" {
+		return fmt.Sprintf("credentials from aws.access.key.id %q", s.cfg.AccessKeyID)
+	}
+	c, err := s.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Sprintf("no credentials from the default credential chain (%v)", err)
+	}
+	return fmt.Sprintf("credentials from the default credential chain (%s, access key %q)", c.Source, c.AccessKeyID)
+}
+
+// Create starts an object at key. Written bytes are spooled to a temp file
+// and uploaded part by part as each part fills; ctx governs those uploads
+// as well as Create itself.
+func (s *S3) Create(ctx context.Context, key string) (ObjectWriter, error) {
+	if key == "" {
+		return nil, fmt.Errorf("s3 create %q: %w: empty key", key, ErrInvalidKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("s3 create %s: %w", s.url(key), err)
+	}
+	spool, err := os.CreateTemp(s.cfg.SpoolDir, "kafkas3-spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("s3 create %s: spool file: %w", s.url(key), err)
+	}
+	return newS3Writer(ctx, s, key, spool), nil
+}

@@ -1,0 +1,396 @@
+package s3store
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+const (
+	// spoolBufferSize is the only per-object memory buffer: writes go
+	// through it to the spool file.
+	spoolBufferSize = 32 << 10
+	// cleanupTimeout bounds an AbortMultipartUpload, which runs even when
+	// the caller's context is already cancelled (shutdown).
+	cleanupTimeout = 30 * time.Second
+)
+
+// s3Writer spools an object to a temp file and uploads it part by part.
+//
+// Memory per object is one small bufio buffer. When the spool holds a full
+// part it is uploaded, in the background if a slot of the store's shared
+// semaphore is free (writing continues into a second spool file) and
+// synchronously otherwise. At most one part per object is in flight, so
+// parts complete in order and at most two spool files exist per object.
+type s3Writer struct {
+	s   *S3
+	ctx context.Context // from Create; governs uploads started by Write
+	key string
+
+	cur   *os.File // spool being written
+	spare *os.File // empty spool ready for reuse, or nil
+	bw    *bufio.Writer
+	n     int64 // bytes written to cur, buffered ones included
+
+	uploadID string // "" until the first full part
+	parts    []types.CompletedPart
+	pending  chan partResult // non-nil while a background part upload runs
+
+	done bool
+	err  error // why the writer failed, if it did
+}
+
+type partResult struct {
+	part types.CompletedPart
+	f    *os.File
+	err  error
+}
+
+func newS3Writer(ctx context.Context, s *S3, key string, spool *os.File) *s3Writer {
+	return &s3Writer{s: s, ctx: ctx, key: key, cur: spool, bw: bufio.NewWriterSize(spool, spoolBufferSize)}
+}
+
+func (w *s3Writer) Write(p []byte) (int, error) {
+	if w.done {
+		if w.err != nil {
+			return 0, fmt.Errorf("s3 write %s: %w (failed earlier: %w)", w.s.url(w.key), ErrClosed, w.err)
+		}
+		return 0, fmt.Errorf("s3 write %s: %w", w.s.url(w.key), ErrClosed)
+	}
+	written := 0
+	for len(p) > 0 {
+		chunk := p[:min(int64(len(p)), w.s.cfg.PartSize-w.n)]
+		m, err := w.bw.Write(chunk)
+		written += m
+		w.n += int64(m)
+		p = p[m:]
+		if err != nil {
+			return written, w.fail(fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err))
+		}
+		if w.n == w.s.cfg.PartSize {
+			if err := w.flushPart(); err != nil {
+				return written, w.fail(err)
+			}
+		}
+	}
+	return written, nil
+}
+
+// flushPart starts the upload of the full spool as the next part.
+func (w *s3Writer) flushPart() error {
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err)
+	}
+	if err := w.wait(); err != nil {
+		return err
+	}
+	if w.uploadID == "" {
+		if err := w.createMultipart(w.ctx); err != nil {
+			return err
+		}
+	}
+	num := int32(len(w.parts) + 1)
+	if num > 10000 {
+		return fmt.Errorf("s3 write %s: more than 10000 parts of s3.part.size %d bytes", w.s.url(w.key), w.s.cfg.PartSize)
+	}
+	f, n := w.cur, w.n
+	select {
+	case w.s.uploadSlots <- struct{}{}:
+		next := w.spare
+		if next == nil {
+			var err error
+			if next, err = os.CreateTemp(w.s.cfg.SpoolDir, "kafkas3-spool-*"); err != nil {
+				<-w.s.uploadSlots
+				return fmt.Errorf("s3 write %s: spool file: %w", w.s.url(w.key), err)
+			}
+		}
+		w.spare = nil
+		w.cur = next
+		ch := make(chan partResult, 1)
+		w.pending = ch
+		ctx, uploadID := w.ctx, w.uploadID
+		go func() {
+			defer func() { <-w.s.uploadSlots }()
+			part, err := w.s.uploadPart(ctx, w.key, uploadID, num, f, n)
+			ch <- partResult{part: part, f: f, err: err}
+		}()
+	default:
+		part, err := w.s.uploadPart(w.ctx, w.key, w.uploadID, num, f, n)
+		if err != nil {
+			return err
+		}
+		w.parts = append(w.parts, part)
+		if err := rewind(f); err != nil {
+			return fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err)
+		}
+	}
+	w.bw.Reset(w.cur)
+	w.n = 0
+	return nil
+}
+
+// wait waits for the background part upload, if any, and keeps its spool
+// file for reuse.
+func (w *s3Writer) wait() error {
+	if w.pending == nil {
+		return nil
+	}
+	r := <-w.pending
+	w.pending = nil
+	if r.err != nil {
+		closeRemove(r.f)
+		return r.err
+	}
+	w.parts = append(w.parts, r.part)
+	if err := rewind(r.f); err != nil {
+		closeRemove(r.f)
+		return fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err)
+	}
+	w.spare = r.f
+	return nil
+}
+
+func rewind(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
+}
+
+func closeRemove(f *os.File) {
+	if f != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+	}
+}
+
+func (w *s3Writer) createMultipart(ctx context.Context) error {
+	s := w.s
+	return s.do(ctx, "create multipart upload "+s.url(w.key), func(ctx context.Context) error {
+		in := &s3.CreateMultipartUploadInput{Bucket: &s.cfg.Bucket, Key: &w.key}
+		s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
+		out, err := s.client.CreateMultipartUpload(ctx, in)
+		if err != nil {
+			return err
+		}
+		if aws.ToString(out.UploadId) == "" {
+			return errors.New("server returned no upload id")
+		}
+		w.uploadID = *out.UploadId
+		return nil
+	})
+}
+
+// applyPutOptions sets the encryption and ACL fields of a put or create
+// multipart request.
+func (s *S3) applyPutOptions(sse *types.ServerSideEncryption, kms, custAlg, custKey, custMD5 **string, acl *types.ObjectCannedACL) {
+	if s.cfg.SSEAlgorithm != "" && s.cfg.CustomerKey == "" {
+		*sse = types.ServerSideEncryption(s.cfg.SSEAlgorithm)
+	}
+	if s.cfg.KMSKeyID != "" {
+		*kms = &s.cfg.KMSKeyID
+	}
+	if s.cfg.CustomerKey != "" {
+		*custAlg = aws.String("AES256")
+		*custKey = &s.cfg.CustomerKey
+		*custMD5 = &s.sseKeyMD5
+	}
+	if s.cfg.CannedACL != "" {
+		*acl = types.ObjectCannedACL(s.cfg.CannedACL)
+	}
+}
+
+// uploadPart uploads bytes [0, n) of f as part num, with retries; each
+// attempt reads the spool afresh.
+func (s *S3) uploadPart(ctx context.Context, key, uploadID string, num int32, f *os.File, n int64) (types.CompletedPart, error) {
+	var etag *string
+	err := s.do(ctx, fmt.Sprintf("upload part %d of %s", num, s.url(key)), func(ctx context.Context) error {
+		in := &s3.UploadPartInput{
+			Bucket:        &s.cfg.Bucket,
+			Key:           &key,
+			UploadId:      &uploadID,
+			PartNumber:    aws.Int32(num),
+			Body:          io.NewSectionReader(f, 0, n),
+			ContentLength: aws.Int64(n),
+		}
+		if s.cfg.CustomerKey != "" {
+			in.SSECustomerAlgorithm = aws.String("AES256")
+			in.SSECustomerKey = &s.cfg.CustomerKey
+			in.SSECustomerKeyMD5 = &s.sseKeyMD5
+		}
+		out, err := s.client.UploadPart(ctx, in)
+		if err != nil {
+			return err
+		}
+		etag = out.ETag
+		return nil
+	})
+	if err != nil {
+		return types.CompletedPart{}, err
+	}
+	return types.CompletedPart{ETag: etag, PartNumber: aws.Int32(num)}, nil
+}
+
+// Commit uploads what is left and makes the object visible: PutObject when
+// the object is smaller than one part, else the last part and
+// CompleteMultipartUpload. On failure the multipart upload is aborted and
+// nothing is left behind.
+func (w *s3Writer) Commit(ctx context.Context) error {
+	if w.done {
+		if w.err != nil {
+			return fmt.Errorf("s3 commit %s: %w (failed earlier: %w)", w.s.url(w.key), ErrClosed, w.err)
+		}
+		return fmt.Errorf("s3 commit %s: %w", w.s.url(w.key), ErrClosed)
+	}
+	if err := w.commit(ctx); err != nil {
+		return w.fail(err)
+	}
+	w.done = true
+	w.cleanup()
+	return nil
+}
+
+func (w *s3Writer) commit(ctx context.Context) error {
+	s := w.s
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("s3 commit %s: %w", s.url(w.key), err)
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("s3 commit %s: spool: %w", s.url(w.key), err)
+	}
+	if w.uploadID == "" {
+		f, n := w.cur, w.n
+		return s.do(ctx, "put "+s.url(w.key), func(ctx context.Context) error {
+			in := &s3.PutObjectInput{
+				Bucket:        &s.cfg.Bucket,
+				Key:           &w.key,
+				Body:          io.NewSectionReader(f, 0, n),
+				ContentLength: aws.Int64(n),
+			}
+			s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
+			_, err := s.client.PutObject(ctx, in)
+			return err
+		})
+	}
+	if err := w.wait(); err != nil {
+		return err
+	}
+	if w.n > 0 {
+		part, err := s.uploadPart(ctx, w.key, w.uploadID, int32(len(w.parts)+1), w.cur, w.n)
+		if err != nil {
+			return err
+		}
+		w.parts = append(w.parts, part)
+	}
+	return s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
+		_, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+			Bucket:          &s.cfg.Bucket,
+			Key:             &w.key,
+			UploadId:        &w.uploadID,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
+			// SSE-C must be repeated on Complete.
+			SSECustomerAlgorithm: customerAlg(s),
+			SSECustomerKey:       customerKey(s),
+			SSECustomerKeyMD5:    customerKeyMD5(s),
+		})
+		return err
+	})
+}
+
+func customerAlg(s *S3) *string {
+	if s.cfg.CustomerKey == "" {
+		return nil
+	}
+	return aws.String("AES256")
+}
+
+func customerKey(s *S3) *string {
+	if s.cfg.CustomerKey == "" {
+		return nil
+	}
+	return &s.cfg.CustomerKey
+}
+
+func customerKeyMD5(s *S3) *string {
+	if s.cfg.CustomerKey == "" {
+		return nil
+	}
+	return &s.sseKeyMD5
+}
+
+// Abort discards the object: it aborts the multipart upload, if one was
+// started, and removes the spool files. It runs even if ctx is already
+// cancelled. It is a no-op after Commit or Abort.
+func (w *s3Writer) Abort(ctx context.Context) error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.discardPending()
+	err := w.abortMultipart(ctx)
+	w.cleanup()
+	return err
+}
+
+// fail records err, aborts the upload and releases the spool files. It
+// returns err, joined with any abort failure.
+func (w *s3Writer) fail(err error) error {
+	w.done = true
+	w.discardPending()
+	if aerr := w.abortMultipart(w.ctx); aerr != nil {
+		err = errors.Join(err, aerr)
+	}
+	w.cleanup()
+	w.err = err
+	return err
+}
+
+// discardPending waits for a background upload and drops its result.
+func (w *s3Writer) discardPending() {
+	if w.pending != nil {
+		r := <-w.pending
+		w.pending = nil
+		closeRemove(r.f)
+	}
+}
+
+func (w *s3Writer) abortMultipart(ctx context.Context) error {
+	if w.uploadID == "" {
+		return nil
+	}
+	s := w.s
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	err := s.do(ctx, "abort multipart upload "+s.url(w.key), func(ctx context.Context) error {
+		_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+			Bucket: &s.cfg.Bucket, Key: &w.key, UploadId: &w.uploadID,
+		})
+		return err
+	})
+	if errors.Is(err, ErrNotExist) {
+		err = nil // already gone
+	}
+	if err != nil {
+		s.log.Error("multipart upload left behind; a bucket lifecycle rule for incomplete uploads will remove it",
+			"key", w.key, "upload_id", w.uploadID, "err", err)
+		return err
+	}
+	w.uploadID = ""
+	return nil
+}
+
+func (w *s3Writer) cleanup() {
+	closeRemove(w.cur)
+	closeRemove(w.spare)
+	w.cur, w.spare = nil, nil
+	w.bw = nil
+}
