@@ -18,8 +18,10 @@ test:
 
 # Integration tests against real Apache Kafka (KRaft, from Maven Central jars
 # on Java 17) and versitygw, started by internal/testbed.
+# Prints each test's PASS/FAIL/SKIP line, its log lines and the per-package
+# ok/FAIL lines; the full -v output is in integration.log. Fails if any test fails.
 integration:
-	$(GO) test -count=1 -tags integration -timeout 60m -v -run 'Integration' ./... 2>&1 | tee integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|SKIP|panic)|testbed:' ; test $${PIPESTATUS[0]} -eq 0
+	set -o pipefail; $(GO) test -count=1 -tags integration -timeout 60m -v -run 'Integration' ./... 2>&1 | tee integration.log | { grep -E --line-buffered '^\s*--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok|panic:|#)|\.go:[0-9]+:|testbed:' || true; }
 
 # Benchmarks against the test bed; figures go into BENCHMARKS.md.
 bench:
@@ -27,7 +29,7 @@ bench:
 
 # Start the test bed by hand (Kafka + versitygw) and print how to reach it.
 testbed:
-	$(GO) run -tags integration ./internal/testbed/cmd/testbed
+	$(GO) run ./internal/testbed/cmd/testbed
 
 # Short fuzz runs of every parser and format reader.
 fuzz:

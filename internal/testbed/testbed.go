@@ -1,0 +1,202 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// RequireEnv names the environment variable that, set to 1, turns a skip for
+// a missing tool into a test failure. CI sets it.
+const RequireEnv = "KAFKAS3_REQUIRE_TESTBED"
+
+// bed holds the services of one test binary. Its single instance, current,
+// is process state by design: TestMain and every test in the binary share
+// one broker and one S3 server, and Main stops them.
+type bed struct {
+	mu     sync.Mutex
+	active bool
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	opts   Options
+
+	kafkaOnce sync.Once
+	kafka     *KafkaBroker
+	kafkaErr  error
+
+	s3Once sync.Once
+	s3     *S3Server
+	s3Err  error
+}
+
+// current is the test binary's test bed, set up by Main.
+var current bed
+
+// Main runs the tests of a package that uses the test bed:
+//
+//	func TestMain(m *testing.M) { os.Exit(testbed.Main(m)) }
+//
+// It starts nothing itself; Kafka and S3 start their service on first use.
+// After m.Run it stops everything that was started and removes its temp dirs.
+// On SIGINT or SIGTERM it does the same, then dies of that signal.
+func Main(m *testing.M) int {
+	current.begin()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigc:
+			fmt.Fprintf(os.Stderr, "testbed: %v received, stopping services\n", sig)
+			current.shutdown()
+			signal.Reset(sig)
+			if s, ok := sig.(syscall.Signal); ok {
+				_ = syscall.Kill(os.Getpid(), s)
+			}
+		case <-done:
+		}
+	}()
+	defer func() {
+		signal.Stop(sigc)
+		close(done)
+		current.shutdown()
+	}()
+	return m.Run()
+}
+
+func (b *bed) begin() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active = true
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.opts = Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))}
+}
+
+// shutdown stops every started service; later starts are refused.
+func (b *bed) shutdown() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	if b.cancel != nil {
+		b.cancel()
+	}
+	k, s := b.kafka, b.s3
+	b.mu.Unlock()
+	if k != nil {
+		if err := k.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	if s != nil {
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+}
+
+// errNoMain says Kafka or S3 was called in a binary whose TestMain does not
+// run Main, so nothing would stop the services.
+var errNoMain = errors.New("testbed: no testbed.Main: add `func TestMain(m *testing.M) { os.Exit(testbed.Main(m)) }` to the package")
+
+// errShutDown says a service was asked for after Main began stopping.
+var errShutDown = errors.New("testbed: test bed is shutting down")
+
+// state returns the context and options for a start, or why none may begin.
+func (b *bed) state() (context.Context, Options, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case !b.active:
+		return nil, Options{}, errNoMain
+	case b.closed:
+		return nil, Options{}, errShutDown
+	}
+	return b.ctx, b.opts, nil
+}
+
+func (b *bed) kafkaBroker() (*KafkaBroker, error) {
+	ctx, opts, err := b.state()
+	if err != nil {
+		return nil, err
+	}
+	b.kafkaOnce.Do(func() {
+		k, err := StartKafka(ctx, opts)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if err == nil && b.closed {
+			_ = k.Close()
+			k, err = nil, errShutDown
+		}
+		b.kafka, b.kafkaErr = k, err
+	})
+	return b.kafka, b.kafkaErr
+}
+
+func (b *bed) s3Server() (*S3Server, error) {
+	ctx, opts, err := b.state()
+	if err != nil {
+		return nil, err
+	}
+	b.s3Once.Do(func() {
+		s, err := StartS3(ctx, opts)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if err == nil && b.closed {
+			_ = s.Close()
+			s, err = nil, errShutDown
+		}
+		b.s3, b.s3Err = s, err
+	})
+	return b.s3, b.s3Err
+}
+
+// skipOrFail skips the test when err says a tool is missing (unless
+// RequireEnv is 1), and fails it otherwise.
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrToolMissing) && os.Getenv(RequireEnv) != "1" {
+		t.Skip(err.Error())
+	}
+	t.Fatal(err)
+}
+
+// Kafka returns the test binary's broker, starting it on first use. It skips
+// the test with one line when java 17 or mvn is missing, and fails it when the
+// broker does not start; the error carries the tail of the broker log.
+func Kafka(t testing.TB) *KafkaBroker {
+	t.Helper()
+	k, err := current.kafkaBroker()
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	return k
+}
+
+// S3 returns the test binary's versitygw, starting it on first use. It skips
+// the test with one line when the go tool is missing, and fails it when the
+// server does not start.
+func S3(t testing.TB) *S3Server {
+	t.Helper()
+	s, err := current.s3Server()
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	return s
+}
