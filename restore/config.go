@@ -1,0 +1,80 @@
+package restore
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// OnError is behavior.on.error for malformed keys inside a topic folder.
+type OnError string
+
+// Error behaviours, as the Confluent source names them.
+const (
+	OnErrorFail   OnError = "fail"
+	OnErrorIgnore OnError = "ignore"
+	OnErrorLog    OnError = "log"
+)
+
+// Config is the source's typed configuration, built and validated by cmd.
+type Config struct {
+	Brokers []string // bootstrap.servers of the target cluster
+
+	// Which archived topics to restore: exactly one of Topics and TopicsRegex.
+	Topics      []string
+	TopicsRegex *regexp.Regexp
+
+	// Rename maps an archived topic name to the target topic name, like
+	// Connect's RegexRouter: RenameRegex must match the whole name, and
+	// Rename is the replacement ($0, $1, ... expand). Empty Rename keeps names.
+	RenameRegex *regexp.Regexp
+	Rename      string
+
+	Keys    partition.KeyConfig
+	Format  format.Format // with compression, as the sink wrote it
+	OnError OnError
+
+	// ArchiveTopics is what the same config would archive (sink's topics /
+	// topics.regex); restoring into one of them is refused unless
+	// AllowSameTopic (feedback-loop guard).
+	ArchiveTopics      []string
+	ArchiveTopicsRegex *regexp.Regexp
+	AllowSameTopic     bool
+
+	CreateTopics bool          // create missing targets with the archive's partition count
+	DryRun       bool          // print the plan, produce nothing
+	Follow       bool          // keep polling for new objects
+	PollInterval time.Duration // s3.poll.interval.ms
+	// BatchSize is record.batch.max.size. It is accepted for compatibility
+	// with the Confluent source; the producer batches by bytes instead
+	// (franz-go's ProducerBatchMaxBytes), so the engine does not use it.
+	BatchSize int
+
+	// Parallelism bounds how many target partitions are restored at once.
+	// Zero means DefaultParallelism.
+	Parallelism int
+
+	// VerifyRecords is how many already-restored records at the end of a
+	// target partition are compared with the archive before resuming.
+	// Zero means DefaultVerifyRecords.
+	VerifyRecords int
+
+	// Identity names the archive (store URL, bucket, topics.dir) in the
+	// resume marker, so a restore of another archive into the same target is
+	// detected.
+	Identity string
+
+	// KafkaOpts are extra client options (security, client id, ...). They
+	// are applied after the engine's own options.
+	KafkaOpts []kgo.Opt
+}
+
+// Defaults for the zero values of Config.
+const (
+	DefaultParallelism   = 8
+	DefaultVerifyRecords = 3
+	DefaultPollInterval  = time.Minute
+)

@@ -1,0 +1,88 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// MarkerGroupPrefix starts the name of the consumer group that holds a
+// target topic's resume markers: "kafkas3-restore-<target topic>". The
+// group never has members; its committed offset for a target partition is
+// the partition's end offset E0 just before the restore first produced to
+// it, and its commit metadata names the archive and the source topic.
+//
+// Deleting the group makes the next run treat the target as fresh: it then
+// appends the whole archive after whatever the target holds.
+const MarkerGroupPrefix = "kafkas3-restore-"
+
+// MarkerGroup returns the marker group of a target topic.
+func MarkerGroup(target string) string { return MarkerGroupPrefix + target }
+
+// marker is one target partition's resume marker.
+type marker struct {
+	Start   int64  // E0: the target's end offset before the first restored record
+	Archive string // Config.Identity of the archive being restored
+	Source  string // archived topic
+}
+
+// markerMeta is the JSON kept in the commit metadata (offset metadata is
+// limited to 4 KiB by default on brokers; identity strings are short).
+type markerMeta struct {
+	Tool    string `json:"tool"`
+	Archive string `json:"archive"`
+	Source  string `json:"source"`
+}
+
+const markerTool = "kafkas3 restore v1"
+
+func encodeMarkerMeta(archive, source string) string {
+	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: archive, Source: source}) // cannot fail: strings only
+	return string(b)
+}
+
+// readMarkers fetches the markers of target's partitions. Partitions
+// without a marker are absent from the map.
+func readMarkers(ctx context.Context, adm *kadm.Client, target string) (map[int32]marker, error) {
+	group := MarkerGroup(target)
+	resps, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("read restore markers of %q from group %q: %w", target, group, err)
+	}
+	out := map[int32]marker{}
+	for p, r := range resps[target] {
+		if r.Err != nil {
+			return nil, fmt.Errorf("read restore marker of %s/%d from group %q: %w", target, p, group, r.Err)
+		}
+		if r.At < 0 {
+			continue
+		}
+		var meta markerMeta
+		if err := json.Unmarshal([]byte(r.Metadata), &meta); err != nil || meta.Tool != markerTool {
+			return nil, fmt.Errorf("%w: group %q has offset %d for %s/%d with metadata %q that kafkas3 did not write; "+
+				"restore into another topic, or delete the group if it is stale",
+				ErrMarkerMismatch, group, r.At, target, p, r.Metadata)
+		}
+		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source}
+	}
+	return out, nil
+}
+
+// writeMarkers commits markers for target's partitions (partition -> E0).
+func writeMarkers(ctx context.Context, adm *kadm.Client, target, archive, source string, starts map[int32]int64) error {
+	if len(starts) == 0 {
+		return nil
+	}
+	group := MarkerGroup(target)
+	meta := encodeMarkerMeta(archive, source)
+	var os kadm.Offsets
+	for p, e0 := range starts {
+		os.Add(kadm.Offset{Topic: target, Partition: p, At: e0, LeaderEpoch: -1, Metadata: meta})
+	}
+	if err := adm.CommitAllOffsets(ctx, group, os); err != nil {
+		return fmt.Errorf("write restore markers of %q to group %q: %w", target, group, err)
+	}
+	return nil
+}

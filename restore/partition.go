@@ -1,0 +1,321 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// progressEvery is how many records a partition stream produces between
+// progress reports.
+const progressEvery = 512
+
+// verifyTimeout bounds the read of the target's last records.
+const verifyTimeout = 30 * time.Second
+
+// partitionResult is what one partition job did.
+type partitionResult struct {
+	records int64 // produced and acknowledged
+	bytes   int64 // archive bytes read or skipped by count
+	skipped int64 // archived records already in the target
+}
+
+// restorePartition restores one target partition: it skips the archived
+// records the target already holds (end - start of them, a prefix thanks to
+// the idempotent producer), verifies the last of them against the target,
+// and produces the rest in order. Every acknowledged record must land at
+// offset start + its index in the archive; anything else means another
+// writer, and stops the stream.
+func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) (partitionResult, error) {
+	var res partitionResult
+	target, p := j.topic.Target, j.part.Partition
+	already := j.end - j.start
+	window := int64(r.cfg.VerifyRecords)
+	if j.trust {
+		window = 0
+	}
+	if already > 0 && !j.trust {
+		r.log.Info("resuming restore", "topic", target, "partition", p, "already_restored", already, "from_offset", j.start)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	var (
+		inflight sync.WaitGroup
+		acked    atomic.Int64
+		next     = j.end // offset the next acknowledged record must have
+		nextMu   sync.Mutex
+		reported int64
+	)
+	report := func(bytes int64) {
+		a := acked.Load()
+		progress.Advance(a-reported, bytes)
+		reported = a
+	}
+	promise := func(rec *kgo.Record, err error) {
+		defer inflight.Done()
+		if err != nil {
+			cancel(fmt.Errorf("produce to %s/%d: %w", target, p, err))
+			return
+		}
+		nextMu.Lock()
+		want := next
+		next++
+		nextMu.Unlock()
+		if rec.Offset != want {
+			cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
+				ErrForeignWrite, target, p, rec.Offset, want))
+			return
+		}
+		acked.Add(1)
+	}
+
+	var (
+		idx      int64 // index of the next archived record of this partition
+		tail     []*format.Record
+		verified = already == 0 || j.trust
+	)
+	verify := func() error {
+		verified = true
+		return r.verifyTail(ctx, j, tail)
+	}
+
+	for _, obj := range j.part.Objects {
+		if err := context.Cause(ctx); err != nil {
+			break
+		}
+		// Skip whole objects whose records are all before the
+		// verification window, when their count is known.
+		r.mu.Lock()
+		c, known := r.counts[obj.Key]
+		r.mu.Unlock()
+		if known && c.size == obj.Size && idx+c.records <= already-window {
+			idx += c.records
+			res.skipped += c.records
+			res.bytes += obj.Size
+			progress.Advance(0, obj.Size)
+			continue
+		}
+		var reportedBytes int64
+		n, read, err := r.readObject(ctx, obj, func(rec *format.Record, read int64) error {
+			if idx < already {
+				if idx >= already-window {
+					tail = append(tail, rec)
+				}
+				idx++
+				res.skipped++
+				return nil
+			}
+			if !verified {
+				if err := verify(); err != nil {
+					return err
+				}
+			}
+			inflight.Add(1)
+			cl.Produce(ctx, toKgo(rec, target, p), promise)
+			idx++
+			if (idx-already)%progressEvery == 0 {
+				report(read - reportedBytes)
+				reportedBytes = read
+			}
+			return nil
+		})
+		res.bytes += read
+		report(read - reportedBytes)
+		if err != nil {
+			cancel(err)
+			break
+		}
+		r.mu.Lock()
+		r.counts[obj.Key] = objectCount{size: obj.Size, records: n}
+		r.mu.Unlock()
+	}
+
+	if context.Cause(ctx) == nil {
+		switch {
+		case idx < already:
+			cancel(fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
+				"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",
+				ErrForeignWrite, target, p, already, j.start, idx, MarkerGroup(target)))
+		case !verified:
+			if err := verify(); err != nil {
+				cancel(err)
+			}
+		}
+	}
+	inflight.Wait()
+	report(0)
+	res.records = acked.Load()
+	if err := context.Cause(ctx); err != nil {
+		return res, err
+	}
+	r.mu.Lock()
+	r.memo[topicPartition{target, p}] = partitionMemo{start: j.start, end: j.start + idx}
+	r.mu.Unlock()
+	if res.records > 0 {
+		r.log.Debug("partition restored", "topic", target, "partition", p, "records", res.records, "end_offset", j.start+idx)
+	}
+	return res, nil
+}
+
+// readObject reads every record of obj and calls fn for each, with the
+// archive bytes read so far. It returns the number of records and the
+// bytes read (the object's size once it is complete). Errors name the key.
+func (r *Restorer) readObject(ctx context.Context, obj Object, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
+	rc, err := r.store.Open(ctx, obj.Key)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
+	}
+	defer rc.Close()
+	cr := &countingReader{r: rc}
+	rd, err := r.cfg.Format.NewReader(cr)
+	if err != nil {
+		return 0, cr.n, fmt.Errorf("read object %q: %w", obj.Key, err)
+	}
+	var n int64
+	for {
+		rec, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, cr.n, fmt.Errorf("read object %q: record %d: %w", obj.Key, n, err)
+		}
+		if err := fn(rec, cr.n); err != nil {
+			return n, cr.n, err
+		}
+		n++
+	}
+	// Count the whole object as read even if the reader stopped before
+	// a trailer.
+	return n, max(cr.n, obj.Size), nil
+}
+
+// verifyTail compares the last records the target holds before this run
+// (offsets end-len(tail) .. end-1) with the archived records that should be
+// there. Records deleted by retention cannot be compared; if none is left,
+// a warning is logged and the count is trusted.
+func (r *Restorer) verifyTail(ctx context.Context, j job, tail []*format.Record) error {
+	target, p := j.topic.Target, j.part.Partition
+	from := j.end - int64(len(tail))
+	if from < j.low {
+		tail = tail[j.low-from:]
+		from = j.low
+	}
+	if len(tail) == 0 {
+		r.log.Warn("cannot verify the records already restored: the target no longer holds them (retention); trusting the offsets",
+			"topic", target, "partition", p, "end_offset", j.end)
+		return nil
+	}
+	got, err := r.readTarget(ctx, target, p, from, len(tail))
+	if err != nil {
+		return fmt.Errorf("verify %s/%d before resuming: %w", target, p, err)
+	}
+	for i, want := range tail {
+		if !sameRecord(got[i], want) {
+			idx := j.end - j.start - int64(len(tail)) + int64(i)
+			return fmt.Errorf("%w: %s/%d offset %d does not hold archived record %d of source partition %d "+
+				"(restore started at offset %d, marker group %q): someone else wrote to the partition; "+
+				"restore into another topic, or delete the group to append anyway",
+				ErrForeignWrite, target, p, got[i].Offset, idx, p, j.start, MarkerGroup(target))
+		}
+	}
+	return nil
+}
+
+// readTarget reads n records of topic/p starting at offset from, with a
+// short-lived direct consumer.
+func (r *Restorer) readTarget(ctx context.Context, topic string, p int32, from int64, n int) ([]*kgo.Record, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(r.cfg.Brokers...)}
+	opts = append(opts, r.cfg.KafkaOpts...)
+	opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}}))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	out := make([]*kgo.Record, 0, n)
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read offsets %d..%d: got %d records: %w", from, from+int64(n)-1, len(out), err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return nil, fmt.Errorf("read offsets %d..%d: %w", from, from+int64(n)-1, ferr)
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			if rec.Offset >= from+int64(len(out)) && len(out) < n {
+				if rec.Offset != from+int64(len(out)) {
+					// A gap (compaction, transaction markers):
+					// the records cannot be ours.
+					ferr = fmt.Errorf("offset %d is missing (next record is at %d)", from+int64(len(out)), rec.Offset)
+				}
+				out = append(out, rec)
+			}
+		})
+		if ferr != nil {
+			return nil, fmt.Errorf("read offsets %d..%d: %w: %w", from, from+int64(n)-1, ErrForeignWrite, ferr)
+		}
+	}
+	return out, nil
+}
+
+// sameRecord compares what a restore writes: key, value and headers.
+func sameRecord(got *kgo.Record, want *format.Record) bool {
+	if !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) || len(got.Headers) != len(want.Headers) {
+		return false
+	}
+	for i, h := range want.Headers {
+		g := got.Headers[i]
+		if g.Key != h.Key || !bytes.Equal(g.Value, h.Value) || (g.Value == nil) != (h.Value == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// toKgo converts an archived record into the record to produce. It carries
+// exactly what the archive holds: key, value, headers (order, duplicates
+// and nil values kept) and the timestamp when there is one. A zero
+// timestamp is left zero, so the producer stamps the current time.
+func toKgo(rec *format.Record, topic string, p int32) *kgo.Record {
+	out := &kgo.Record{
+		Topic:     topic,
+		Partition: p,
+		Key:       rec.Key,
+		Value:     rec.Value,
+		Timestamp: rec.Timestamp,
+	}
+	if len(rec.Headers) > 0 {
+		out.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		for i, h := range rec.Headers {
+			out.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
+		}
+	}
+	return out
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,273 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// Reasons a listed key is not restored, as counted in Plan.Skipped and
+// Summary.KeysSkipped.
+const (
+	SkipOutsideTopicsDir = "outside topics.dir"
+	SkipNoTopicFolder    = "not in a topic folder"
+	SkipOtherExtension   = "other extension"
+	SkipMalformed        = "malformed name"
+)
+
+// Object is one archive object of one Kafka partition.
+type Object struct {
+	Key         string
+	Size        int64
+	StartOffset int64 // parsed from the key
+}
+
+// PartitionPlan is the objects of one Kafka partition, sorted by start
+// offset (numerically, not by key).
+type PartitionPlan struct {
+	Partition int32
+	Objects   []Object
+	Bytes     int64
+}
+
+// TopicPlan is what will be restored from one archived topic.
+type TopicPlan struct {
+	Source string // archived topic
+	Target string // topic to produce to, after renaming
+	// Partitions is the archive's partition count: the highest partition
+	// number seen plus one.
+	Partitions int32
+	Objects    int
+	Bytes      int64
+	// FirstOffset and LastOffset are the smallest and largest object start
+	// offsets over all partitions (-1 when there are no objects).
+	FirstOffset, LastOffset int64
+	// Parts holds the partitions that have objects, by partition number.
+	Parts []PartitionPlan
+}
+
+// Plan is the restore plan: what the archive holds for the chosen topics.
+type Plan struct {
+	Topics []TopicPlan // sorted by source topic
+	// Skipped counts keys that are not restored, by reason (Skip*).
+	Skipped map[string]int
+}
+
+// Objects returns the number of objects over all topics.
+func (p *Plan) Objects() int {
+	n := 0
+	for _, t := range p.Topics {
+		n += t.Objects
+	}
+	return n
+}
+
+// Bytes returns the object bytes over all topics.
+func (p *Plan) Bytes() int64 {
+	var n int64
+	for _, t := range p.Topics {
+		n += t.Bytes
+	}
+	return n
+}
+
+// Partitions returns the number of Kafka partitions with objects, over all
+// topics.
+func (p *Plan) Partitions() int {
+	n := 0
+	for _, t := range p.Topics {
+		n += len(t.Parts)
+	}
+	return n
+}
+
+// WriteText prints the plan for --dry-run: one line per topic with its
+// target, partitions, objects, bytes and start-offset range, then the
+// skipped keys.
+func (p *Plan) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tTARGET\tPARTITIONS\tOBJECTS\tBYTES\tSTART OFFSETS")
+	for _, t := range p.Topics {
+		offsets := "-"
+		if t.Objects > 0 {
+			offsets = fmt.Sprintf("%d..%d", t.FirstOffset, t.LastOffset)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", t.Source, t.Target, t.Partitions, t.Objects, formatBytes(t.Bytes), offsets)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects, %s; keys skipped: %s\n",
+		len(p.Topics), p.Partitions(), p.Objects(), formatBytes(p.Bytes()), formatSkipped(p.Skipped))
+	return err
+}
+
+// Plan lists the archive and builds the restore plan. It reads only the
+// store. A malformed key inside a topic folder fails the plan under
+// behavior.on.error=fail (the error quotes the key) and is skipped and
+// counted otherwise.
+func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
+	type partKey struct {
+		topic string
+		part  int32
+	}
+	objects := map[partKey][]Object{}
+	topics := map[string]bool{}
+	skipped := map[string]int{}
+	ext := r.cfg.Format.Extension()
+	dd := r.cfg.Keys.DirectoryDelim
+	topicsPrefix := r.cfg.Keys.TopicPrefix("")
+	topicsPrefix = topicsPrefix[:len(topicsPrefix)-len(dd)] // "<topics.dir><dd>", or "" for no topics.dir
+
+	visit := func(info s3store.ObjectInfo) error {
+		rest, ok := strings.CutPrefix(info.Key, topicsPrefix)
+		if !ok {
+			skipped[SkipOutsideTopicsDir]++
+			return nil
+		}
+		topic, _, ok := strings.Cut(rest, dd)
+		if !ok || topic == "" {
+			skipped[SkipNoTopicFolder]++
+			return nil
+		}
+		if !r.selected(topic) {
+			return nil
+		}
+		topics[topic] = true
+		if !strings.HasSuffix(info.Key, ext) {
+			skipped[SkipOtherExtension]++
+			return nil
+		}
+		name, err := r.cfg.Keys.ParseObjectKey(info.Key)
+		if err == nil && name.Ext != ext {
+			// e.g. a ".keys.json" file next to ".json" files.
+			skipped[SkipOtherExtension]++
+			return nil
+		}
+		if err != nil {
+			switch r.cfg.OnError {
+			case OnErrorIgnore:
+			case OnErrorLog:
+				r.log.Warn("skipping malformed object key", "key", info.Key, "error", err)
+			default:
+				return fmt.Errorf("%w (behavior.on.error=fail; set it to ignore or log to skip such keys)", err)
+			}
+			skipped[SkipMalformed]++
+			return nil
+		}
+		k := partKey{name.Topic, name.Partition}
+		objects[k] = append(objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset})
+		return nil
+	}
+
+	if len(r.cfg.Topics) > 0 {
+		for _, t := range r.cfg.Topics {
+			topics[t] = true
+			if err := r.store.List(ctx, r.cfg.Keys.TopicPrefix(t), visit); err != nil {
+				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
+			}
+		}
+	} else {
+		// List under topics.dir without its delimiter, so sibling
+		// prefixes ("topics-old/...") are seen and counted as outside.
+		prefix := strings.TrimSuffix(topicsPrefix, dd)
+		if err := r.store.List(ctx, prefix, visit); err != nil {
+			return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
+		}
+	}
+
+	plan := &Plan{Skipped: skipped}
+	byTarget := map[string]string{}
+	for topic := range topics {
+		target, err := r.rename.Target(topic)
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := byTarget[target]; dup {
+			a, b := min(other, topic), max(other, topic)
+			return nil, fmt.Errorf("%w: archived topics %q and %q would both be restored into %q", ErrInvalidConfig, a, b, target)
+		}
+		byTarget[target] = topic
+		plan.Topics = append(plan.Topics, TopicPlan{Source: topic, Target: target, FirstOffset: -1, LastOffset: -1})
+	}
+	sort.Slice(plan.Topics, func(i, j int) bool { return plan.Topics[i].Source < plan.Topics[j].Source })
+	index := map[string]int{}
+	for i, t := range plan.Topics {
+		index[t.Source] = i
+	}
+	for k, objs := range objects {
+		sort.SliceStable(objs, func(i, j int) bool {
+			if objs[i].StartOffset != objs[j].StartOffset {
+				return objs[i].StartOffset < objs[j].StartOffset
+			}
+			return objs[i].Key < objs[j].Key
+		})
+		pp := PartitionPlan{Partition: k.part, Objects: objs}
+		for _, o := range objs {
+			pp.Bytes += o.Size
+		}
+		t := &plan.Topics[index[k.topic]]
+		t.Parts = append(t.Parts, pp)
+		t.Objects += len(objs)
+		t.Bytes += pp.Bytes
+		t.Partitions = max(t.Partitions, k.part+1)
+		if t.FirstOffset < 0 || objs[0].StartOffset < t.FirstOffset {
+			t.FirstOffset = objs[0].StartOffset
+		}
+		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
+	}
+	for i := range plan.Topics {
+		parts := plan.Topics[i].Parts
+		sort.Slice(parts, func(a, b int) bool { return parts[a].Partition < parts[b].Partition })
+	}
+	return plan, nil
+}
+
+// selected reports whether an archived topic folder is to be restored.
+func (r *Restorer) selected(topic string) bool {
+	if len(r.cfg.Topics) > 0 {
+		for _, t := range r.cfg.Topics {
+			if t == topic {
+				return true
+			}
+		}
+		return false
+	}
+	return r.topicsRe.MatchString(topic)
+}
+
+// formatBytes prints n in binary units.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// formatSkipped prints skip counts in a stable order.
+func formatSkipped(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	reasons := make([]string, 0, len(m))
+	for k := range m {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	parts := make([]string, len(reasons))
+	for i, k := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,492 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Errors a restore can fail with; each is wrapped with the details (topic,
+// partition, offsets, key).
+var (
+	// ErrInvalidConfig: the Config cannot work (no topics, bad rename, ...).
+	ErrInvalidConfig = errors.New("invalid restore config")
+	// ErrMissingTopics: target topics do not exist and CreateTopics is off.
+	ErrMissingTopics = errors.New("target topics do not exist")
+	// ErrTooFewPartitions: a target has fewer partitions than the archive.
+	ErrTooFewPartitions = errors.New("target topic has fewer partitions than the archive")
+	// ErrFeedbackLoop: a target is a topic the same config archives.
+	ErrFeedbackLoop = errors.New("target topic is archived by the same config")
+	// ErrForeignWrite: the target partition holds records that this
+	// restore did not write, so resuming could duplicate or lose records.
+	ErrForeignWrite = errors.New("target partition was written by someone else")
+	// ErrMarkerMismatch: the target's resume marker belongs to another
+	// archive or source topic.
+	ErrMarkerMismatch = errors.New("target holds a restore of something else")
+)
+
+// Restorer restores an archive into Kafka. Create it with New; it is not
+// meant for concurrent Runs.
+type Restorer struct {
+	cfg   Config
+	store s3store.Store
+	log   *slog.Logger
+
+	topicsRe  *regexp.Regexp // full-match topics.regex, nil with Topics
+	archiveRe *regexp.Regexp // full-match sink topics.regex, for the guard
+	rename    *renamer
+
+	mu     sync.Mutex
+	counts map[string]objectCount // object key -> records, learned by reading
+	memo   map[topicPartition]partitionMemo
+	warned map[string]bool
+}
+
+type topicPartition struct {
+	topic string
+	part  int32
+}
+
+// objectCount is an object's record count, valid while its size is the same.
+type objectCount struct {
+	size    int64
+	records int64
+}
+
+// partitionMemo is what this process restored into a target partition. On
+// a later pass (follow mode), an unchanged marker and end offset prove
+// nobody else wrote in between, so the verification read is skipped.
+type partitionMemo struct {
+	start, end int64
+}
+
+// New checks cfg and returns a Restorer. It connects to nothing.
+func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if store == nil {
+		return nil, fmt.Errorf("%w: no store", ErrInvalidConfig)
+	}
+	if cfg.Format == nil {
+		return nil, fmt.Errorf("%w: no format (format.class)", ErrInvalidConfig)
+	}
+	if err := cfg.Keys.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	switch {
+	case len(cfg.Topics) > 0 && cfg.TopicsRegex != nil:
+		return nil, fmt.Errorf("%w: set topics or topics.regex, not both", ErrInvalidConfig)
+	case len(cfg.Topics) == 0 && cfg.TopicsRegex == nil:
+		return nil, fmt.Errorf("%w: set topics or topics.regex to choose what to restore", ErrInvalidConfig)
+	}
+	switch cfg.OnError {
+	case "":
+		cfg.OnError = OnErrorFail
+	case OnErrorFail, OnErrorIgnore, OnErrorLog:
+	default:
+		return nil, fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
+	}
+	if !cfg.DryRun && len(cfg.Brokers) == 0 {
+		return nil, fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = DefaultParallelism
+	}
+	if cfg.VerifyRecords <= 0 {
+		cfg.VerifyRecords = DefaultVerifyRecords
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	r := &Restorer{
+		cfg:    cfg,
+		store:  store,
+		log:    log,
+		counts: map[string]objectCount{},
+		memo:   map[topicPartition]partitionMemo{},
+		warned: map[string]bool{},
+	}
+	var err error
+	if r.topicsRe, err = fullMatch(cfg.TopicsRegex); err != nil {
+		return nil, err
+	}
+	if r.archiveRe, err = fullMatch(cfg.ArchiveTopicsRegex); err != nil {
+		return nil, err
+	}
+	if r.rename, err = newRenamer(cfg.RenameRegex, cfg.Rename); err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.Topics {
+		if strings.Contains(t, cfg.Keys.DirectoryDelim) {
+			return nil, fmt.Errorf("%w: topic %q contains directory.delim %q", ErrInvalidConfig, t, cfg.Keys.DirectoryDelim)
+		}
+	}
+	return r, nil
+}
+
+// Run plans the restore, checks the targets and restores every partition,
+// then returns the summary. With Config.DryRun it only plans (and checks
+// the feedback-loop guard). With Config.Follow it then polls the archive
+// every PollInterval and restores new objects until ctx is cancelled; a
+// cancel between passes returns the summary and a nil error, a cancel
+// during a pass returns the context's error.
+//
+// progress may be nil.
+func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err error) {
+	if progress == nil {
+		progress = nopProgress{}
+	}
+	start := time.Now()
+	sum.DryRun = r.cfg.DryRun
+	sum.KeysSkipped = map[string]int{}
+	defer func() {
+		sum.Duration = time.Since(start)
+		progress.Finish(sum)
+	}()
+
+	plan, err := r.Plan(ctx)
+	if err != nil {
+		return sum, err
+	}
+	sum.addPlan(plan)
+	if err := r.checkGuard(plan); err != nil {
+		return sum, err
+	}
+	if r.cfg.DryRun {
+		return sum, nil
+	}
+
+	cl, err := r.newProducer()
+	if err != nil {
+		return sum, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	for {
+		if err := r.pass(ctx, cl, adm, plan, progress, &sum); err != nil {
+			return sum, err
+		}
+		if !r.cfg.Follow {
+			return sum, nil
+		}
+		select {
+		case <-ctx.Done():
+			return sum, nil
+		case <-time.After(r.cfg.PollInterval):
+		}
+		if plan, err = r.Plan(ctx); err != nil {
+			if ctx.Err() != nil {
+				return sum, nil
+			}
+			return sum, err
+		}
+		sum.addPlan(plan)
+		if err := r.checkGuard(plan); err != nil {
+			return sum, err
+		}
+	}
+}
+
+// newProducer builds the idempotent producer: acks=all, records go to the
+// partition they name, topics are never auto-created.
+func (r *Restorer) newProducer() (*kgo.Client, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(r.cfg.Brokers...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedBytes(128 << 20),
+	}
+	opts = append(opts, r.cfg.KafkaOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return cl, nil
+}
+
+// checkGuard refuses targets that the same config archives.
+func (r *Restorer) checkGuard(plan *Plan) error {
+	if r.cfg.AllowSameTopic {
+		return nil
+	}
+	var bad []string
+	for _, t := range plan.Topics {
+		if r.archived(t.Target) {
+			bad = append(bad, t.Target)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s would be archived again by this config's topics/topics.regex, a feedback loop; "+
+		"rename the target (--topic-rename) or pass --allow-same-topic", ErrFeedbackLoop, quoteList(bad))
+}
+
+func (r *Restorer) archived(topic string) bool {
+	for _, t := range r.cfg.ArchiveTopics {
+		if t == topic {
+			return true
+		}
+	}
+	return r.archiveRe != nil && r.archiveRe.MatchString(topic)
+}
+
+// checkTargets verifies (or creates) the target topics before anything is
+// produced.
+func (r *Restorer) checkTargets(ctx context.Context, adm *kadm.Client, topics []*TopicPlan) error {
+	names := make([]string, len(topics))
+	want := map[string]int32{}
+	for i, t := range topics {
+		names[i] = t.Target
+		want[t.Target] = t.Partitions
+	}
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
+	}
+	var missing []string
+	for _, name := range names {
+		d, ok := details[name]
+		if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, name)
+			continue
+		}
+		if d.Err != nil {
+			return fmt.Errorf("describe target topic %q: %w", name, d.Err)
+		}
+	}
+	if len(missing) > 0 {
+		if !r.cfg.CreateTopics {
+			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
+		}
+		for _, name := range missing {
+			resp, err := adm.CreateTopics(ctx, want[name], -1, nil, name)
+			if err == nil {
+				err = resp.Error()
+			}
+			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				return fmt.Errorf("create target topic %q with %d partitions: %w", name, want[name], err)
+			}
+			r.log.Info("created target topic", "topic", name, "partitions", want[name])
+		}
+		if details, err = waitTopics(ctx, adm, names, want); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		have := int32(len(details[name].Partitions))
+		switch {
+		case have < want[name]:
+			return fmt.Errorf("%w: %q has %d partitions, the archive has %d; add partitions (kafka-topics --alter --partitions %d) or restore into another topic",
+				ErrTooFewPartitions, name, have, want[name], want[name])
+		case have > want[name]:
+			r.mu.Lock()
+			warn := !r.warned[name]
+			r.warned[name] = true
+			r.mu.Unlock()
+			if warn {
+				r.log.Warn("target topic has more partitions than the archive; the extra partitions get nothing",
+					"topic", name, "target_partitions", have, "archive_partitions", want[name])
+			}
+		}
+	}
+	return nil
+}
+
+// waitTopics waits until freshly created topics show all their partitions
+// with leaders in the metadata.
+func waitTopics(ctx context.Context, adm *kadm.Client, names []string, want map[string]int32) (kadm.TopicDetails, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		details, err := adm.ListTopics(ctx, names...)
+		ready := err == nil
+		if ready {
+			for _, n := range names {
+				d := details[n]
+				if d.Err != nil || int32(len(d.Partitions)) < want[n] {
+					ready = false
+					break
+				}
+				for _, p := range d.Partitions {
+					if p.Leader < 0 || p.Err != nil {
+						ready = false
+					}
+				}
+			}
+		}
+		if ready {
+			return details, nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("wait for created topics %s: %w", quoteList(names), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// job is one target partition's share of a pass.
+type job struct {
+	topic *TopicPlan
+	part  PartitionPlan
+	start int64 // E0, from the marker
+	end   int64 // end offset at the start of the pass
+	low   int64 // log start offset at the start of the pass
+	trust bool  // this process wrote up to end: no verification read
+}
+
+// pass restores everything the plan holds that the targets do not.
+func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, progress Progress, sum *Summary) error {
+	var topics []*TopicPlan
+	for i := range plan.Topics {
+		t := &plan.Topics[i]
+		if t.Objects == 0 {
+			r.log.Warn("archived topic has no objects to restore", "topic", t.Source,
+				"prefix", r.cfg.Keys.TopicPrefix(t.Source))
+			continue
+		}
+		topics = append(topics, t)
+	}
+	progress.Planned(Totals{Objects: plan.Objects(), Bytes: plan.Bytes()})
+	if len(topics) == 0 {
+		return nil
+	}
+	if err := r.checkTargets(ctx, adm, topics); err != nil {
+		return err
+	}
+
+	var jobs []job
+	for _, t := range topics {
+		tj, err := r.prepareTopic(ctx, adm, t)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, tj...)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range min(r.cfg.Parallelism, len(jobs)) {
+		wg.Go(func() {
+			for j := range work {
+				res, err := r.restorePartition(ctx, cl, j, progress)
+				mu.Lock()
+				sum.Records += res.records
+				sum.Bytes += res.bytes
+				sum.AlreadyPresent += res.skipped
+				mu.Unlock()
+				if err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		select {
+		case work <- j:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// prepareTopic reads and checks the target's markers and offsets, and
+// writes the markers of partitions that have none, before anything is
+// produced to them. Existing markers are committed again so they do not
+// expire under offsets.retention.minutes while the restore is in use.
+func (r *Restorer) prepareTopic(ctx context.Context, adm *kadm.Client, t *TopicPlan) ([]job, error) {
+	markers, err := readMarkers(ctx, adm, t.Target)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := adm.ListEndOffsets(ctx, t.Target)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets of %q: %w", t.Target, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, t.Target)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets of %q: %w", t.Target, err)
+	}
+	group := MarkerGroup(t.Target)
+	commit := map[int32]int64{}
+	var jobs []job
+	for _, pp := range t.Parts {
+		end, ok := ends.Lookup(t.Target, pp.Partition)
+		if !ok {
+			return nil, fmt.Errorf("no end offset for %s/%d", t.Target, pp.Partition)
+		}
+		low, _ := starts.Lookup(t.Target, pp.Partition)
+		m, ok := markers[pp.Partition]
+		switch {
+		case !ok:
+			m = marker{Start: end.Offset, Archive: r.cfg.Identity, Source: t.Source}
+			if end.Offset > low.Offset {
+				r.log.Info("target partition is not empty; restoring after its records",
+					"topic", t.Target, "partition", pp.Partition, "records", end.Offset-low.Offset)
+			}
+		case m.Archive != r.cfg.Identity || m.Source != t.Source:
+			return nil, fmt.Errorf("%w: %s/%d was restored from topic %q of archive %q (marker group %q), "+
+				"this run restores topic %q of archive %q; restore into another topic, "+
+				"or delete the group (kafka-consumer-groups --delete --group %s) to append anyway",
+				ErrMarkerMismatch, t.Target, pp.Partition, m.Source, m.Archive, group, t.Source, r.cfg.Identity, group)
+		case end.Offset < m.Start:
+			return nil, fmt.Errorf("%w: %s/%d ends at offset %d, before the restore's start offset %d (marker group %q): "+
+				"the topic was deleted, recreated or truncated; delete the group to start over",
+				ErrForeignWrite, t.Target, pp.Partition, end.Offset, m.Start, group)
+		}
+		commit[pp.Partition] = m.Start
+		tp := topicPartition{t.Target, pp.Partition}
+		r.mu.Lock()
+		memo, seen := r.memo[tp]
+		r.mu.Unlock()
+		jobs = append(jobs, job{
+			topic: t, part: pp, start: m.Start, end: end.Offset, low: low.Offset,
+			trust: seen && memo.start == m.Start && memo.end == end.Offset,
+		})
+	}
+	if err := writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+func quoteList(names []string) string {
+	s := append([]string(nil), names...)
+	sort.Strings(s)
+	q := make([]string, len(s))
+	for i, n := range s {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
