@@ -1,0 +1,433 @@
+package cmd
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Command names the kafkas3 command a configuration is loaded for. Keys in
+// the key table say which commands use them; a key that belongs only to the
+// other command is accepted and reported as ignored, so one file can serve
+// both `sink` and `source`.
+type Command uint8
+
+// The commands that read configuration.
+const (
+	CommandSink Command = 1 << iota
+	CommandSource
+)
+
+const cmdBoth = CommandSink | CommandSource
+
+// String returns the command's CLI name.
+func (c Command) String() string {
+	switch c {
+	case CommandSink:
+		return "sink"
+	case CommandSource:
+		return "source"
+	case cmdBoth:
+		return "sink, source"
+	default:
+		return "unknown command"
+	}
+}
+
+// keyStatus says what kafkas3 does with a recognised key.
+type keyStatus uint8
+
+const (
+	// statusActive keys are parsed, validated and used.
+	statusActive keyStatus = iota
+	// statusIgnored keys only mean something inside Kafka Connect (or to the
+	// other command). They are accepted and listed once in an info line.
+	statusIgnored
+	// statusUnsupported keys belong to Confluent features this version does
+	// not have yet. They are accepted only at their Confluent default (which
+	// changes nothing); any other value is an error, never silently dropped.
+	statusUnsupported
+	// statusRejected keys would change the data (transforms). Any non-empty
+	// value is an error.
+	statusRejected
+)
+
+// valueKind is how a key's string value is parsed.
+type valueKind uint8
+
+const (
+	kindString valueKind = iota
+	kindInt
+	kindBool
+	kindList
+	kindChoice
+)
+
+// choice is one allowed value of a kindChoice key: a canonical short name,
+// the aliases (Confluent class names) that mean the same, and whether this
+// version supports it yet.
+type choice struct {
+	name        string
+	aliases     []string
+	unsupported bool
+}
+
+// keySpec is one row of the key table. The table is the single source of
+// truth for names, defaults, allowed values, documentation and which
+// command uses a key; parsing and the Markdown reference both read it.
+type keySpec struct {
+	key      string
+	prefix   bool // key ends in "." and matches every key below it
+	def      string
+	kind     valueKind
+	min, max int64 // kindInt bounds, inclusive
+	choices  []choice
+	required bool   // "required" in the reference; enforced by the command's typed parser
+	allowed  string // overrides the generated "allowed" text
+	secret   bool   // never echo the value in errors
+	raw      bool   // keep leading/trailing whitespace of the value
+	commands Command
+	status   keyStatus
+	doc      string
+}
+
+const (
+	maxInt64 = math.MaxInt64
+	maxInt32 = math.MaxInt32
+)
+
+// Class-name prefixes used by Confluent.
+const (
+	s3FormatPkg    = "io.confluent.connect.s3.format."
+	partitionerPkg = "io.confluent.connect.storage.partitioner."
+)
+
+// configKeys returns the key table. It is built on each call (the package
+// keeps no globals); callers index it once per load.
+//
+// Decisions worth knowing:
+//   - store.local.dir is the one setting that selects the local-directory
+//     store. storage.class is accepted for Connect compatibility; "local" or
+//     "file" there also needs store.local.dir.
+//   - errors.tolerance=none is what kafkas3 does anyway, so it is accepted;
+//     "all" and a dead letter queue topic are "not supported yet". The
+//     errors.log.*, errors.retry.* and other DLQ tuning keys are ignored.
+//   - transforms change records, and an archive must hold them unchanged, so
+//     transforms and transforms.* are rejected rather than ignored.
+//   - Keys of the other command are ignored, so sink and source can share a file.
+func configKeys() []keySpec {
+	return []keySpec{
+		// Identity and Kafka client.
+		{key: "name", required: true, commands: cmdBoth,
+			doc: "Name of this archiver. It names the default consumer group, as Kafka Connect does."},
+		{key: "bootstrap.servers", kind: kindList, required: true, allowed: "comma-separated host:port list", commands: cmdBoth,
+			doc: "Kafka brokers to connect to first."},
+		{key: "group.id", commands: cmdBoth, allowed: "any string; default connect-<name>",
+			doc: "Consumer group. The default equals Kafka Connect's group for a sink of the same name, so kafkas3 resumes where the connector stopped."},
+		{key: "security.protocol", kind: kindChoice, def: "PLAINTEXT", commands: cmdBoth,
+			choices: []choice{{name: "PLAINTEXT"}, {name: "SSL"}, {name: "SASL_PLAINTEXT"}, {name: "SASL_SSL"}},
+			doc:     "How to talk to the brokers: plain TCP or TLS, with or without SASL."},
+		{key: "sasl.mechanism", kind: kindChoice, commands: cmdBoth,
+			choices: []choice{{name: "PLAIN"}, {name: "SCRAM-SHA-256"}, {name: "SCRAM-SHA-512"},
+				{name: "GSSAPI", unsupported: true}, {name: "OAUTHBEARER", unsupported: true}},
+			doc: "SASL mechanism; required when security.protocol is SASL_PLAINTEXT or SASL_SSL."},
+		{key: "sasl.username", commands: cmdBoth,
+			doc: "SASL user name (kafkas3's simple form of sasl.jaas.config)."},
+		{key: "sasl.password", secret: true, commands: cmdBoth,
+			doc: "SASL password."},
+		{key: "ssl.ca.location", commands: cmdBoth, allowed: "path to a PEM file",
+			doc: "CA certificates to trust for TLS to the brokers; the system pool when unset."},
+		{key: "ssl.certificate.location", commands: cmdBoth, allowed: "path to a PEM file",
+			doc: "Client certificate for TLS client authentication; needs ssl.key.location."},
+		{key: "ssl.key.location", commands: cmdBoth, allowed: "path to a PEM file",
+			doc: "Private key of ssl.certificate.location."},
+		{key: "sasl.jaas.config", status: statusUnsupported, secret: true, commands: cmdBoth,
+			doc: "The JAAS login line of Java clients; set sasl.username and sasl.password instead."},
+
+		// What to read.
+		{key: "topics", kind: kindList, commands: CommandSink, allowed: "comma-separated topic names",
+			doc: "Topics to archive. Set exactly one of topics and topics.regex."},
+		{key: "topics.regex", commands: CommandSink, allowed: "a regular expression (RE2 syntax)",
+			doc: "Archive every topic whose whole name matches this expression. Set exactly one of topics and topics.regex."},
+
+		// Object layout.
+		{key: "topics.dir", def: "topics", commands: cmdBoth,
+			doc: "Key prefix above the topic folders; empty means no prefix."},
+		{key: "directory.delim", def: "/", commands: cmdBoth, allowed: "non-empty string",
+			doc: "Separator between the parts of an object key."},
+		{key: "file.delim", def: "+", commands: cmdBoth, allowed: "non-empty string",
+			doc: "Separator between topic, partition and start offset in a file name."},
+		{key: "filename.offset.zero.pad.width", kind: kindInt, def: "10", min: 0, max: 19, commands: cmdBoth,
+			doc: "Digits the start offset in a file name is zero-padded to."},
+
+		// Rotation.
+		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: true, commands: CommandSink,
+			doc: "Records per file; the count covers all open files of one Kafka partition."},
+		{key: "rotate.interval.ms", kind: kindInt, def: "-1", min: -1, max: maxInt64, commands: CommandSink,
+			doc: "Close a file once its records span this many milliseconds of record time; -1 disables. Deterministic."},
+		{key: "rotate.schedule.interval.ms", kind: kindInt, def: "-1", min: -1, max: maxInt64, commands: CommandSink,
+			doc: "Close files on a wall-clock schedule, also on idle partitions; -1 disables. Needs timezone. Not deterministic: weakens exactly-once file boundaries."},
+		{key: "timezone", commands: cmdBoth, allowed: "IANA zone name, e.g. UTC or Europe/Berlin",
+			doc: "Time zone for scheduled rotation and time-based partitioning."},
+		{key: "locale", commands: cmdBoth, allowed: "locale tag, e.g. en or en_US",
+			doc: "Locale for time-based partitioning (accepted for compatibility)."},
+
+		// Store selection.
+		{key: "storage.class", kind: kindChoice, def: "s3", commands: cmdBoth,
+			choices: []choice{
+				{name: "s3", aliases: []string{"io.confluent.connect.s3.storage.S3Storage", "S3Storage"}},
+				{name: "local", aliases: []string{"file"}},
+			},
+			doc: "Object store kind. Accepted for Connect compatibility; store.local.dir is what selects the local store."},
+		{key: "store.local.dir", commands: cmdBoth, allowed: "directory path",
+			doc: "kafkas3 only: write objects under this local directory instead of S3. Setting it selects the local store; the S3 keys are then not needed."},
+
+		// S3.
+		{key: "s3.bucket.name", commands: cmdBoth, allowed: "bucket name; required for S3",
+			doc: "Bucket that holds the archive."},
+		{key: "s3.region", def: "us-west-2", commands: cmdBoth, allowed: "non-empty string",
+			doc: "Region of the bucket."},
+		{key: "store.url", commands: cmdBoth, allowed: "URL; https:// is added when there is no scheme",
+			doc: "Endpoint of a non-AWS S3-compatible store."},
+		{key: "s3.path.style.access.enabled", kind: kindBool, def: "true", commands: CommandSink,
+			doc: "Address the bucket in the URL path rather than in the host name."},
+		{key: "s3.path.style.access", kind: kindBool, def: "true", commands: CommandSource,
+			doc: "The source's name for s3.path.style.access.enabled."},
+		{key: "s3.part.size", kind: kindInt, def: "26214400", min: 5242880, max: maxInt32, commands: CommandSink,
+			doc: "Bytes per multipart-upload part."},
+		{key: "s3.part.retries", kind: kindInt, def: "3", min: 0, max: maxInt32, commands: cmdBoth,
+			doc: "Retries of a failed S3 request."},
+		{key: "s3.retry.backoff.ms", kind: kindInt, def: "200", min: 0, max: maxInt64, commands: cmdBoth,
+			doc: "Base of the exponential, jittered wait between S3 retries, in milliseconds."},
+		{key: "s3.compression.type", kind: kindChoice, def: "none", commands: CommandSink,
+			choices: []choice{{name: "none"}, {name: "gzip"}},
+			doc:     "Compress json and bytes files; gzip adds .gz to the name."},
+		{key: "s3.compression.level", kind: kindInt, def: "-1", min: -1, max: 9, commands: CommandSink,
+			doc: "gzip level; -1 is the library default."},
+		{key: "s3.ssea.name", kind: kindChoice, commands: cmdBoth,
+			choices: []choice{{name: "AES256"}, {name: "aws:kms"}, {name: "aws:kms:dsse"}},
+			doc:     "Server-side encryption algorithm for new objects; none when unset."},
+		{key: "s3.sse.kms.key.id", commands: cmdBoth,
+			doc: "KMS key for aws:kms or aws:kms:dsse encryption."},
+		{key: "s3.sse.customer.key", secret: true, commands: cmdBoth, allowed: "base64 of 32 bytes",
+			doc: "Customer-provided key (SSE-C); with s3.ssea.name AES256 or unset."},
+		{key: "s3.acl.canned", kind: kindChoice, commands: CommandSink,
+			choices: []choice{{name: "private"}, {name: "public-read"}, {name: "public-read-write"},
+				{name: "authenticated-read"}, {name: "log-delivery-write"}, {name: "bucket-owner-read"},
+				{name: "bucket-owner-full-control"}, {name: "aws-exec-read"}},
+			doc: "Canned ACL for new objects; none when unset."},
+		{key: "aws.access.key.id", commands: cmdBoth,
+			doc: "Static access key; set with aws.secret.access.key, else the default credential chain is used."},
+		{key: "aws.secret.access.key", secret: true, commands: cmdBoth,
+			doc: "Static secret key; set with aws.access.key.id."},
+		{key: "s3.credentials.provider.class", kind: kindChoice, commands: cmdBoth,
+			choices: []choice{
+				{name: "default", aliases: []string{
+					"software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
+					"com.amazonaws.auth.DefaultAWSCredentialsProviderChain"}},
+				{name: "assume-role", aliases: []string{"io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"}, unsupported: true},
+			},
+			doc: "Where credentials come from; only the default AWS chain (plus static keys) is supported."},
+
+		// Format.
+		{key: "format.class", kind: kindChoice, required: true, commands: cmdBoth,
+			choices: []choice{
+				{name: "json", aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
+				{name: "bytes", aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
+				{name: "avro", aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}, unsupported: true},
+				{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}, unsupported: true},
+			},
+			doc: "File format. Confluent class names and short names both work."},
+		{key: "format.bytearray.separator", def: "\n", raw: true, commands: cmdBoth, allowed: "any string, whitespace kept",
+			doc: "Bytes written after each record by the bytes format."},
+		{key: "format.bytearray.extension", def: ".bin", commands: cmdBoth, allowed: "string starting with a dot",
+			doc: "File extension of the bytes format, before .gz."},
+		{key: "partitioner.class", kind: kindChoice, def: "default", commands: cmdBoth,
+			choices: []choice{
+				{name: "default", aliases: []string{partitionerPkg + "DefaultPartitioner", "DefaultPartitioner"}},
+				{name: "field", aliases: []string{partitionerPkg + "FieldPartitioner", "FieldPartitioner"}, unsupported: true},
+				{name: "time", aliases: []string{partitionerPkg + "TimeBasedPartitioner", "TimeBasedPartitioner"}, unsupported: true},
+				{name: "daily", aliases: []string{partitionerPkg + "DailyPartitioner", "DailyPartitioner"}, unsupported: true},
+				{name: "hourly", aliases: []string{partitionerPkg + "HourlyPartitioner", "HourlyPartitioner"}, unsupported: true},
+			},
+			doc: "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."},
+		{key: "behavior.on.null.values", kind: kindChoice, def: "fail", commands: CommandSink,
+			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "write", unsupported: true}},
+			doc:     "What to do with a record whose value is null (a tombstone)."},
+		{key: "schema.compatibility", kind: kindChoice, def: "NONE", commands: CommandSink,
+			choices: []choice{{name: "NONE"}, {name: "BACKWARD", unsupported: true},
+				{name: "FORWARD", unsupported: true}, {name: "FULL", unsupported: true}},
+			doc: "Schema evolution rule deciding when a schema change rotates a file."},
+		{key: "errors.tolerance", kind: kindChoice, def: "none", commands: cmdBoth,
+			choices: []choice{{name: "none"}, {name: "all", unsupported: true}},
+			doc:     "none: a record that cannot be written stops the run."},
+
+		// Source command.
+		{key: "s3.poll.interval.ms", kind: kindInt, def: "60000", min: 1, max: maxInt64, commands: CommandSource,
+			doc: "How often the source looks for new objects, in milliseconds."},
+		{key: "record.batch.max.size", kind: kindInt, def: "200", min: 1, max: maxInt32, commands: CommandSource,
+			doc: "Most records the source reads per batch."},
+		{key: "behavior.on.error", kind: kindChoice, def: "fail", commands: CommandSource,
+			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "log"}},
+			doc:     "What the source does with an object it cannot read."},
+
+		// Confluent features not supported yet: accepted at their default only.
+		{key: "s3.object.tagging", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "Tag objects with startOffset, endOffset and recordCount."},
+		{key: "s3.credentials.provider.sts.role.arn", status: statusUnsupported, commands: cmdBoth,
+			doc: "Role to assume for S3 access."},
+		{key: "s3.credentials.provider.sts.role.session.name", status: statusUnsupported, commands: cmdBoth,
+			doc: "Session name of the assumed role."},
+		{key: "s3.credentials.provider.sts.role.external.id", status: statusUnsupported, commands: cmdBoth,
+			doc: "External id of the assumed role."},
+		{key: "s3.wan.mode", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "S3 transfer acceleration."},
+		{key: "s3.proxy.url", status: statusUnsupported, commands: cmdBoth,
+			doc: "HTTP proxy for S3 requests."},
+		{key: "avro.codec", status: statusUnsupported, def: "null", commands: cmdBoth,
+			doc: "Avro block compression."},
+		{key: "parquet.codec", status: statusUnsupported, def: "snappy", commands: cmdBoth,
+			doc: "Parquet compression."},
+		{key: "partition.field.name", status: statusUnsupported, commands: cmdBoth,
+			doc: "Fields used by the field partitioner."},
+		{key: "path.format", status: statusUnsupported, commands: cmdBoth,
+			doc: "Joda-time folder pattern of time-based partitioners."},
+		{key: "partition.duration.ms", status: statusUnsupported, kind: kindInt, def: "-1", commands: cmdBoth,
+			doc: "Bucket width of time-based partitioners."},
+		{key: "timestamp.extractor", status: statusUnsupported, def: "Wallclock", commands: cmdBoth,
+			doc: "Which time time-based partitioners use."},
+		{key: "timestamp.field", status: statusUnsupported, def: "timestamp", commands: cmdBoth,
+			doc: "Record field holding the time for timestamp.extractor=RecordField."},
+		{key: "store.kafka.keys", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "Write record keys to .keys files."},
+		{key: "store.kafka.headers", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "Write record headers to .headers files."},
+		{key: "keys.format.class", status: statusUnsupported, def: s3FormatPkg + "avro.AvroFormat", commands: cmdBoth,
+			doc: "Format of .keys files."},
+		{key: "headers.format.class", status: statusUnsupported, def: s3FormatPkg + "avro.AvroFormat", commands: cmdBoth,
+			doc: "Format of .headers files."},
+		{key: "tombstone.encoded.partition", status: statusUnsupported, def: "tombstone", commands: cmdBoth,
+			doc: "Folder of tombstones with behavior.on.null.values=write."},
+		{key: "errors.deadletterqueue.topic.name", status: statusUnsupported, commands: cmdBoth,
+			doc: "Dead letter queue topic for records that cannot be written."},
+		{key: "hive.integration", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "Hive table maintenance."},
+
+		// Kafka Connect only: accepted, reported once, no effect.
+		{key: "connector.class", status: statusIgnored, commands: cmdBoth,
+			doc: "Connector implementation; checked to be the S3 connector of the running command, then ignored."},
+		{key: "tasks.max", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect task count; kafkas3 scales by running more instances in the same group."},
+		{key: "key.converter", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter; kafkas3 reads the raw bytes."},
+		{key: "key.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter settings."},
+		{key: "value.converter", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter; kafkas3 reads the raw bytes."},
+		{key: "value.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter settings."},
+		{key: "header.converter", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter; kafkas3 reads the raw bytes."},
+		{key: "header.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect converter settings."},
+		{key: "schema.generator.class", status: statusIgnored, commands: cmdBoth,
+			doc: "Hive schema generator."},
+		{key: "consumer.override.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect per-connector client overrides; set the Kafka keys directly instead."},
+		{key: "producer.override.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect per-connector client overrides; set the Kafka keys directly instead."},
+		{key: "admin.override.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect per-connector client overrides; set the Kafka keys directly instead."},
+		{key: "config.action.reload", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect restart policy."},
+		{key: "errors.retry.timeout", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect conversion retry time."},
+		{key: "errors.retry.delay.max.ms", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect conversion retry delay."},
+		{key: "errors.log.enable", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect error logging."},
+		{key: "errors.log.include.messages", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect error logging."},
+		{key: "errors.deadletterqueue.topic.replication.factor", status: statusIgnored, commands: cmdBoth,
+			doc: "Dead letter queue topic replication."},
+		{key: "errors.deadletterqueue.context.headers.enable", status: statusIgnored, commands: cmdBoth,
+			doc: "Dead letter queue context headers."},
+		{key: "predicates", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect predicates; only used by transforms."},
+		{key: "predicates.", prefix: true, status: statusIgnored, commands: cmdBoth,
+			doc: "Connect predicate settings."},
+		{key: "retry.backoff.ms", status: statusIgnored, commands: cmdBoth,
+			doc: "Connect-level retry wait; kafkas3 uses s3.retry.backoff.ms."},
+		{key: "s3.elastic.buffer.enable", status: statusIgnored, commands: cmdBoth,
+			doc: "Connector buffer sizing; kafkas3 bounds memory itself."},
+		{key: "s3.elastic.buffer.init.capacity", status: statusIgnored, commands: cmdBoth,
+			doc: "Connector buffer sizing; kafkas3 bounds memory itself."},
+		{key: "s3.http.send.expect.continue", status: statusIgnored, commands: cmdBoth,
+			doc: "HTTP detail of the Java SDK."},
+
+		// Never accepted: they would change the archived records.
+		{key: "transforms", status: statusRejected, commands: cmdBoth,
+			doc: "Single message transforms change records; an archive keeps them unchanged."},
+		{key: "transforms.", prefix: true, status: statusRejected, commands: cmdBoth,
+			doc: "Settings of single message transforms."},
+	}
+}
+
+// keyIndex looks keys up in the table.
+type keyIndex struct {
+	specs    []keySpec
+	exact    map[string]*keySpec
+	prefixes []*keySpec
+}
+
+func newKeyIndex() *keyIndex {
+	ix := &keyIndex{specs: configKeys(), exact: map[string]*keySpec{}}
+	for i := range ix.specs {
+		s := &ix.specs[i]
+		if s.prefix {
+			ix.prefixes = append(ix.prefixes, s)
+		} else {
+			ix.exact[s.key] = s
+		}
+	}
+	// Longest prefix first.
+	sort.Slice(ix.prefixes, func(a, b int) bool { return len(ix.prefixes[a].key) > len(ix.prefixes[b].key) })
+	return ix
+}
+
+// lookup returns the spec for key: an exact entry, else the longest prefix
+// entry, else nil.
+func (ix *keyIndex) lookup(key string) *keySpec {
+	if s, ok := ix.exact[key]; ok {
+		return s
+	}
+	for _, s := range ix.prefixes {
+		if strings.HasPrefix(key, s.key) && len(key) > len(s.key) {
+			return s
+		}
+	}
+	return nil
+}
+
+// envName is the environment variable that sets key: KAFKAS3_ plus the key
+// upper-cased with "." and "-" turned into "_".
+func envName(key string) string {
+	r := strings.NewReplacer(".", "_", "-", "_")
+	return "KAFKAS3_" + strings.ToUpper(r.Replace(key))
+}
+
+// matchChoice returns the choice value names, by its name or an alias,
+// ignoring case.
+func (s *keySpec) matchChoice(value string) (choice, bool) {
+	for _, c := range s.choices {
+		if strings.EqualFold(value, c.name) {
+			return c, true
+		}
+		for _, a := range c.aliases {
+			if strings.EqualFold(value, a) {
+				return c, true
+			}
+		}
+	}
+	return choice{}, false
+}

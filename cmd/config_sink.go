@@ -1,0 +1,538 @@
+package cmd
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Canonical values of the choice keys, as SinkOptions reports them.
+const (
+	FormatJSON  = "json"
+	FormatBytes = "bytes"
+
+	StoreS3    = "s3"
+	StoreLocal = "local"
+
+	PartitionerDefault = "default"
+
+	CompressionNone = "none"
+	CompressionGzip = "gzip"
+
+	NullValuesFail   = "fail"
+	NullValuesIgnore = "ignore"
+)
+
+// SinkOptions is the sink's configuration, typed and fully validated. It
+// holds primitives only; cmd builds formats, stores and clients from it.
+type SinkOptions struct {
+	Name string
+	// Kafka client.
+	BootstrapServers []string
+	GroupID          string
+	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+	SASLMechanism    string // "", PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+	SASLUsername     string
+	SASLPassword     string
+	TLSCAFile        string // ssl.ca.location
+	TLSCertFile      string // ssl.certificate.location
+	TLSKeyFile       string // ssl.key.location
+
+	// What to read: exactly one of Topics and TopicsRegex is set.
+	// TopicsRegex must match a whole topic name, as in Kafka Connect; it
+	// compiles as `^(?:` + TopicsRegex + `)$`.
+	Topics      []string
+	TopicsRegex string
+
+	// Object layout.
+	TopicsDir      string
+	DirectoryDelim string
+	FileDelim      string
+	OffsetPadWidth int
+
+	// Rotation. A zero duration means disabled. Location is nil when
+	// timezone is unset.
+	FlushSize              int64
+	RotateInterval         time.Duration
+	RotateScheduleInterval time.Duration
+	Timezone               string
+	Location               *time.Location
+	Locale                 string
+
+	// Store: StoreS3, or StoreLocal with LocalDir.
+	Store    string
+	LocalDir string
+
+	// S3.
+	Bucket          string
+	Region          string
+	Endpoint        string // store.url with a scheme; "" for AWS
+	PathStyle       bool
+	PartSize        int64
+	PartRetries     int
+	RetryBackoff    time.Duration
+	SSEAlgorithm    string // "", AES256, aws:kms or aws:kms:dsse
+	SSEKMSKeyID     string
+	SSECustomerKey  string // base64, 32 bytes decoded
+	CannedACL       string
+	AccessKeyID     string
+	SecretAccessKey string
+
+	// Files.
+	CompressionType     string // CompressionNone or CompressionGzip
+	CompressionLevel    int    // -1..9
+	Format              string // FormatJSON or FormatBytes
+	BytesSeparator      string
+	BytesExtension      string
+	Partitioner         string // PartitionerDefault
+	NullValues          string // NullValuesFail or NullValuesIgnore
+	SchemaCompatibility string // NONE
+}
+
+// Sink types and validates the settings for `kafkas3 sink`. It reports
+// every problem it finds at once; each wraps ErrConfig and names the key,
+// the value and what is allowed.
+func (s *Settings) Sink() (*SinkOptions, error) {
+	p := &valueParser{st: s}
+	o := &SinkOptions{}
+
+	if lv, ok := s.ignoredValues["connector.class"]; ok {
+		if c := strings.TrimSpace(lv.value); c != "io.confluent.connect.s3.S3SinkConnector" && c != "S3SinkConnector" {
+			p.errs = append(p.errs, &ConfigError{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) +
+				" is not the S3 sink connector; want io.confluent.connect.s3.S3SinkConnector (kafkas3 sink replaces it)"})
+		}
+	}
+
+	o.Name = p.requiredString("name")
+	o.BootstrapServers = p.hostPorts("bootstrap.servers")
+	o.GroupID = p.str("group.id")
+	if o.GroupID == "" && o.Name != "" {
+		o.GroupID = "connect-" + o.Name
+	}
+	o.SecurityProtocol = p.choice("security.protocol")
+	o.SASLMechanism = p.choice("sasl.mechanism")
+	o.SASLUsername = p.str("sasl.username")
+	o.SASLPassword = p.str("sasl.password")
+	o.TLSCAFile = p.str("ssl.ca.location")
+	o.TLSCertFile = p.str("ssl.certificate.location")
+	o.TLSKeyFile = p.str("ssl.key.location")
+	sasl := strings.HasPrefix(o.SecurityProtocol, "SASL_")
+	switch {
+	case sasl && o.SASLMechanism == "" && p.ok("security.protocol"):
+		p.missing("sasl.mechanism", "security.protocol is "+o.SecurityProtocol)
+	case !sasl && o.SASLMechanism != "" && p.ok("security.protocol"):
+		p.fail("sasl.mechanism", o.SASLMechanism, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+o.SecurityProtocol)
+	}
+	if o.SASLMechanism != "" {
+		if o.SASLUsername == "" {
+			p.missing("sasl.username", "sasl.mechanism is "+o.SASLMechanism)
+		}
+		if o.SASLPassword == "" {
+			p.missing("sasl.password", "sasl.mechanism is "+o.SASLMechanism)
+		}
+	}
+	switch {
+	case o.TLSCertFile != "" && o.TLSKeyFile == "":
+		p.missing("ssl.key.location", "ssl.certificate.location is set")
+	case o.TLSCertFile == "" && o.TLSKeyFile != "":
+		p.missing("ssl.certificate.location", "ssl.key.location is set")
+	}
+	if (o.TLSCAFile != "" || o.TLSCertFile != "") && o.SecurityProtocol != "SSL" && o.SecurityProtocol != "SASL_SSL" && p.ok("security.protocol") {
+		p.fail("security.protocol", o.SecurityProtocol, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
+	}
+
+	o.Topics = p.topics("topics")
+	o.TopicsRegex = p.regex("topics.regex")
+	// As in Kafka Connect, an empty topics or topics.regex counts as unset.
+	hasTopics := len(o.Topics) > 0 || !p.ok("topics")
+	hasRegex := p.str("topics.regex") != ""
+	switch {
+	case hasTopics && hasRegex:
+		p.fail("topics.regex", s.values["topics.regex"], "is set together with topics; want exactly one of topics and topics.regex")
+	case !hasTopics && !hasRegex:
+		p.missing("topics", "set exactly one of topics and topics.regex")
+	}
+
+	o.TopicsDir = p.str("topics.dir")
+	o.DirectoryDelim = p.nonEmpty("directory.delim")
+	o.FileDelim = p.nonEmpty("file.delim")
+	o.OffsetPadWidth = int(p.int("filename.offset.zero.pad.width"))
+
+	o.FlushSize = p.int("flush.size")
+	if _, ok := s.values["flush.size"]; !ok {
+		p.missing("flush.size", "")
+	}
+	o.RotateInterval = p.millis("rotate.interval.ms")
+	o.RotateScheduleInterval = p.millis("rotate.schedule.interval.ms")
+	o.Timezone = p.str("timezone")
+	if o.Timezone != "" {
+		if strings.EqualFold(o.Timezone, "local") {
+			p.fail("timezone", o.Timezone, "is not an IANA zone name; want a name like UTC or Europe/Berlin")
+		} else if loc, err := time.LoadLocation(o.Timezone); err != nil {
+			p.fail("timezone", o.Timezone, "is not a known IANA zone; want a name like UTC or Europe/Berlin")
+		} else {
+			o.Location = loc
+		}
+	}
+	if o.RotateScheduleInterval > 0 && o.Timezone == "" {
+		p.missing("timezone", "rotate.schedule.interval.ms is set")
+	}
+	o.Locale = p.str("locale")
+	if o.Locale != "" && !validLocale(o.Locale) {
+		p.fail("locale", o.Locale, "is not a locale tag; want a tag like en or en_US")
+	}
+
+	o.Store = p.choice("storage.class")
+	o.LocalDir = p.str("store.local.dir")
+	switch {
+	case o.LocalDir != "":
+		o.Store = StoreLocal
+	case o.Store == StoreLocal:
+		p.missing("store.local.dir", "storage.class is "+s.values["storage.class"])
+	}
+
+	o.Bucket = p.str("s3.bucket.name")
+	if o.Store == StoreS3 {
+		switch {
+		case o.Bucket == "":
+			p.missing("s3.bucket.name", "the store is S3 (set store.local.dir for a local directory)")
+		case strings.ContainsAny(o.Bucket, "/ \t\n"):
+			p.fail("s3.bucket.name", o.Bucket, "is not a bucket name; want a name without '/' or spaces")
+		}
+	}
+	o.Region = p.nonEmpty("s3.region")
+	o.Endpoint = p.endpoint("store.url")
+	o.PathStyle = p.bool("s3.path.style.access.enabled")
+	o.PartSize = p.int("s3.part.size")
+	o.PartRetries = int(p.int("s3.part.retries"))
+	o.RetryBackoff = p.millis("s3.retry.backoff.ms")
+	o.SSEAlgorithm = p.choice("s3.ssea.name")
+	o.SSEKMSKeyID = p.str("s3.sse.kms.key.id")
+	o.SSECustomerKey = p.str("s3.sse.customer.key")
+	if o.SSEKMSKeyID != "" && !strings.HasPrefix(o.SSEAlgorithm, "aws:kms") && p.ok("s3.ssea.name") {
+		p.fail("s3.sse.kms.key.id", o.SSEKMSKeyID, "needs s3.ssea.name aws:kms or aws:kms:dsse")
+	}
+	if o.SSECustomerKey != "" {
+		if k, err := base64.StdEncoding.DecodeString(o.SSECustomerKey); err != nil || len(k) != 32 {
+			p.fail("s3.sse.customer.key", o.SSECustomerKey, "is not a base64-encoded 32-byte key")
+		}
+		if o.SSEAlgorithm != "" && o.SSEAlgorithm != "AES256" {
+			p.fail("s3.ssea.name", o.SSEAlgorithm, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
+		}
+	}
+	o.CannedACL = p.choice("s3.acl.canned")
+	o.AccessKeyID = p.str("aws.access.key.id")
+	o.SecretAccessKey = p.str("aws.secret.access.key")
+	if o.AccessKeyID != "" && o.SecretAccessKey == "" {
+		p.missing("aws.secret.access.key", "aws.access.key.id is set")
+	}
+	if o.AccessKeyID == "" && o.SecretAccessKey != "" {
+		p.missing("aws.access.key.id", "aws.secret.access.key is set")
+	}
+	p.choice("s3.credentials.provider.class")
+	o.CompressionType = p.choice("s3.compression.type")
+	o.CompressionLevel = int(p.int("s3.compression.level"))
+
+	o.Format = p.choice("format.class")
+	if _, ok := s.values["format.class"]; !ok {
+		p.missing("format.class", "")
+	}
+	o.BytesSeparator = p.raw("format.bytearray.separator")
+	o.BytesExtension = p.str("format.bytearray.extension")
+	if !strings.HasPrefix(o.BytesExtension, ".") || strings.ContainsAny(o.BytesExtension, "/\\") {
+		p.fail("format.bytearray.extension", o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
+	}
+	o.Partitioner = p.choice("partitioner.class")
+	o.NullValues = p.choice("behavior.on.null.values")
+	o.SchemaCompatibility = p.choice("schema.compatibility")
+	p.choice("errors.tolerance")
+
+	if err := problems(p.errs); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// validLocale accepts Java-style locale tags: en, en_US, de-CH, sr_Latn_RS:
+// a language of 2 to 8 letters, then parts of 1 to 8 letters or digits
+// joined by '_' or '-'.
+func validLocale(s string) bool {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' })
+	if len(parts) == 0 || strings.Count(s, "_")+strings.Count(s, "-") != len(parts)-1 {
+		return false
+	}
+	for i, part := range parts {
+		if len(part) < 1 || len(part) > 8 || (i == 0 && len(part) < 2) {
+			return false
+		}
+		for _, r := range part {
+			letter := (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+			if !letter && (i == 0 || r < '0' || r > '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// valueParser types setting values one key at a time and collects every
+// problem. Each key is parsed by the rule of its key-table kind.
+type valueParser struct {
+	st   *Settings
+	errs []error
+	bad  map[string]bool // keys that already failed
+}
+
+func (p *valueParser) spec(key string) *keySpec {
+	s := p.st.index.exact[key]
+	if s == nil {
+		panic("cmd: key " + key + " is not in the key table") // programming error, caught by tests
+	}
+	return s
+}
+
+// ok reports whether key parsed without a problem, so dependent checks do
+// not pile on.
+func (p *valueParser) ok(key string) bool { return !p.bad[key] }
+
+func (p *valueParser) shown(key, value string) string {
+	if p.spec(key).secret {
+		return "the value"
+	}
+	return strconv.Quote(value)
+}
+
+// fail records "key: "value" <msg> (from origin)".
+func (p *valueParser) fail(key, value, msg string) {
+	if p.bad == nil {
+		p.bad = map[string]bool{}
+	}
+	p.bad[key] = true
+	p.errs = append(p.errs, &ConfigError{Key: key, Origin: p.st.origins[key], Msg: p.shown(key, value) + " " + msg})
+}
+
+// missing records that a needed key is not set, with why when not obvious.
+func (p *valueParser) missing(key, why string) {
+	if p.bad == nil {
+		p.bad = map[string]bool{}
+	}
+	p.bad[key] = true
+	msg := errMissing
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	p.errs = append(p.errs, &ConfigError{Key: key, Msg: msg})
+}
+
+// raw returns the value untrimmed ("" when unset).
+func (p *valueParser) raw(key string) string {
+	p.spec(key)
+	return p.st.values[key]
+}
+
+// str returns the trimmed value ("" when unset).
+func (p *valueParser) str(key string) string { return strings.TrimSpace(p.raw(key)) }
+
+func (p *valueParser) requiredString(key string) string {
+	v := p.str(key)
+	if v == "" {
+		if _, set := p.st.values[key]; set {
+			p.fail(key, v, "is empty; want a non-empty string")
+		} else {
+			p.missing(key, "")
+		}
+	}
+	return v
+}
+
+func (p *valueParser) nonEmpty(key string) string {
+	v := p.str(key)
+	if v == "" {
+		if _, set := p.st.values[key]; set {
+			p.fail(key, p.raw(key), "is empty; want a non-empty string")
+		}
+	}
+	return v
+}
+
+// int parses an integer within the key's bounds; unset gives 0.
+func (p *valueParser) int(key string) int64 {
+	s := p.spec(key)
+	v, set := p.st.values[key]
+	if !set {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	switch {
+	case err != nil:
+		p.fail(key, v, "is not an integer; want "+intRange(s))
+		return 0
+	case n < s.min || n > s.max:
+		p.fail(key, v, "is out of range; want "+intRange(s))
+		return 0
+	}
+	return n
+}
+
+// millis parses a millisecond count; -1 and 0 mean disabled (zero).
+func (p *valueParser) millis(key string) time.Duration {
+	n := p.int(key)
+	if n <= 0 {
+		return 0
+	}
+	if n > int64(maxDurationMillis) {
+		p.fail(key, p.st.values[key], "is out of range; want at most "+strconv.FormatInt(int64(maxDurationMillis), 10))
+		return 0
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+const maxDurationMillis = int64(1<<63-1) / int64(time.Millisecond)
+
+// intRange describes a key's integer bounds: "an integer > 0",
+// "an integer >= 0", "an integer from -1 to 9".
+func intRange(s *keySpec) string {
+	switch {
+	case s.max == maxInt64 && s.min == 1:
+		return "an integer > 0"
+	case s.max == maxInt64:
+		return fmt.Sprintf("an integer >= %d", s.min)
+	default:
+		return fmt.Sprintf("an integer from %d to %d", s.min, s.max)
+	}
+}
+
+func (p *valueParser) bool(key string) bool {
+	v := p.str(key)
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false", "":
+		return false
+	}
+	p.fail(key, v, "is not a boolean; want true or false")
+	return false
+}
+
+// choice returns the canonical name of the key's value, or "" when unset
+// or invalid. Values are matched ignoring case, by name or class name.
+func (p *valueParser) choice(key string) string {
+	s := p.spec(key)
+	v := p.str(key)
+	if v == "" {
+		return ""
+	}
+	c, ok := s.matchChoice(v)
+	if !ok {
+		p.fail(key, v, "is not allowed; want one of "+choiceList(s, false))
+		return ""
+	}
+	if c.unsupported {
+		p.fail(key, v, "is not supported yet by this version; want one of "+choiceList(s, true))
+		return ""
+	}
+	return c.name
+}
+
+// choiceList lists a choice key's names; supportedOnly leaves out the
+// recognised but unsupported ones.
+func choiceList(s *keySpec, supportedOnly bool) string {
+	var names []string
+	for _, c := range s.choices {
+		if supportedOnly && c.unsupported {
+			continue
+		}
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// list splits a comma-separated value, trimming items and dropping empty
+// ones, as Kafka's LIST type does.
+func (p *valueParser) list(key string) []string {
+	var out []string
+	for _, item := range strings.Split(p.raw(key), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func (p *valueParser) hostPorts(key string) []string {
+	v, set := p.st.values[key]
+	if !set || strings.TrimSpace(v) == "" {
+		p.missing(key, "")
+		return nil
+	}
+	items := p.list(key)
+	for _, hp := range items {
+		host, port, err := net.SplitHostPort(hp)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			p.fail(key, v, fmt.Sprintf("has %q, which is not host:port; want comma-separated host:port pairs", hp))
+			return nil
+		}
+	}
+	return items
+}
+
+// validTopicName applies Kafka's rule for topic names: 1 to 249 of
+// letters, digits, '.', '_' and '-', and not "." or "..".
+func validTopicName(t string) bool {
+	if t == "" || len(t) > 249 || t == "." || t == ".." {
+		return false
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *valueParser) topics(key string) []string {
+	items := p.list(key)
+	for _, t := range items {
+		if !validTopicName(t) {
+			p.fail(key, p.st.values[key], fmt.Sprintf("has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t))
+			return nil
+		}
+	}
+	return items
+}
+
+func (p *valueParser) regex(key string) string {
+	v := p.str(key)
+	if v == "" {
+		return ""
+	}
+	if _, err := regexp.Compile(`^(?:` + v + `)$`); err != nil {
+		p.fail(key, v, fmt.Sprintf("does not compile (%v); want a regular expression in RE2 syntax", err))
+		return ""
+	}
+	return v
+}
+
+// endpoint normalises store.url: https:// is added when there is no scheme.
+func (p *valueParser) endpoint(key string) string {
+	v := p.str(key)
+	if v == "" {
+		return ""
+	}
+	full := v
+	if !strings.Contains(v, "://") {
+		full = "https://" + v
+	}
+	u, err := url.Parse(full)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		p.fail(key, v, "is not an endpoint URL; want http(s)://host[:port]")
+		return ""
+	}
+	return full
+}

@@ -1,0 +1,548 @@
+package cmd
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fixtures = "../testdata/config"
+
+// envMap returns a LookupEnv over m.
+func envMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+// quickStart is the SinkOptions every fixture must produce.
+func quickStart() *SinkOptions {
+	return &SinkOptions{
+		Name:                "s3-sink",
+		BootstrapServers:    []string{"localhost:9092"},
+		GroupID:             "connect-s3-sink",
+		SecurityProtocol:    "PLAINTEXT",
+		Topics:              []string{"s3_topic"},
+		TopicsDir:           "topics",
+		DirectoryDelim:      "/",
+		FileDelim:           "+",
+		OffsetPadWidth:      10,
+		FlushSize:           3,
+		Store:               StoreS3,
+		Bucket:              "confluent-kafka-connect-s3-testing",
+		Region:              "us-west-2",
+		PathStyle:           true,
+		PartSize:            5242880,
+		PartRetries:         3,
+		RetryBackoff:        200 * time.Millisecond,
+		CompressionType:     CompressionNone,
+		CompressionLevel:    -1,
+		Format:              FormatJSON,
+		BytesSeparator:      "\n",
+		BytesExtension:      ".bin",
+		Partitioner:         PartitionerDefault,
+		NullValues:          NullValuesFail,
+		SchemaCompatibility: "NONE",
+	}
+}
+
+func TestLoadFixturesAgree(t *testing.T) {
+	tests := []struct {
+		file    string
+		ignored []string
+	}{
+		{"orders.yaml", []string{"connector.class", "tasks.max"}},
+		{"orders.json", []string{"connector.class", "tasks.max"}},
+		{"orders.properties", []string{"connector.class", "schema.generator.class", "tasks.max"}},
+		{"connect-rest.json", []string{"connector.class", "schema.generator.class", "tasks.max"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			st, err := LoadSettings(SettingsSource{
+				Command:    CommandSink,
+				ConfigFile: filepath.Join(fixtures, tc.file),
+				// Connect REST documents carry no broker list; the worker has it.
+				LookupEnv: envMap(map[string]string{"KAFKAS3_BOOTSTRAP_SERVERS": "localhost:9092"}),
+			})
+			if err != nil {
+				t.Fatalf("LoadSettings: %v", err)
+			}
+			if got := st.Ignored(); !reflect.DeepEqual(got, tc.ignored) {
+				t.Errorf("Ignored() = %q, want %q", got, tc.ignored)
+			}
+			got, err := st.Sink()
+			if err != nil {
+				t.Fatalf("Sink: %v", err)
+			}
+			if want := quickStart(); !reflect.DeepEqual(got, want) {
+				t.Errorf("Sink() =\n%+v\nwant\n%+v", got, want)
+			}
+			if o := st.Origin("flush.size"); o.Kind != OriginFile || o.Name != filepath.Join(fixtures, tc.file) {
+				t.Errorf("Origin(flush.size) = %v, want the file", o)
+			}
+			if o := st.Origin("topics.dir"); o.Kind != OriginDefault {
+				t.Errorf("Origin(topics.dir) = %v, want default", o)
+			}
+		})
+	}
+}
+
+// writeFile writes a config file into a temp dir and returns its path.
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const minimalYAML = `name: n
+bootstrap.servers: b:9092
+topics: t
+flush.size: 10
+s3.bucket.name: bkt
+format.class: json
+`
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "c.yaml", minimalYAML+"s3.region: file-region\ns3.part.retries: 4\ntopics.dir: filedir\n")
+	env := map[string]string{
+		"KAFKAS3_FLUSH_SIZE":      "20",
+		"KAFKAS3_S3_REGION":       "env-region",
+		"KAFKAS3_S3_PART_RETRIES": "5",
+		"KAFKAS3_S3_BUCKET_NAME":  "env-bucket",
+		"KAFKAS3_TOPICS_DIR":      "", // empty counts as unset
+	}
+	st, err := LoadSettings(SettingsSource{
+		Command:    CommandSink,
+		ConfigFile: file,
+		LookupEnv:  envMap(env),
+		Params:     []string{"s3.region=param-region", "s3.part.retries=6", "s3.part.retries=7"},
+		Flags:      map[string]string{"s3.region": "flag-region"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := st.Sink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		key    string
+		got    any
+		want   any
+		origin OriginKind
+	}{
+		{"flush.size", o.FlushSize, int64(20), OriginEnv},            // env > file
+		{"s3.bucket.name", o.Bucket, "env-bucket", OriginEnv},        // env > file
+		{"s3.region", o.Region, "flag-region", OriginFlag},           // flag > -p > env > file
+		{"s3.part.retries", o.PartRetries, 7, OriginParam},           // last -p wins, > env
+		{"topics.dir", o.TopicsDir, "filedir", OriginFile},           // empty env ignored
+		{"s3.part.size", o.PartSize, int64(26214400), OriginDefault}, // default
+		{"format.class", o.Format, FormatJSON, OriginFile},           // file
+		{"s3.retry.backoff.ms", o.RetryBackoff, 200 * time.Millisecond, OriginDefault},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
+		if k := st.Origin(c.key).Kind; k != c.origin {
+			t.Errorf("%s origin = %v, want kind %d", c.key, st.Origin(c.key), c.origin)
+		}
+	}
+	if got := st.Origin("flush.size").String(); got != "environment KAFKAS3_FLUSH_SIZE" {
+		t.Errorf("origin string = %q", got)
+	}
+}
+
+func TestEnvOnlyFlushSize(t *testing.T) {
+	st, err := LoadSettings(SettingsSource{
+		Command: CommandSink,
+		LookupEnv: envMap(map[string]string{
+			"KAFKAS3_NAME": "n", "KAFKAS3_BOOTSTRAP_SERVERS": "a:1,b:2", "KAFKAS3_TOPICS": "x, y",
+			"KAFKAS3_FLUSH_SIZE": "1000", "KAFKAS3_STORE_LOCAL_DIR": "/tmp/archive",
+			"KAFKAS3_FORMAT_CLASS": "bytearray", "KAFKAS3_S3_COMPRESSION_TYPE": "gzip",
+			"KAFKAS3_FORMAT_BYTEARRAY_SEPARATOR": "  ", // whitespace kept
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := st.Sink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.FlushSize != 1000 || o.Store != StoreLocal || o.LocalDir != "/tmp/archive" || o.Format != FormatBytes ||
+		o.CompressionType != CompressionGzip || o.BytesSeparator != "  " || !slices.Equal(o.Topics, []string{"x", "y"}) ||
+		!slices.Equal(o.BootstrapServers, []string{"a:1", "b:2"}) || o.GroupID != "connect-n" {
+		t.Errorf("unexpected options %+v", o)
+	}
+}
+
+func TestGroupID(t *testing.T) {
+	for _, tc := range []struct {
+		params []string
+		want   string
+	}{
+		{nil, "connect-n"},
+		{[]string{"name=orders archive"}, "connect-orders archive"},
+		{[]string{"group.id=mine"}, "mine"},
+	} {
+		st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := st.Sink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.GroupID != tc.want {
+			t.Errorf("params %q: GroupID = %q, want %q", tc.params, o.GroupID, tc.want)
+		}
+	}
+}
+
+// sinkErr loads minimalYAML plus params and returns the error of LoadSettings or Sink.
+func sinkErr(t *testing.T, base string, params ...string) error {
+	t.Helper()
+	st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", base), Params: params})
+	if err != nil {
+		return err
+	}
+	_, err = st.Sink()
+	return err
+}
+
+func TestValidationErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		base   string
+		params []string
+		want   []string // substrings of the error, in order
+	}{
+		{"flush.size not int", minimalYAML, []string{"flush.size=abc"},
+			[]string{`flush.size: "abc" is not an integer; want an integer > 0 (from -p flush.size)`}},
+		{"flush.size zero", minimalYAML, []string{"flush.size=0"},
+			[]string{`flush.size: "0" is out of range; want an integer > 0`}},
+		{"flush.size missing", strings.Replace(minimalYAML, "flush.size: 10\n", "", 1), nil,
+			[]string{"flush.size: required key is not set"}},
+		{"name missing", strings.Replace(minimalYAML, "name: n\n", "", 1), nil,
+			[]string{"name: required key is not set"}},
+		{"bootstrap missing", strings.Replace(minimalYAML, "bootstrap.servers: b:9092\n", "", 1), nil,
+			[]string{"bootstrap.servers: required key is not set"}},
+		{"bootstrap bad", minimalYAML, []string{"bootstrap.servers=a:1,nohost"},
+			[]string{`bootstrap.servers: "a:1,nohost" has "nohost", which is not host:port`}},
+		{"part size small", minimalYAML, []string{"s3.part.size=1024"},
+			[]string{`s3.part.size: "1024" is out of range; want an integer from 5242880 to 2147483647`}},
+		{"part retries negative", minimalYAML, []string{"s3.part.retries=-1"},
+			[]string{`s3.part.retries: "-1" is out of range; want an integer from 0 to 2147483647`}},
+		{"backoff negative", minimalYAML, []string{"s3.retry.backoff.ms=-5"},
+			[]string{`s3.retry.backoff.ms: "-5" is out of range; want an integer >= 0`}},
+		{"compression type", minimalYAML, []string{"s3.compression.type=zstd"},
+			[]string{`s3.compression.type: "zstd" is not allowed; want one of none, gzip`}},
+		{"compression level", minimalYAML, []string{"s3.compression.level=10"},
+			[]string{`s3.compression.level: "10" is out of range; want an integer from -1 to 9`}},
+		{"path style bool", minimalYAML, []string{"s3.path.style.access.enabled=yes"},
+			[]string{`s3.path.style.access.enabled: "yes" is not a boolean; want true or false`}},
+		{"both topics", minimalYAML, []string{"topics.regex=t.*"},
+			[]string{`topics.regex: "t.*" is set together with topics; want exactly one of topics and topics.regex`}},
+		{"no topics", strings.Replace(minimalYAML, "topics: t\n", "", 1), nil,
+			[]string{"topics: required key is not set (set exactly one of topics and topics.regex)"}},
+		{"bad regex", strings.Replace(minimalYAML, "topics: t\n", "topics.regex: \"a(\"\n", 1), nil,
+			[]string{`topics.regex: "a(" does not compile`, "want a regular expression in RE2 syntax"}},
+		{"bad topic", minimalYAML, []string{"topics=ok,bad topic"},
+			[]string{`topics: "ok,bad topic" has "bad topic", which is not a Kafka topic name`}},
+		{"schedule needs tz", minimalYAML, []string{"rotate.schedule.interval.ms=60000"},
+			[]string{"timezone: required key is not set (rotate.schedule.interval.ms is set)"}},
+		{"bad tz", minimalYAML, []string{"timezone=Mars/Olympus"},
+			[]string{`timezone: "Mars/Olympus" is not a known IANA zone; want a name like UTC or Europe/Berlin`}},
+		{"avro", minimalYAML, []string{"format.class=io.confluent.connect.s3.format.avro.AvroFormat"},
+			[]string{`format.class: "io.confluent.connect.s3.format.avro.AvroFormat" is not supported yet by this version; want one of json, bytes`}},
+		{"parquet", minimalYAML, []string{"format.class=parquet"},
+			[]string{`format.class: "parquet" is not supported yet by this version`}},
+		{"unknown format", minimalYAML, []string{"format.class=csv"},
+			[]string{`format.class: "csv" is not allowed; want one of json, bytes, avro, parquet`}},
+		{"format missing", strings.Replace(minimalYAML, "format.class: json\n", "", 1), nil,
+			[]string{"format.class: required key is not set"}},
+		{"time partitioner", minimalYAML, []string{"partitioner.class=io.confluent.connect.storage.partitioner.TimeBasedPartitioner"},
+			[]string{`partitioner.class: "io.confluent.connect.storage.partitioner.TimeBasedPartitioner" is not supported yet by this version; want one of default`}},
+		{"null write", minimalYAML, []string{"behavior.on.null.values=write"},
+			[]string{`behavior.on.null.values: "write" is not supported yet by this version; want one of fail, ignore`}},
+		{"schema compat", minimalYAML, []string{"schema.compatibility=BACKWARD"},
+			[]string{`schema.compatibility: "BACKWARD" is not supported yet`}},
+		{"bucket missing", strings.Replace(minimalYAML, "s3.bucket.name: bkt\n", "", 1), nil,
+			[]string{"s3.bucket.name: required key is not set (the store is S3"}},
+		{"local needs dir", minimalYAML, []string{"storage.class=local"},
+			[]string{"store.local.dir: required key is not set (storage.class is local)"}},
+		{"sasl needs mechanism", minimalYAML, []string{"security.protocol=SASL_SSL"},
+			[]string{"sasl.mechanism: required key is not set (security.protocol is SASL_SSL)"}},
+		{"sasl needs user", minimalYAML, []string{"security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-512"},
+			[]string{"sasl.username: required key is not set", "sasl.password: required key is not set"}},
+		{"mechanism without sasl", minimalYAML, []string{"sasl.mechanism=PLAIN", "sasl.username=u", "sasl.password=p"},
+			[]string{`sasl.mechanism: "PLAIN" needs security.protocol SASL_PLAINTEXT or SASL_SSL, not PLAINTEXT`}},
+		{"bad protocol", minimalYAML, []string{"security.protocol=TLS"},
+			[]string{`security.protocol: "TLS" is not allowed; want one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`}},
+		{"secret not echoed", minimalYAML, []string{"s3.sse.customer.key=hunter2"},
+			[]string{"s3.sse.customer.key: the value is not a base64-encoded 32-byte key"}},
+		{"kms without ssea", minimalYAML, []string{"s3.sse.kms.key.id=k1"},
+			[]string{`s3.sse.kms.key.id: "k1" needs s3.ssea.name aws:kms or aws:kms:dsse`}},
+		{"half static creds", minimalYAML, []string{"aws.access.key.id=AK"},
+			[]string{"aws.secret.access.key: required key is not set (aws.access.key.id is set)"}},
+		{"store url", minimalYAML, []string{"store.url=ftp://x"},
+			[]string{`store.url: "ftp://x" is not an endpoint URL; want http(s)://host[:port]`}},
+		{"wrong connector", minimalYAML, []string{"connector.class=io.confluent.connect.s3.source.S3SourceConnector"},
+			[]string{`connector.class: "io.confluent.connect.s3.source.S3SourceConnector" is not the S3 sink connector`}},
+		{"bad extension", minimalYAML, []string{"format.bytearray.extension=bin"},
+			[]string{`format.bytearray.extension: "bin" is not a file extension`}},
+		{"empty delim", minimalYAML, []string{"directory.delim="},
+			[]string{`directory.delim: "" is empty; want a non-empty string`}},
+		{"pad width", minimalYAML, []string{"filename.offset.zero.pad.width=30"},
+			[]string{`filename.offset.zero.pad.width: "30" is out of range; want an integer from 0 to 19`}},
+		{"bad locale", minimalYAML, []string{"locale=en US"},
+			[]string{`locale: "en US" is not a locale tag`}},
+		{"unsupported at non-default", minimalYAML, []string{"store.kafka.keys=true"},
+			[]string{`store.kafka.keys: "true" is not supported yet by this version (write record keys to .keys files); leave it unset or "false"`}},
+		{"jaas secret", minimalYAML, []string{"sasl.jaas.config=x password=\"s3cret\";"},
+			[]string{"sasl.jaas.config: a value is not supported yet"}},
+		{"transforms", minimalYAML, []string{"transforms=unwrap", "transforms.unwrap.type=X"},
+			[]string{"transforms: not supported: single message transforms change records", "transforms.unwrap.type: not supported"}},
+		{"assume role", minimalYAML, []string{"s3.credentials.provider.class=io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"},
+			[]string{"s3.credentials.provider.class", "is not supported yet"}},
+		{"errors tolerance all", minimalYAML, []string{"errors.tolerance=all"},
+			[]string{`errors.tolerance: "all" is not supported yet by this version; want one of none`}},
+		{"bad -p", minimalYAML, []string{"flush.size"},
+			[]string{`-p "flush.size": want key=value`}},
+		{"several at once", minimalYAML, []string{"flush.size=x", "s3.part.size=1", "format.class=avro"},
+			[]string{"3 configuration problems:", "flush.size:", "s3.part.size:", "format.class:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sinkErr(t, tc.base, tc.params...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error does not wrap ErrConfig: %v", err)
+			}
+			msg := err.Error()
+			rest := msg
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("error %q\ndoes not contain (in order) %q", msg, w)
+				}
+				rest = rest[i+len(w):]
+			}
+			if strings.Contains(msg, "hunter2") || strings.Contains(msg, "s3cret") {
+				t.Errorf("error leaks a secret: %q", msg)
+			}
+		})
+	}
+}
+
+func TestAcceptedValues(t *testing.T) {
+	tests := []struct {
+		name   string
+		params []string
+		check  func(*SinkOptions) bool
+	}{
+		{"short and class names case-insensitively", []string{"format.class=BYTES", "partitioner.class=default", "storage.class=s3"},
+			func(o *SinkOptions) bool { return o.Format == FormatBytes && o.Partitioner == PartitionerDefault }},
+		{"regex", []string{"topics=", "topics.regex=orders\\..*"},
+			func(o *SinkOptions) bool { return o.TopicsRegex == `orders\..*` && o.Topics == nil }},
+		{"schedule with tz", []string{"rotate.schedule.interval.ms=3600000", "timezone=Europe/Berlin", "rotate.interval.ms=600000"},
+			func(o *SinkOptions) bool {
+				return o.RotateScheduleInterval == time.Hour && o.Location != nil && o.Location.String() == "Europe/Berlin" &&
+					o.RotateInterval == 10*time.Minute
+			}},
+		{"sasl", []string{"security.protocol=sasl_ssl", "sasl.mechanism=scram-sha-256", "sasl.username=u", "sasl.password=p"},
+			func(o *SinkOptions) bool {
+				return o.SecurityProtocol == "SASL_SSL" && o.SASLMechanism == "SCRAM-SHA-256" && o.SASLPassword == "p"
+			}},
+		{"endpoint scheme added", []string{"store.url=minio.local:9000", "s3.path.style.access.enabled=false"},
+			func(o *SinkOptions) bool { return o.Endpoint == "https://minio.local:9000" && !o.PathStyle }},
+		{"sse-c", []string{"s3.sse.customer.key=" + strings.Repeat("A", 43) + "=", "s3.ssea.name=AES256"},
+			func(o *SinkOptions) bool { return o.SSEAlgorithm == "AES256" && o.SSECustomerKey != "" }},
+		{"kms", []string{"s3.ssea.name=aws:kms", "s3.sse.kms.key.id=k1", "s3.acl.canned=bucket-owner-full-control"},
+			func(o *SinkOptions) bool { return o.SSEKMSKeyID == "k1" && o.CannedACL == "bucket-owner-full-control" }},
+		{"local dir wins over S3Storage", []string{"storage.class=io.confluent.connect.s3.storage.S3Storage", "store.local.dir=/x", "s3.bucket.name="},
+			func(o *SinkOptions) bool { return o.Store == StoreLocal && o.LocalDir == "/x" }},
+		{"empty topics.dir", []string{"topics.dir="}, func(o *SinkOptions) bool { return o.TopicsDir == "" }},
+		{"unsupported at default", []string{"store.kafka.keys=FALSE", "partition.duration.ms=-1", "transforms=", "avro.codec=null"},
+			func(o *SinkOptions) bool { return true }},
+		{"default credentials provider", []string{"s3.credentials.provider.class=com.amazonaws.auth.DefaultAWSCredentialsProviderChain"},
+			func(o *SinkOptions) bool { return true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := st.Sink()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(o) {
+				t.Errorf("unexpected options %+v", o)
+			}
+		})
+	}
+}
+
+func TestUnknownKeys(t *testing.T) {
+	tests := []struct {
+		key, want string
+	}{
+		{"flush.sise", `flush.sise: unknown key; did you mean "flush.size"?`},
+		{"Flush.Size", `Flush.Size: unknown key; did you mean "flush.size"?`},
+		{"s3.bucket", `s3.bucket: unknown key (from`},
+		{"s3.bukcet.name", `s3.bukcet.name: unknown key; did you mean "s3.bucket.name"?`},
+		{"topic", `topic: unknown key; did you mean "topics"?`},
+		{"completely.different.thing", "completely.different.thing: unknown key (from"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.key, func(t *testing.T) {
+			err := sinkErr(t, minimalYAML+tc.key+": 1\n")
+			if err == nil || !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v, want a config error", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+	// Unknown keys are found in every layer; all are reported at once.
+	_, err := LoadSettings(SettingsSource{Command: CommandSink, Params: []string{"flsh.size=1"},
+		Flags: map[string]string{"bogus.key": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "flsh.size: unknown key") || !strings.Contains(err.Error(), "bogus.key: unknown key") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestIgnoredKeys(t *testing.T) {
+	st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML+`
+key.converter: org.apache.kafka.connect.storage.StringConverter
+value.converter: org.apache.kafka.connect.converters.ByteArrayConverter
+value.converter.schemas.enable: false
+consumer.override.max.poll.records: 500
+header.converter: x
+errors.log.enable: true
+s3.poll.interval.ms: 1000
+behavior.on.error: log
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"behavior.on.error", "consumer.override.max.poll.records", "errors.log.enable", "header.converter",
+		"key.converter", "s3.poll.interval.ms", "value.converter", "value.converter.schemas.enable"}
+	if got := st.Ignored(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Ignored() = %q\nwant %q", got, want)
+	}
+	if _, ok := st.Get("s3.poll.interval.ms"); ok {
+		t.Error("a source-only key is in the sink's settings")
+	}
+	if _, err := st.Sink(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The same keys are active for the source.
+	st, err = LoadSettings(SettingsSource{Command: CommandSource, Params: []string{"s3.poll.interval.ms=1000", "flush.size=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.Get("s3.poll.interval.ms"); v != "1000" {
+		t.Errorf("source s3.poll.interval.ms = %q", v)
+	}
+	if v, _ := st.Get("record.batch.max.size"); v != "200" {
+		t.Errorf("source record.batch.max.size default = %q", v)
+	}
+	if !slices.Equal(st.Ignored(), []string{"flush.size"}) {
+		t.Errorf("source Ignored() = %q", st.Ignored())
+	}
+}
+
+func TestFileFormats(t *testing.T) {
+	tests := []struct {
+		name, file, body string
+		want             map[string]string // expected raw values
+		wantErr          string
+	}{
+		{name: "yaml lists and numbers", file: "a.yml",
+			body: "topics: [a, b]\nflush.size: 0003\nbootstrap.servers:\n  - h1:1\n  - h2:2\ns3.path.style.access.enabled: false\ntopics.dir: ''\n",
+			want: map[string]string{"topics": "a,b", "flush.size": "0003", "bootstrap.servers": "h1:1,h2:2",
+				"s3.path.style.access.enabled": "false", "topics.dir": ""}},
+		{name: "yaml null leaves default", file: "a.yaml", body: "topics.dir: ~\n", want: map[string]string{"topics.dir": "topics"}},
+		{name: "yaml nested", file: "a.yaml", body: "s3:\n  bucket.name: x\n", wantErr: "s3: line 2: nested values are not supported"},
+		{name: "yaml duplicate", file: "a.yaml", body: "topics: a\ntopics: b\n", wantErr: `line 2: key "topics" appears twice`},
+		{name: "yaml not a map", file: "a.yaml", body: "- a\n- b\n", wantErr: "want a mapping"},
+		{name: "yaml syntax", file: "a.yaml", body: "topics: [a\n", wantErr: "config file"},
+		{name: "yaml REST shape", file: "a.yaml", body: "name: n\nconfig:\n  flush.size: 5\n",
+			want: map[string]string{"name": "n", "flush.size": "5"}},
+		{name: "json numbers and bools", file: "a.json", body: `{"flush.size": 12, "s3.part.size": 5242880, "s3.path.style.access.enabled": false, "topics": ["x","y"]}`,
+			want: map[string]string{"flush.size": "12", "s3.part.size": "5242880", "s3.path.style.access.enabled": "false", "topics": "x,y"}},
+		{name: "json trailing data", file: "a.json", body: `{"flush.size": 1} {}`, wantErr: "unexpected data after the JSON object"},
+		{name: "json nested", file: "a.json", body: `{"s3": {"bucket": "x"}}`, wantErr: "s3: nested values are not supported"},
+		{name: "rest names differ", file: "a.json", body: `{"name": "a", "config": {"name": "b"}}`, wantErr: `name: top-level "a" and config name "b" differ`},
+		{name: "rest extra top key", file: "a.json", body: `{"name": "a", "config": {}, "extra": 1}`, wantErr: "extra: unknown top-level key"},
+		{name: "rest config not a map", file: "a.json", body: `{"name": "a", "config": "x"}`, wantErr: "config: want a mapping"},
+		{name: "rest GET output", file: "a.json", body: `{"name": "a", "config": {"name": "a", "flush.size": "4"}, "tasks": [{"connector": "a", "task": 0}], "type": "sink"}`,
+			want: map[string]string{"name": "a", "flush.size": "4"}},
+		{name: "properties", file: "a.properties", body: "flush.size = 7\ntopics.dir=\n",
+			want: map[string]string{"flush.size": "7", "topics.dir": ""}},
+		{name: "sniff json", file: "conf", body: ` {"flush.size": "8"}`, want: map[string]string{"flush.size": "8"}},
+		{name: "sniff yaml", file: "conf", body: "flush.size: 9\ntopics: [a]\n", want: map[string]string{"flush.size": "9", "topics": "a"}},
+		{name: "sniff properties", file: "conf", body: "flush.size=10\ntopics=a\n", want: map[string]string{"flush.size": "10", "topics": "a"}},
+		{name: "empty yaml", file: "a.yaml", body: "", want: map[string]string{"topics.dir": "topics"}},
+		{name: "missing file", file: "", wantErr: "config file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "does-not-exist.yaml")
+			if tc.file != "" {
+				path = writeFile(t, tc.file, tc.body)
+			}
+			st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: path})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrConfig) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tc.want {
+				if got, ok := st.Get(k); !ok || got != want {
+					t.Errorf("%s = %q (set %v), want %q", k, got, ok, want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadSettingsNeedsCommand(t *testing.T) {
+	if _, err := LoadSettings(SettingsSource{}); err == nil || errors.Is(err, ErrConfig) {
+		t.Errorf("err = %v, want a programming error that is not a config error", err)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for key, want := range map[string]string{
+		"flush.size":                     "KAFKAS3_FLUSH_SIZE",
+		"s3.bucket.name":                 "KAFKAS3_S3_BUCKET_NAME",
+		"filename.offset.zero.pad.width": "KAFKAS3_FILENAME_OFFSET_ZERO_PAD_WIDTH",
+		"a-b.c":                          "KAFKAS3_A_B_C",
+	} {
+		if got := envName(key); got != want {
+			t.Errorf("envName(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
