@@ -12,10 +12,10 @@
 // a Format from a Config. Avro and Parquet are recognised but not
 // implemented yet (ErrNotSupported); New is where they will plug in.
 //
-// Both formats store the record value only. Topic, partition and start
-// offset come from the object key; readers leave the other Record fields
-// zero, and a restored record's offset is the object's start offset plus
-// its index in the object.
+// Both formats store the record value only. Readers leave the other Record
+// fields zero; the caller fills topic and partition from the object key.
+// (Offsets inside an object need not be contiguous: compaction and
+// transaction markers leave gaps, so only the first is known.)
 //
 // # Null values
 //
