@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -199,4 +200,16 @@ func S3(t testing.TB) *S3Server {
 		skipOrFail(t, err)
 	}
 	return s
+}
+
+// Tool returns the path of program name on PATH. When it is missing it skips
+// the test with one line saying how to install it (install, such as "apt-get
+// install kcat"), or fails the test when KAFKAS3_REQUIRE_TESTBED=1.
+func Tool(t testing.TB, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		skipOrFail(t, missingTool("testbed: %s not found on PATH (%s)", name, install))
+	}
+	return p
 }
