@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 )
 
 // Defaults and limits of S3Config, matching Confluent's S3 sink.
@@ -384,11 +385,25 @@ func (s *S3) Check(ctx context.Context) error {
 	if errors.As(err, &re) {
 		status = re.HTTPStatusCode()
 	}
+	// A HEAD response has no body, so its error code is a guess from the
+	// status. Some servers answer an unknown access key with 404, so ask
+	// again with a GET, whose body names the real error.
+	code := ""
+	if status == http.StatusNotFound || status == http.StatusForbidden {
+		code = s.probeErrorCode(ctx)
+	}
 	switch {
-	case errors.Is(err, ErrNotExist):
+	case code == "NoSuchBucket" || status == http.StatusNotFound && !isAuthErrorCode(code):
 		return fmt.Errorf("s3.bucket.name %q: bucket does not exist at %s: %w", s.cfg.Bucket, s.where, err)
-	case errors.Is(err, ErrAccessDenied):
-		return fmt.Errorf("s3.bucket.name %q: access denied at %s with %s: %w", s.cfg.Bucket, s.where, s.credentialsSource(ctx), err)
+	case status == http.StatusForbidden || isAuthErrorCode(code):
+		if !errors.Is(err, ErrAccessDenied) {
+			err = fmt.Errorf("%w: %w", ErrAccessDenied, err)
+		}
+		why := ""
+		if code != "" && code != "AccessDenied" {
+			why = " (" + code + ")"
+		}
+		return fmt.Errorf("s3.bucket.name %q: access denied%s at %s with %s: %w", s.cfg.Bucket, why, s.where, s.credentialsSource(ctx), err)
 	case status == http.StatusMovedPermanently:
 		region := "another region"
 		if r := hdr.Get("X-Amz-Bucket-Region"); r != "" {
@@ -397,6 +412,29 @@ func (s *S3) Check(ctx context.Context) error {
 		return fmt.Errorf("s3.bucket.name %q: bucket is in %s, not s3.region %q: %w", s.cfg.Bucket, region, s.cfg.Region, err)
 	}
 	return fmt.Errorf("s3.bucket.name %q at %s: %w", s.cfg.Bucket, s.where, err)
+}
+
+// isAuthErrorCode reports whether an S3 error code means the credentials
+// or their permissions are wrong.
+func isAuthErrorCode(code string) bool {
+	switch code {
+	case "AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+		"InvalidToken", "ExpiredToken", "TokenRefreshRequired",
+		"XAdminUserNotFound": // versitygw, with status 404
+		return true
+	}
+	return false
+}
+
+// probeErrorCode lists at most one key of the bucket, once, and returns the
+// S3 error code of the failure, or "".
+func (s *S3) probeErrorCode(ctx context.Context) string {
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, MaxKeys: aws.Int32(1)})
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
 }
 
 // credentialsSource describes where the credentials come from.

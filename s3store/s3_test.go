@@ -404,6 +404,28 @@ func TestS3CheckAccessDenied(t *testing.T) {
 	}
 }
 
+// TestS3CheckUnknownKeyAs404 mimics a server (versitygw) that answers an
+// unknown access key with 404: the body of a GET shows it is not a
+// missing bucket.
+func TestS3CheckUnknownKeyAs404(t *testing.T) {
+	fake := newFake(t)
+	fake.CreateBucket("b")
+	st, err := s3store.NewS3(t.Context(), s3store.S3Config{
+		Bucket: "b", Endpoint: fake.URL, PathStyle: true,
+		AccessKeyID: fakeAccessKey, SecretAccessKey: fakeSecretKey,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.FailNextCode(s3fake.OpHeadBucket, 1, http.StatusNotFound, "XAdminUserNotFound")
+	fake.FailNextCode(s3fake.OpListObjectsV2, 1, http.StatusNotFound, "XAdminUserNotFound")
+	err = st.Check(t.Context())
+	want := `s3.bucket.name "b": access denied (XAdminUserNotFound) at ` + fake.URL + ` with credentials from aws.access.key.id "` + fakeAccessKey + `"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, s3store.ErrAccessDenied) {
+		t.Fatalf("Check = %v, want prefix %q", err, want)
+	}
+}
+
 func TestS3ConfigValidation(t *testing.T) {
 	good := s3store.S3Config{Bucket: "b", AccessKeyID: "a", SecretAccessKey: "s"}
 	key32 := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes

@@ -77,6 +77,7 @@ type fault struct {
 	op     string
 	left   int
 	status int
+	code   string
 }
 
 // New starts a server. Stop it with Close.
@@ -124,9 +125,16 @@ func (s *Server) CreateBucket(name string) {
 // FailNext makes the next n requests of operation op (any operation if op
 // is "") fail with HTTP status. Faults queue in the order they were added.
 func (s *Server) FailNext(op string, n, status int) {
+	s.FailNextCode(op, n, status, "")
+}
+
+// FailNextCode is FailNext with a given S3 error code in the response body
+// ("" picks one from the status: InternalError, SlowDown, AccessDenied,
+// InvalidRequest).
+func (s *Server) FailNextCode(op string, n, status int, code string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, &fault{op: op, left: n, status: status})
+	s.faults = append(s.faults, &fault{op: op, left: n, status: status, code: code})
 }
 
 // DenyAccess makes every request fail with 403 AccessDenied while deny is true.
@@ -256,6 +264,8 @@ func (s *Server) injected(op string) *s3Error {
 		}
 		code := "InternalError"
 		switch {
+		case f.code != "":
+			code = f.code
 		case f.status == http.StatusServiceUnavailable:
 			code = "SlowDown"
 		case f.status == http.StatusForbidden:
