@@ -35,6 +35,8 @@ type bed struct {
 	s3Once sync.Once
 	s3     *S3Server
 	s3Err  error
+
+	shutdownOnce sync.Once
 }
 
 // current is the test binary's test bed, set up by Main.
@@ -87,13 +89,14 @@ func (b *bed) begin() {
 	}))}
 }
 
-// shutdown stops every started service; later starts are refused.
+// shutdown stops every started service; later starts are refused. A second
+// caller waits until the first one has finished.
 func (b *bed) shutdown() {
+	b.shutdownOnce.Do(b.stopAll)
+}
+
+func (b *bed) stopAll() {
 	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return
-	}
 	b.closed = true
 	if b.cancel != nil {
 		b.cancel()
