@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,26 @@ func TestS3StopStartIntegration(t *testing.T) {
 	got, err := io.ReadAll(out.Body)
 	if err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("object after restart: %d bytes, err %v; want %d equal bytes", len(got), err, len(body))
+	}
+}
+
+// TestKafkaStartFailureIntegration checks that a broker that cannot start
+// gives an error carrying its log, and leaves no temp dir behind.
+func TestKafkaStartFailureIntegration(t *testing.T) {
+	testbed := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	k, err := StartKafka(ctx, Options{TempDir: testbed, KafkaHeap: "lots"})
+	if err == nil {
+		k.Close()
+		t.Fatal("StartKafka with -Xmxlots succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "did not start") || !strings.Contains(msg, "broker.log ---") ||
+		!strings.Contains(msg, "Invalid maximum heap size") {
+		t.Fatalf("error lacks the broker log tail:\n%s", msg)
+	}
+	if left, _ := os.ReadDir(testbed); len(left) != 0 {
+		t.Fatalf("failed start left %d entries in its temp dir parent", len(left))
 	}
 }
