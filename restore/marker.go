@@ -3,9 +3,11 @@ package restore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // MarkerGroupPrefix starts the name of the consumer group that holds a
@@ -48,6 +50,9 @@ func encodeMarkerMeta(archive, source string) string {
 func readMarkers(ctx context.Context, adm *kadm.Client, target string) (map[int32]marker, error) {
 	group := MarkerGroup(target)
 	resps, err := adm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return map[int32]marker{}, nil // no restore yet (some brokers say so instead of returning nothing)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read restore markers of %q from group %q: %w", target, group, err)
 	}

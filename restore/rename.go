@@ -3,6 +3,7 @@ package restore
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kafkas3/kafkas3/partition"
@@ -31,7 +32,8 @@ type renamer struct {
 }
 
 // newRenamer builds a renamer from a Java-style replacement ("copy_of_$0",
-// "$1-restored", "${name}", "\$" for a literal dollar). An empty
+// "$1-restored", "${name}", "\$" for a literal dollar; Go's "${0}" is
+// accepted too). An empty
 // replacement gives a renamer that keeps names.
 func newRenamer(re *regexp.Regexp, replacement string) (*renamer, error) {
 	if replacement == "" {
@@ -106,7 +108,9 @@ func javaReplacement(repl string, re *regexp.Regexp) (string, error) {
 					return "", fmt.Errorf("%w: topic rename %q has an unclosed ${", ErrInvalidConfig, repl)
 				}
 				name := repl[i+1 : i+end]
-				if !names[name] {
+				if n, err := strconv.Atoi(name); err == nil && n >= 0 && n <= groups {
+					// ${0}: Go's spelling of a numbered group, accepted too.
+				} else if !names[name] {
 					return "", fmt.Errorf("%w: topic rename %q names group %q, which the regex %q does not have",
 						ErrInvalidConfig, repl, name, re.String())
 				}

@@ -246,7 +246,7 @@ func (r *Restorer) archived(topic string) bool {
 
 // checkTargets verifies (or creates) the target topics before anything is
 // produced.
-func (r *Restorer) checkTargets(ctx context.Context, adm *kadm.Client, topics []*TopicPlan) error {
+func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topics []*TopicPlan) error {
 	names := make([]string, len(topics))
 	want := map[string]int32{}
 	for i, t := range topics {
@@ -282,6 +282,9 @@ func (r *Restorer) checkTargets(ctx context.Context, adm *kadm.Client, topics []
 			}
 			r.log.Info("created target topic", "topic", name, "partitions", want[name])
 		}
+		// kadm caches metadata (MetadataMinAge); forget what it cached
+		// about the topics before they existed.
+		cl.PurgeTopicsFromClient(missing...)
 		if details, err = waitTopics(ctx, adm, names, want); err != nil {
 			return err
 		}
@@ -368,7 +371,7 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	if len(topics) == 0 {
 		return nil
 	}
-	if err := r.checkTargets(ctx, adm, topics); err != nil {
+	if err := r.checkTargets(ctx, cl, adm, topics); err != nil {
 		return err
 	}
 

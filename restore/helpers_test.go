@@ -1,0 +1,257 @@
+package restore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// newCluster starts an in-process Kafka with the given topics of n
+// partitions each.
+func newCluster(t *testing.T, n int32, topics ...string) []string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1)}
+	if len(topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(n, topics...))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// logBuffer is a slog handler target that tests can read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// archive writes archive objects for tests.
+type archive struct {
+	t     *testing.T
+	store *s3store.Memory
+	keys  partition.KeyConfig
+	f     format.Format
+}
+
+func newArchive(t *testing.T, f format.Format) *archive {
+	return &archive{t: t, store: s3store.NewMemory(), keys: partition.DefaultKeyConfig(), f: f}
+}
+
+// put writes one object of topic/p starting at offset start.
+func (a *archive) put(topic string, p int32, start int64, recs []*format.Record) string {
+	a.t.Helper()
+	key := a.keys.ObjectKey(partition.ObjectName{
+		Topic: topic, Encoded: fmt.Sprintf("partition=%d", p), Partition: p, StartOffset: start, Ext: a.f.Extension(),
+	})
+	a.putRaw(key, func(w io.Writer) {
+		rw, err := a.f.NewWriter(w)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err := rw.Write(r); err != nil {
+				a.t.Fatal(err)
+			}
+		}
+		if err := rw.Close(); err != nil {
+			a.t.Fatal(err)
+		}
+	})
+	return key
+}
+
+func (a *archive) putRaw(key string, fill func(w io.Writer)) {
+	a.t.Helper()
+	ctx := context.Background()
+	w, err := a.store.Create(ctx, key)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	fill(w)
+	if err := w.Commit(ctx); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// values makes n value-only records <prefix>-<i> (plain text).
+func values(prefix string, from, n int) []*format.Record {
+	out := make([]*format.Record, n)
+	for i := range out {
+		out[i] = &format.Record{Value: fmt.Appendf(nil, "%s-%d", prefix, from+i)}
+	}
+	return out
+}
+
+// readTopic reads everything topic holds, by partition.
+func readTopic(t *testing.T, brokers []string, topic string) map[int32][]*kgo.Record {
+	t.Helper()
+	ctx := testContext(t)
+	adm := newAdmin(t, brokers)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int64{}
+	parts := map[int32]kgo.Offset{}
+	var total int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			t.Fatalf("end offset %s/%d: %v", topic, o.Partition, o.Err)
+		}
+		want[o.Partition] = o.Offset
+		parts[o.Partition] = kgo.NewOffset().AtStart()
+		total += o.Offset
+	})
+	out := map[int32][]*kgo.Record{}
+	if total == 0 {
+		return out
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got int64
+	for got < total {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %s: got %d of %d records", topic, got, total)
+		}
+		fs.EachError(func(_ string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			out[r.Partition] = append(out[r.Partition], r)
+			got++
+		})
+	}
+	return out
+}
+
+func newAdmin(t *testing.T, brokers []string) *kadm.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// produce writes records to topic/p by hand (a foreign writer).
+func produce(t *testing.T, brokers []string, topic string, p int32, vals ...string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, v := range vals {
+		if err := cl.ProduceSync(testContext(t), &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkValues asserts that recs hold exactly the values want, in order.
+func checkValues(t *testing.T, what string, recs []*kgo.Record, want []*format.Record) {
+	t.Helper()
+	if len(recs) != len(want) {
+		t.Fatalf("%s: %d records, want %d", what, len(recs), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(recs[i].Value, want[i].Value) {
+			t.Fatalf("%s: record %d (offset %d) is %q, want %q", what, i, recs[i].Offset, recs[i].Value, want[i].Value)
+		}
+	}
+}
+
+// fullFormat is a test format that round-trips every field a Record can
+// hold, including nil versus empty keys, values and header values.
+type fullFormat struct{}
+
+func (fullFormat) Extension() string { return ".full" }
+
+func (fullFormat) NewWriter(w io.Writer) (format.RecordWriter, error) {
+	return &fullWriter{enc: json.NewEncoder(w)}, nil
+}
+
+func (fullFormat) NewReader(r io.Reader) (format.RecordReader, error) {
+	return &fullReader{sc: bufio.NewScanner(r)}, nil
+}
+
+type fullLine struct {
+	Key     []byte
+	Value   []byte
+	Headers []format.Header
+	TS      int64
+}
+
+type fullWriter struct{ enc *json.Encoder }
+
+func (w *fullWriter) Write(r *format.Record) error {
+	l := fullLine{Key: r.Key, Value: r.Value, Headers: r.Headers}
+	if !r.Timestamp.IsZero() {
+		l.TS = r.Timestamp.UnixMilli()
+	}
+	return w.enc.Encode(l)
+}
+
+func (w *fullWriter) Close() error { return nil }
+
+type fullReader struct{ sc *bufio.Scanner }
+
+func (r *fullReader) Read() (*format.Record, error) {
+	if !r.sc.Scan() {
+		if err := r.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	var l fullLine
+	if err := json.Unmarshal(r.sc.Bytes(), &l); err != nil {
+		return nil, err
+	}
+	rec := &format.Record{Key: l.Key, Value: l.Value, Headers: l.Headers}
+	if l.TS != 0 {
+		rec.Timestamp = time.UnixMilli(l.TS)
+	}
+	return rec, nil
+}
