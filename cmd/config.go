@@ -243,7 +243,7 @@ func LoadSettings(src SettingsSource) (*Settings, error) {
 			case spec.status == statusRejected:
 				if strings.TrimSpace(lv.value) != "" {
 					errs = append(errs, &ConfigError{Key: lv.key, Origin: lv.origin,
-						Msg: "not supported: " + lowerFirst(spec.doc)})
+						Msg: "not supported: " + lowerFirst(strings.TrimSuffix(spec.doc, "."))})
 				}
 				continue
 			case spec.status == statusIgnored || spec.commands&src.Command == 0:

@@ -98,6 +98,9 @@ type SinkOptions struct {
 // every problem it finds at once; each wraps ErrConfig and names the key,
 // the value and what is allowed.
 func (s *Settings) Sink() (*SinkOptions, error) {
+	if s.command != CommandSink {
+		return nil, fmt.Errorf("Settings.Sink: settings were loaded for %s", s.command)
+	}
 	p := &valueParser{st: s}
 	o := &SinkOptions{}
 
@@ -200,7 +203,7 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	if o.Store == StoreS3 {
 		switch {
 		case o.Bucket == "":
-			p.missing("s3.bucket.name", "the store is S3 (set store.local.dir for a local directory)")
+			p.missing("s3.bucket.name", "the store is S3; set store.local.dir for a local directory")
 		case strings.ContainsAny(o.Bucket, "/ \t\n"):
 			p.fail("s3.bucket.name", o.Bucket, "is not a bucket name; want a name without '/' or spaces")
 		}
