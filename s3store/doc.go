@@ -1,4 +1,36 @@
 // Package s3store owns object storage: one small Store interface implemented
 // by S3 (aws-sdk-go-v2, streaming multipart), a local directory and memory,
-// all held to one conformance suite. Objects appear only when complete.
+// all held to one conformance suite (package storetest). Objects appear only
+// when complete.
+//
+// # Backends
+//
+//   - NewS3: an S3 bucket (AWS or any S3-compatible server via store.url).
+//     Bytes written to an object are spooled to a temp file through a small
+//     buffer; each full part (s3.part.size) is uploaded as it fills, so
+//     memory stays at about 32 KiB per open object whatever the part size,
+//     and temp disk at one part per object (two while a part uploads in the
+//     background). An object smaller than one part is sent with one
+//     PutObject on Commit; a larger one is a multipart upload completed on
+//     Commit. Abort, and any failure, aborts the multipart upload.
+//   - NewLocal: a directory; keys become paths. Commit is fsync, rename and
+//     directory fsync of a hidden temp file written next to the target.
+//   - NewMemory: a map, for tests.
+//
+// # Retries
+//
+// The S3 store turns the SDK's retryer off and retries each request itself:
+// s3.part.retries attempts after the first, waiting a random duration in
+// [0, s3.retry.backoff.ms·2^(n-1)] (full jitter, capped at 24 h) before
+// retry n, as Confluent's sink does. Only network errors, 5xx and
+// throttling are retried; 4xx errors such as NoSuchBucket or AccessDenied
+// fail at once. Waits end when the context does.
+//
+// # Errors
+//
+// Missing objects and buckets wrap ErrNotExist; refused credentials wrap
+// ErrAccessDenied; bad keys wrap ErrInvalidKey; a writer used after Commit
+// or Abort returns ErrClosed. Configuration errors name the Confluent key
+// (s3.part.size, s3.bucket.name, ...), and Check's errors name the bucket,
+// the endpoint and where the credentials came from.
 package s3store

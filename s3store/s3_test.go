@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -476,5 +477,45 @@ func TestS3ConfigValidation(t *testing.T) {
 	}
 	if got := st.Config(); got.PartRetries != 0 || got.RetryBackoff != 0 {
 		t.Errorf("negative retries/backoff should mean none: %+v", got)
+	}
+}
+
+// TestS3MemoryBoundedWithManyOpenObjects opens 200 objects at once and
+// writes 512 KiB to each: the heap must grow by a small buffer per object,
+// not by the bytes written (100 MiB), which sit in the spool files.
+func TestS3MemoryBoundedWithManyOpenObjects(t *testing.T) {
+	fake := newFake(t)
+	st, _ := fakeStore(t, fake, nil)
+	const objects, each = 200, 512 << 10
+	chunk := pattern(64 << 10)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ws := make([]s3store.ObjectWriter, objects)
+	for i := range ws {
+		w, err := st.Create(t.Context(), fmt.Sprintf("open/%03d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	for range each / len(chunk) {
+		for _, w := range ws {
+			if _, err := w.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("heap grew %d KiB for %d open objects holding %d MiB", grown>>10, objects, objects*each>>20)
+	if limit := int64(objects * 64 << 10); grown > limit {
+		t.Errorf("heap grew %d bytes with %d open objects; want under %d (64 KiB per object)", grown, objects, limit)
+	}
+	for _, w := range ws {
+		if err := w.Abort(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -31,9 +31,10 @@ const (
 // synchronously otherwise. At most one part per object is in flight, so
 // parts complete in order and at most two spool files exist per object.
 type s3Writer struct {
-	s   *S3
-	ctx context.Context // from Create; governs uploads started by Write
-	key string
+	s      *S3
+	ctx    context.Context // from Create; governs uploads started by Write
+	cancel context.CancelFunc
+	key    string
 
 	cur   *os.File // spool being written
 	spare *os.File // empty spool ready for reuse, or nil
@@ -55,7 +56,8 @@ type partResult struct {
 }
 
 func newS3Writer(ctx context.Context, s *S3, key string, spool *os.File) *s3Writer {
-	return &s3Writer{s: s, ctx: ctx, key: key, cur: spool, bw: bufio.NewWriterSize(spool, spoolBufferSize)}
+	ctx, cancel := context.WithCancel(ctx)
+	return &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool, bw: bufio.NewWriterSize(spool, spoolBufferSize)}
 }
 
 func (w *s3Writer) Write(p []byte) (int, error) {
@@ -256,6 +258,7 @@ func (w *s3Writer) Commit(ctx context.Context) error {
 	}
 	w.done = true
 	w.cleanup()
+	w.cancel()
 	return nil
 }
 
@@ -335,6 +338,7 @@ func (w *s3Writer) Abort(ctx context.Context) error {
 		return nil
 	}
 	w.done = true
+	w.cancel() // stops a background part upload early
 	w.discardPending()
 	err := w.abortMultipart(ctx)
 	w.cleanup()
@@ -345,6 +349,7 @@ func (w *s3Writer) Abort(ctx context.Context) error {
 // returns err, joined with any abort failure.
 func (w *s3Writer) fail(err error) error {
 	w.done = true
+	w.cancel()
 	w.discardPending()
 	if aerr := w.abortMultipart(w.ctx); aerr != nil {
 		err = errors.Join(err, aerr)

@@ -1,0 +1,201 @@
+package s3fake
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func do(t *testing.T, method, u string, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestPutGetListPagination(t *testing.T) {
+	s := New()
+	defer s.Close()
+	if code, _ := do(t, "PUT", s.URL+"/b", "", nil); code != 200 {
+		t.Fatalf("CreateBucket = %d", code)
+	}
+	for i := range 5 {
+		if code, body := do(t, "PUT", fmt.Sprintf("%s/b/k%d", s.URL, i), fmt.Sprint(i), nil); code != 200 {
+			t.Fatalf("PutObject = %d %s", code, body)
+		}
+	}
+	do(t, "PUT", s.URL+"/b/other", "x", nil)
+	if code, body := do(t, "GET", s.URL+"/b/k3", "", nil); code != 200 || body != "3" {
+		t.Fatalf("GetObject = %d %q", code, body)
+	}
+	var got []string
+	token := ""
+	for page := 0; page < 10; page++ {
+		q := url.Values{"list-type": {"2"}, "prefix": {"k"}, "max-keys": {"2"}}
+		if token != "" {
+			q.Set("continuation-token", token)
+		}
+		code, body := do(t, "GET", s.URL+"/b?"+q.Encode(), "", nil)
+		if code != 200 {
+			t.Fatalf("ListObjectsV2 = %d %s", code, body)
+		}
+		var res struct {
+			IsTruncated           bool
+			NextContinuationToken string
+			Contents              []struct{ Key string }
+		}
+		if err := xml.Unmarshal([]byte(body), &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Contents {
+			got = append(got, c.Key)
+		}
+		if !res.IsTruncated {
+			break
+		}
+		token = res.NextContinuationToken
+	}
+	if strings.Join(got, ",") != "k0,k1,k2,k3,k4" {
+		t.Errorf("listed %v", got)
+	}
+	if code, body := do(t, "GET", s.URL+"/nobucket/k", "", nil); code != 404 || !strings.Contains(body, "NoSuchBucket") {
+		t.Errorf("GetObject on missing bucket = %d %s", code, body)
+	}
+	if code, body := do(t, "GET", s.URL+"/b/missing", "", nil); code != 404 || !strings.Contains(body, "NoSuchKey") {
+		t.Errorf("GetObject on missing key = %d %s", code, body)
+	}
+}
+
+func TestMultipartRules(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.SetMinPartSize(4)
+	s.CreateBucket("b")
+	_, body := do(t, "POST", s.URL+"/b/obj?uploads", "", nil)
+	var init struct {
+		UploadID string `xml:"UploadId"`
+	}
+	if err := xml.Unmarshal([]byte(body), &init); err != nil || init.UploadID == "" {
+		t.Fatalf("CreateMultipartUpload: %q %v", body, err)
+	}
+	part := func(n int, data string) string {
+		req, _ := http.NewRequestWithContext(t.Context(), "PUT", fmt.Sprintf("%s/b/obj?partNumber=%d&uploadId=%s", s.URL, n, init.UploadID), strings.NewReader(data))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("ETag")
+	}
+	e1, e2 := part(1, "ab"), part(2, "cdef")
+	complete := func(xmlBody string) (int, string) {
+		return do(t, "POST", s.URL+"/b/obj?uploadId="+init.UploadID, xmlBody, nil)
+	}
+	mk := func(parts ...string) string {
+		return "<CompleteMultipartUpload>" + strings.Join(parts, "") + "</CompleteMultipartUpload>"
+	}
+	p := func(n int, etag string) string {
+		return fmt.Sprintf("<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", n, etag)
+	}
+	if code, body := complete(mk(p(1, e1), p(2, e2))); code != 400 || !strings.Contains(body, "EntityTooSmall") {
+		t.Errorf("complete with a 2-byte first part = %d %s", code, body)
+	}
+	if code, body := complete(mk(p(2, e2), p(1, e1))); code != 400 || !strings.Contains(body, "InvalidPartOrder") {
+		t.Errorf("complete out of order = %d %s", code, body)
+	}
+	if code, body := complete(mk(p(1, `"bad"`))); code != 400 || !strings.Contains(body, "InvalidPart") {
+		t.Errorf("complete with a wrong ETag = %d %s", code, body)
+	}
+	e1 = part(1, "abcd")
+	if s.PendingUploads("b") != 1 {
+		t.Errorf("pending = %d", s.PendingUploads("b"))
+	}
+	if code, body := complete(mk(p(1, e1), p(2, e2))); code != 200 {
+		t.Fatalf("complete = %d %s", code, body)
+	}
+	if got, _ := s.Object("b", "obj"); string(got) != "abcdcdef" {
+		t.Errorf("object = %q", got)
+	}
+	if s.PendingUploads("b") != 0 {
+		t.Errorf("pending after complete = %d", s.PendingUploads("b"))
+	}
+	if code, body := do(t, "DELETE", s.URL+"/b/obj?uploadId="+init.UploadID, "", nil); code != 404 || !strings.Contains(body, "NoSuchUpload") {
+		t.Errorf("abort of a completed upload = %d %s", code, body)
+	}
+}
+
+func TestBodyChecksAndChunked(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.CreateBucket("b")
+	sum := sha256.Sum256([]byte("good"))
+	if code, _ := do(t, "PUT", s.URL+"/b/k", "good", map[string]string{"X-Amz-Content-Sha256": hex.EncodeToString(sum[:])}); code != 200 {
+		t.Errorf("put with a matching hash = %d", code)
+	}
+	if code, body := do(t, "PUT", s.URL+"/b/k", "bad!", map[string]string{"X-Amz-Content-Sha256": hex.EncodeToString(sum[:])}); code != 400 || !strings.Contains(body, "XAmzContentSHA256Mismatch") {
+		t.Errorf("put with a wrong hash = %d %s", code, body)
+	}
+	chunked := "5;chunk-signature=x\r\nhello\r\n6;chunk-signature=y\r\n world\r\n0;chunk-signature=z\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+	hdr := map[string]string{"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "11", "X-Amz-Content-Sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"}
+	if code, body := do(t, "PUT", s.URL+"/b/c", chunked, hdr); code != 200 {
+		t.Fatalf("chunked put = %d %s", code, body)
+	}
+	if got, _ := s.Object("b", "c"); string(got) != "hello world" {
+		t.Errorf("decoded chunked body = %q", got)
+	}
+	hdr["X-Amz-Decoded-Content-Length"] = "12"
+	if code, _ := do(t, "PUT", s.URL+"/b/c", chunked, hdr); code != 400 {
+		t.Errorf("chunked put with a wrong decoded length = %d", code)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.CreateBucket("b")
+	s.FailNext(OpPutObject, 2, 500)
+	s.FailNext("", 1, 503)
+	codes := []int{}
+	for range 4 {
+		code, _ := do(t, "PUT", s.URL+"/b/k", "x", nil)
+		codes = append(codes, code)
+	}
+	if fmt.Sprint(codes) != "[500 500 503 200]" {
+		t.Errorf("codes = %v", codes)
+	}
+	if s.Count(OpPutObject) != 4 {
+		t.Errorf("count = %d", s.Count(OpPutObject))
+	}
+	s.DenyAccess(true)
+	if code, body := do(t, "GET", s.URL+"/b/k", "", nil); code != 403 || !strings.Contains(body, "AccessDenied") {
+		t.Errorf("denied get = %d %s", code, body)
+	}
+	if code, body := do(t, "HEAD", s.URL+"/b", "", nil); code != 403 || body != "" {
+		t.Errorf("denied head = %d %q", code, body)
+	}
+	s.DenyAccess(false)
+	s.FailNextCode(OpHeadBucket, 1, 404, "XAdminUserNotFound")
+	if code, _ := do(t, "HEAD", s.URL+"/b", "", nil); code != 404 {
+		t.Errorf("injected 404 = %d", code)
+	}
+	if code, _ := do(t, "HEAD", s.URL+"/b", "", nil); code != 200 {
+		t.Errorf("head after the fault = %d", code)
+	}
+}
