@@ -24,7 +24,7 @@ const verifyTimeout = 30 * time.Second
 // partitionResult is what one partition job did.
 type partitionResult struct {
 	records int64 // produced and acknowledged
-	bytes   int64 // archive bytes read or skipped by count
+	bytes   int64 // archive bytes read (objects skipped by a known count are not read)
 	skipped int64 // archived records already in the target
 }
 
@@ -101,7 +101,6 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 		if known && c.size == obj.Size && idx+c.records <= already-window {
 			idx += c.records
 			res.skipped += c.records
-			res.bytes += obj.Size
 			progress.Advance(0, obj.Size)
 			continue
 		}

@@ -51,6 +51,7 @@ type Renderer struct {
 	records  int64
 	started  time.Time
 	lastLine time.Time
+	printed  [2]int64 // records and bytes of the last plain line
 }
 
 var _ Progress = (*Renderer)(nil)
@@ -118,7 +119,7 @@ func (p *Renderer) Finish(Summary) {
 		p.bar = nil
 		return
 	}
-	if !p.tty && !p.started.IsZero() {
+	if !p.tty && !p.started.IsZero() && p.printed != [2]int64{p.records, p.bytes} {
 		p.line(p.now())
 	}
 }
@@ -142,6 +143,7 @@ func (p *Renderer) line(now time.Time) {
 		left := time.Duration(float64(elapsed) * float64(p.total-p.bytes) / float64(p.bytes))
 		eta = left.Round(time.Second).String()
 	}
+	p.printed = [2]int64{p.records, p.bytes}
 	fmt.Fprintf(p.w, "restore progress: %d records (%.0f/s), %s of %s (%.1f%%), ETA %s\n",
 		p.records, p.rate(now), formatBytes(p.bytes), formatBytes(p.total), pct, eta)
 }

@@ -175,8 +175,8 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	for {
-		if err := r.pass(ctx, cl, adm, plan, progress, &sum); err != nil {
+	for first := true; ; first = false {
+		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
 			return sum, err
 		}
 		if !r.cfg.Follow {
@@ -356,7 +356,9 @@ type job struct {
 }
 
 // pass restores everything the plan holds that the targets do not.
-func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, progress Progress, sum *Summary) error {
+// Records the first pass finds in the targets count as AlreadyPresent;
+// later passes (follow mode) skip what this run restored itself.
+func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, progress Progress, sum *Summary, first bool) error {
 	var topics []*TopicPlan
 	for i := range plan.Topics {
 		t := &plan.Topics[i]
@@ -396,7 +398,9 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 				mu.Lock()
 				sum.Records += res.records
 				sum.Bytes += res.bytes
-				sum.AlreadyPresent += res.skipped
+				if first {
+					sum.AlreadyPresent += res.skipped
+				}
 				mu.Unlock()
 				if err != nil {
 					cancel(err)

@@ -575,7 +575,7 @@ func TestFollowPicksUpNewObjects(t *testing.T) {
 	got := readTopic(t, brokers, "dst")
 	checkValues(t, "dst/0", got[0], want[0])
 	checkValues(t, "dst/1", got[1], want[1])
-	if sum.Records != 27 || sum.Objects != 5 {
+	if sum.Records != 27 || sum.Objects != 5 || sum.AlreadyPresent != 0 || sum.Bytes != mustPlanBytes(t, a, cfg) {
 		t.Fatalf("summary %+v", sum)
 	}
 }
@@ -639,4 +639,14 @@ func TestRenameTargets(t *testing.T) {
 			t.Errorf("replacement %q: err = %v, want ErrInvalidConfig", bad, err)
 		}
 	}
+}
+
+func mustPlanBytes(t *testing.T, a *archive, cfg Config) int64 {
+	t.Helper()
+	cfg.Follow = false
+	plan, err := mustNew(t, cfg, a, nil).Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.Bytes()
 }

@@ -12,13 +12,15 @@ type Summary struct {
 	Partitions int // Kafka partitions with objects
 	Objects    int // objects in the plan
 	Records    int64
-	Bytes      int64 // archive bytes read (compressed, as stored)
-	Duration   time.Duration
+	// Bytes counts archive bytes read (compressed, as stored). In follow
+	// mode later passes read only new objects.
+	Bytes    int64
+	Duration time.Duration
 	// KeysSkipped counts listed keys that were not restored, by reason
 	// (Skip* constants).
 	KeysSkipped map[string]int
 	// AlreadyPresent counts archived records that an earlier run had
-	// already restored, found in the target and skipped.
+	// already restored, found in the target at the start and skipped.
 	AlreadyPresent int64
 	DryRun         bool
 }
