@@ -519,3 +519,85 @@ func TestS3MemoryBoundedWithManyOpenObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestS3CompleteResponseLost: the server completes the upload but the
+// response is lost; the retry gets NoSuchUpload and Commit still succeeds
+// because the object is there with the right size.
+func TestS3CompleteResponseLost(t *testing.T) {
+	fake := newFake(t)
+	st, bucket := fakeStore(t, fake, nil)
+	fake.FailNextAfter(s3fake.OpCompleteMultipartUpload, 1, http.StatusInternalServerError)
+	data := pattern(6 << 20)
+	if err := writeObject(t.Context(), st, "lost", data); err != nil {
+		t.Fatalf("Commit with a lost Complete response: %v", err)
+	}
+	if n := fake.Count(s3fake.OpCompleteMultipartUpload); n != 2 {
+		t.Errorf("CompleteMultipartUpload requests = %d, want 2", n)
+	}
+	if got, _ := fake.Object(bucket, "lost"); !bytes.Equal(got, data) {
+		t.Errorf("object has %d bytes, want %d identical", len(got), len(data))
+	}
+	// A lost PutObject response is simply retried: same bytes again.
+	fake.FailNextAfter(s3fake.OpPutObject, 1, http.StatusServiceUnavailable)
+	if err := writeObject(t.Context(), st, "lost-small", []byte("abc")); err != nil {
+		t.Fatalf("Commit with a lost PutObject response: %v", err)
+	}
+	if got, _ := fake.Object(bucket, "lost-small"); string(got) != "abc" {
+		t.Errorf("object = %q", got)
+	}
+}
+
+// TestS3EncryptionAndACLHeaders checks that SSE and ACL settings reach every
+// request that needs them.
+func TestS3EncryptionAndACLHeaders(t *testing.T) {
+	const key32 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // "0123456789abcdef" twice; MD5 checked with python
+	t.Run("kms", func(t *testing.T) {
+		fake := newFake(t)
+		st, _ := fakeStore(t, fake, func(c *s3store.S3Config) {
+			c.SSEAlgorithm, c.KMSKeyID, c.CannedACL = "aws:kms", "my-key", "bucket-owner-full-control"
+		})
+		if err := writeObject(t.Context(), st, "small", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeObject(t.Context(), st, "big", pattern(6<<20)); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []string{s3fake.OpPutObject, s3fake.OpCreateMultipartUpload} {
+			h := fake.Header(op)
+			if h.Get("X-Amz-Server-Side-Encryption") != "aws:kms" || h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "my-key" ||
+				h.Get("X-Amz-Acl") != "bucket-owner-full-control" {
+				t.Errorf("%s headers lack SSE-KMS or ACL: %v", op, h)
+			}
+		}
+	})
+	t.Run("sse-c", func(t *testing.T) {
+		fake := newFake(t)
+		st, _ := fakeStore(t, fake, func(c *s3store.S3Config) { c.SSEAlgorithm, c.CustomerKey = "AES256", key32 })
+		if err := writeObject(t.Context(), st, "small", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeObject(t.Context(), st, "big", pattern(6<<20)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Stat(t.Context(), "big"); err != nil {
+			t.Fatal(err)
+		}
+		r, err := st.Open(t.Context(), "small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		for _, op := range []string{s3fake.OpPutObject, s3fake.OpCreateMultipartUpload, s3fake.OpUploadPart,
+			s3fake.OpCompleteMultipartUpload, s3fake.OpHeadObject, s3fake.OpGetObject} {
+			h := fake.Header(op)
+			if h.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm") != "AES256" ||
+				h.Get("X-Amz-Server-Side-Encryption-Customer-Key") != key32 ||
+				h.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5") != "hRasmdxgYDKV3nvbahU1MA==" {
+				t.Errorf("%s headers lack SSE-C: %v", op, h)
+			}
+			if h.Get("X-Amz-Server-Side-Encryption") != "" {
+				t.Errorf("%s sends x-amz-server-side-encryption with SSE-C", op)
+			}
+		}
+	})
+}

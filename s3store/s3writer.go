@@ -40,6 +40,7 @@ type s3Writer struct {
 	spare *os.File // empty spool ready for reuse, or nil
 	bw    *bufio.Writer
 	n     int64 // bytes written to cur, buffered ones included
+	total int64 // bytes written to the object
 
 	uploadID string // "" until the first full part
 	parts    []types.CompletedPart
@@ -73,6 +74,7 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 		m, err := w.bw.Write(chunk)
 		written += m
 		w.n += int64(m)
+		w.total += int64(m)
 		p = p[m:]
 		if err != nil {
 			return written, w.fail(fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err))
@@ -294,7 +296,9 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		}
 		w.parts = append(w.parts, part)
 	}
-	return s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
+	attempts := 0
+	err := s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
+		attempts++
 		_, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
 			Bucket:          &s.cfg.Bucket,
 			Key:             &w.key,
@@ -307,6 +311,18 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		})
 		return err
 	})
+	if err != nil && attempts > 1 && errors.Is(err, ErrNotExist) {
+		// NoSuchUpload on a retry: an earlier attempt may have completed
+		// the upload and lost its response. The object is ours if it is
+		// there with our size (a key is always rewritten with the same
+		// bytes).
+		if info, serr := s.Stat(ctx, w.key); serr == nil && info.Size == w.total {
+			s.log.Info("multipart upload was completed by an earlier attempt", "key", w.key, "size", w.total)
+			w.uploadID = ""
+			return nil
+		}
+	}
+	return err
 }
 
 func customerAlg(s *S3) *string {

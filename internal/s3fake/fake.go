@@ -59,6 +59,7 @@ type Server struct {
 	faults      []*fault
 	deny        bool
 	counts      map[string]int
+	headers     map[string]http.Header
 }
 
 type object struct {
@@ -78,6 +79,7 @@ type fault struct {
 	left   int
 	status int
 	code   string
+	after  bool // carry the request out, then answer with the fault
 }
 
 // New starts a server. Stop it with Close.
@@ -88,6 +90,7 @@ func New() *Server {
 		buckets:     map[string]map[string]*object{},
 		uploads:     map[string]*upload{},
 		counts:      map[string]int{},
+		headers:     map[string]http.Header{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
@@ -135,6 +138,22 @@ func (s *Server) FailNextCode(op string, n, status int, code string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, &fault{op: op, left: n, status: status, code: code})
+}
+
+// FailNextAfter makes the next n requests of operation op take effect and
+// then answer with HTTP status, as when a response is lost: the client sees
+// a failure although the server did the work.
+func (s *Server) FailNextAfter(op string, n, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &fault{op: op, left: n, status: status, after: true})
+}
+
+// Header returns the headers of the last request of operation op, or nil.
+func (s *Server) Header(op string) http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers[op].Clone()
 }
 
 // DenyAccess makes every request fail with 403 AccessDenied while deny is true.
@@ -246,13 +265,15 @@ func classify(r *http.Request, key string) string {
 	return ""
 }
 
-// injected returns the fault to answer with, if any.
-func (s *Server) injected(op string) *s3Error {
+// injected returns the fault to answer with, if any, and whether the
+// request must be carried out first.
+func (s *Server) injected(r *http.Request, op string) (*s3Error, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts[op]++
+	s.headers[op] = r.Header.Clone()
 	if s.deny {
-		return errf(http.StatusForbidden, "AccessDenied", "Access Denied")
+		return errf(http.StatusForbidden, "AccessDenied", "Access Denied"), false
 	}
 	for i, f := range s.faults {
 		if f.op != "" && f.op != op {
@@ -273,9 +294,9 @@ func (s *Server) injected(op string) *s3Error {
 		case f.status < 500:
 			code = "InvalidRequest"
 		}
-		return errf(f.status, code, "injected fault")
+		return errf(f.status, code, "injected fault"), f.after
 	}
-	return nil
+	return nil, false
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -289,10 +310,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case op == "":
 		err = errf(http.StatusNotImplemented, "NotImplemented", "%s %s is not supported", r.Method, r.URL.RequestURI())
 	default:
-		if e := s.injected(op); e != nil {
-			err = e
-		} else {
+		e, after := s.injected(r, op)
+		switch {
+		case e == nil:
 			err = s.handle(w, r, op, bucket, key)
+		case after:
+			_ = s.handle(httptest.NewRecorder(), r, op, bucket, key)
+			err = e
+		default:
+			err = e
 		}
 	}
 	if err == nil {
