@@ -79,7 +79,7 @@ func (b *bed) begin() {
 	defer b.mu.Unlock()
 	b.active = true
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.opts = Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+	b.opts = Options{QuickJVM: true, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
