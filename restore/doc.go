@@ -1,4 +1,64 @@
 // Package restore is the source pipeline: list an archive, plan per
 // partition, read objects in offset order and produce them to Kafka with the
 // idempotent producer, resuming after a crash without duplicates.
+//
+// # Use
+//
+//	r, err := restore.New(cfg, store, log)
+//	plan, err := r.Plan(ctx)          // store only; plan.WriteText for --dry-run
+//	sum, err := r.Run(ctx, progress)  // progress: restore.NewRenderer(w, isTTY, 10*time.Second) or nil
+//	fmt.Println(sum)                  // one line
+//
+// # Plan
+//
+// Plan lists <topics.dir><dd><topic><dd> for each chosen topic (with
+// topics.regex: everything under topics.dir, matching topic folders with a
+// full match), parses every key, and groups the objects by Kafka partition,
+// sorted by the numeric start offset in the key. Keys outside topics.dir,
+// keys of another format's extension and (unless behavior.on.error=fail)
+// malformed names are skipped and counted by reason. A topic's partition
+// count is the highest partition seen plus one.
+//
+// # Exactly once without a local state file
+//
+// The restore keeps its state on the target cluster. For each target
+// partition, the consumer group "kafkas3-restore-<target topic>" (never
+// joined by any member) holds a committed offset E0: the partition's end
+// offset just before this restore first produced to it, committed before the
+// first record is produced. The commit metadata names the archive
+// (Config.Identity) and the source topic.
+//
+// Records are produced with franz-go's idempotent producer (acks=all), one
+// ordered stream per partition, so what lands in a partition is always a
+// prefix of that partition's archived records, even after a crash. A re-run
+// reads E0 and the current end offset E: E-E0 archived records are already
+// there. It reads and discards them, compares the last few of them
+// (Config.VerifyRecords) with the records at E-n..E-1 of the target (key,
+// value, headers), and produces the rest. Every acknowledged record must
+// land at offset E0 + its index; a different offset means another writer
+// and stops the restore. A target that holds more records than the archive,
+// or other records, is refused with an error that names the topic,
+// partition, offsets and the marker group. A run after completion produces
+// nothing.
+//
+// Known limits of this protocol:
+//
+//   - Two restores into the same target at the same moment both see no
+//     marker and both produce; the per-record offset check stops at least
+//     one of them, but only after some records are duplicated.
+//   - A killed process's produce requests that reach the broker after the
+//     re-run has read E (or, with replication, records above the high
+//     watermark) are detected by the offset check, not prevented.
+//   - Committed offsets of an empty group expire after the broker's
+//     offsets.retention.minutes (7 days by default). Each run re-commits its
+//     markers, but a re-run after they expired appends the archive again.
+//   - Re-running after a crash reads the already-restored objects again
+//     (JSON and bytes objects do not say how many records they hold).
+//
+// # Follow mode
+//
+// With Config.Follow, Run re-plans every PollInterval and restores what is
+// new. Within one process it remembers object record counts and where each
+// partition ended, so later passes neither re-read old objects nor re-verify
+// the target.
 package restore

@@ -121,7 +121,7 @@ func values(prefix string, from, n int) []*format.Record {
 	return out
 }
 
-// readTopic reads everything topic holds, by partition.
+// readTopic reads everything topic holds (from each log start), by partition.
 func readTopic(t *testing.T, brokers []string, topic string) map[int32][]*kgo.Record {
 	t.Helper()
 	ctx := testContext(t)
@@ -130,16 +130,19 @@ func readTopic(t *testing.T, brokers []string, topic string) map[int32][]*kgo.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int32]int64{}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
 	parts := map[int32]kgo.Offset{}
 	var total int64
 	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			t.Fatalf("end offset %s/%d: %v", topic, o.Partition, o.Err)
+		s, _ := starts.Lookup(topic, o.Partition)
+		if o.Err != nil || s.Err != nil {
+			t.Fatalf("offsets of %s/%d: %v %v", topic, o.Partition, o.Err, s.Err)
 		}
-		want[o.Partition] = o.Offset
 		parts[o.Partition] = kgo.NewOffset().AtStart()
-		total += o.Offset
+		total += o.Offset - s.Offset
 	})
 	out := map[int32][]*kgo.Record{}
 	if total == 0 {

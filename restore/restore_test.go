@@ -15,6 +15,7 @@ import (
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -649,4 +650,76 @@ func mustPlanBytes(t *testing.T, a *archive, cfg Config) int64 {
 		t.Fatal(err)
 	}
 	return plan.Bytes()
+}
+
+// TestRestoreGzipBytes restores the bytes format, gzip-compressed, which
+// Confluent's older source cannot read.
+func TestRestoreGzipBytes(t *testing.T) {
+	brokers := newCluster(t, 1, "bin_copy")
+	f, err := format.NewBytes(format.DefaultBytesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err = format.WithGzip(f, 6); err != nil {
+		t.Fatal(err)
+	}
+	a := newArchive(t, f)
+	a.put("bin", 0, 0, values("x", 0, 100))
+	a.put("bin", 0, 100, values("x", 100, 50))
+	cfg := baseConfig(brokers, f, "bin")
+	cfg.Rename = "$0_copy"
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != 150 {
+		t.Fatalf("records = %d", sum.Records)
+	}
+	checkValues(t, "bin_copy/0", readTopic(t, brokers, "bin_copy")[0], values("x", 0, 150))
+}
+
+// TestResumeEdgeCases: a crash right after the marker was written, and a
+// resume whose already-restored records were deleted by retention.
+func TestResumeEdgeCases(t *testing.T) {
+	brokers := newCluster(t, 1, "m1", "m2")
+	a := newArchive(t, format.NewJSON())
+	want := bigArchive(t, a, "src", 1, 2, 10)[0]
+	cfg := baseConfig(brokers, a.f, "src")
+
+	t.Run("marker only", func(t *testing.T) {
+		produce(t, brokers, "m1", 0, "before")
+		commitMarker(t, brokers, "m1", cfg.Identity, "src", 0, 1)
+		cfg := cfg
+		cfg.Rename = "m1"
+		sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+		if err != nil || sum.Records != 20 || sum.AlreadyPresent != 0 {
+			t.Fatalf("summary %+v, err %v", sum, err)
+		}
+		checkValues(t, "m1/0", readTopic(t, brokers, "m1")[0][1:], want)
+	})
+	t.Run("prefix deleted by retention", func(t *testing.T) {
+		commitMarker(t, brokers, "m2", cfg.Identity, "src", 0, 0)
+		var vals []string
+		for _, r := range want[:12] {
+			vals = append(vals, string(r.Value))
+		}
+		produce(t, brokers, "m2", 0, vals...)
+		adm := newAdmin(t, brokers)
+		var os kadm.Offsets
+		os.AddOffset("m2", 0, 12, -1)
+		if resp, err := adm.DeleteRecords(testContext(t), os); err != nil || resp.Error() != nil {
+			t.Fatalf("delete records: %v %v", err, resp.Error())
+		}
+		cfg := cfg
+		cfg.Rename = "m2"
+		log := &logBuffer{}
+		sum, err := mustNew(t, cfg, a, log).Run(testContext(t), nil)
+		if err != nil || sum.Records != 8 || sum.AlreadyPresent != 12 {
+			t.Fatalf("summary %+v, err %v", sum, err)
+		}
+		if !strings.Contains(log.String(), "cannot verify") {
+			t.Fatalf("no warning about the unverifiable prefix:\n%s", log)
+		}
+		checkValues(t, "m2/0", readTopic(t, brokers, "m2")[0], want[12:])
+	})
 }
