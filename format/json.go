@@ -18,13 +18,13 @@ import (
 //
 // The writer turns a value v (never nil: see ErrNullValue) into a line:
 //
-//  1. If v is valid UTF-8 and valid JSON, and its first non-whitespace
-//     byte is not '"' (an object, array, number, true, false or null), v
-//     is written as is. If v contains a newline it is compacted first
-//     (json.Compact), the only case where the restored value differs from
-//     the original: insignificant whitespace is lost, content is not.
-//  2. Any other value (plain text, binary, or a JSON string literal such as
-//     `"abc"` with its quotes) is written as a JSON string of its bytes:
+//  1. If v is valid UTF-8 and valid JSON (an object, array, string,
+//     number, true, false or null), v is written as is, like Confluent's
+//     JsonFormat does for JsonConverter values. If v contains a newline it
+//     is compacted first (json.Compact): insignificant whitespace is lost,
+//     content is not.
+//  2. Any other value (plain text, binary) is written as a JSON string of
+//     its bytes, as Confluent does for StringConverter values:
 //     valid UTF-8 as text (escaping '"', '\' and control characters),
 //     and each byte of an invalid UTF-8 sequence as the escape \udcXX, a
 //     lone low surrogate (U+DC80..U+DCFF, the "surrogateescape" of PEP
@@ -39,12 +39,11 @@ import (
 // byte. A blank or invalid line is an error. A last line without "\n" is
 // accepted.
 //
-// So every value written by kafkas3 is restored exactly, except multi-line
-// JSON (compacted). Objects written by Confluent's sink restore as
-// Confluent wrote them: with the StringConverter, text values come back
-// exactly; with the JsonConverter a value that was a JSON string literal
-// (`"abc"`) comes back without its quotes (abc), because Confluent's layout
-// cannot tell the two apart.
+// So every value is restored exactly, with two exceptions inherent in
+// Confluent's layout: multi-line JSON comes back compacted, and a value that
+// was itself a JSON string literal (`"abc"` with its quotes) comes back as
+// its content (abc), because a line cannot tell the two apart. Use the bytes
+// format, or Avro and Parquet, where values must survive byte for byte.
 func NewJSON() Format { return jsonFormat{} }
 
 type jsonFormat struct{}
@@ -103,7 +102,7 @@ func (jw *jsonWriter) Close() error {
 // appendJSONLine appends the JSON line for value v, without the newline,
 // to dst, following the rules of NewJSON.
 func appendJSONLine(dst, v []byte) []byte {
-	if c := firstNonSpace(v); c != '"' && c != 0 && utf8.Valid(v) && json.Valid(v) {
+	if c := firstNonSpace(v); c != 0 && utf8.Valid(v) && json.Valid(v) {
 		if bytes.IndexByte(v, '\n') < 0 {
 			return append(dst, v...)
 		}

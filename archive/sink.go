@@ -1,0 +1,732 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Summary reports what a run archived.
+type Summary struct {
+	Topics     []string
+	Partitions int
+	Records    int64
+	Objects    int64
+	Bytes      int64
+	Elapsed    time.Duration
+}
+
+// String renders the summary as one line.
+func (s Summary) String() string {
+	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f",
+		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds())
+}
+
+// Sink archives Kafka topics into a store.
+type Sink struct {
+	cfg   Config
+	store s3store.Store
+	log   *slog.Logger
+	// OnObject, when set, is called after each object is complete (before
+	// its offset is committed). Tests and the demo use it.
+	OnObject func(FileStats)
+
+	mu    sync.Mutex
+	stats stats
+}
+
+type stats struct {
+	topics     map[string]bool
+	partitions map[tp]bool
+	records    int64
+	objects    int64
+	bytes      int64
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// New validates cfg and returns a sink.
+func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("archive: no brokers (bootstrap.servers)")
+	}
+	if (len(cfg.Topics) == 0) == (cfg.TopicsRegex == "") {
+		return nil, errors.New("archive: set exactly one of topics and topics.regex")
+	}
+	if cfg.FlushSize <= 0 {
+		return nil, errors.New("archive: flush.size must be > 0")
+	}
+	if cfg.Format == nil || cfg.Partitioner == nil {
+		return nil, errors.New("archive: format and partitioner are required")
+	}
+	if cfg.RotateScheduleInterval > 0 && cfg.Timezone == nil {
+		return nil, errors.New("archive: rotate.schedule.interval.ms requires timezone")
+	}
+	if cfg.GroupID == "" {
+		cfg.GroupID = "connect-" + cfg.Name
+	}
+	if cfg.NullValues == "" {
+		cfg.NullValues = NullFail
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sink{cfg: cfg, store: store, log: log}, nil
+}
+
+// Run archives until ctx is cancelled (or, with Once, until the end offsets
+// seen at start are archived). A store failure is transient: the session is
+// torn down and resumed from the committed offsets after a backoff.
+func (s *Sink) Run(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	s.stats = stats{topics: map[string]bool{}, partitions: map[tp]bool{}}
+	if err := s.store.Check(ctx); err != nil {
+		return s.summary(start), err
+	}
+	backoff := time.Second
+	for {
+		err := s.session(ctx)
+		if ctx.Err() != nil {
+			return s.summary(start), nil // interrupted: a clean stop
+		}
+		var se *StoreError
+		if err == nil || !errors.As(err, &se) {
+			return s.summary(start), err
+		}
+		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
+		s.log.Warn("object store failed; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return s.summary(start), nil
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+func (s *Sink) summary(start time.Time) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start)}
+	for t := range s.stats.topics {
+		out.Topics = append(out.Topics, t)
+	}
+	sort.Strings(out.Topics)
+	return out
+}
+
+func (s *Sink) addFiles(files []FileStats) {
+	if len(files) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, f := range files {
+		s.stats.objects++
+		s.stats.records += f.Records
+		s.stats.bytes += f.Bytes
+	}
+	s.mu.Unlock()
+	if s.OnObject != nil {
+		for _, f := range files {
+			s.OnObject(f)
+		}
+	}
+}
+
+// session is one consumer-group membership: from join to shutdown or failure.
+type session struct {
+	s      *Sink
+	cl     *kgo.Client
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	workers map[tp]*worker
+	targets map[tp]int64 // --once: end offsets seen at start
+	done    map[tp]bool  // --once: partitions archived up to their target
+
+	commitMu  sync.Mutex
+	toCommit  map[tp]kgo.EpochOffset
+	committed map[tp]int64
+	doneCh    chan struct{}
+	// pollCtx is ctx, also cancelled when --once is done.
+	pollCtx    context.Context
+	pollCancel context.CancelFunc
+}
+
+func (s *Sink) clientOpts(ss *session) []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(s.cfg.Brokers...),
+		kgo.ConsumerGroup(s.cfg.GroupID),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(16 << 20),
+		kgo.FetchMaxPartitionBytes(1 << 20),
+		kgo.OnPartitionsAssigned(ss.assigned),
+		kgo.OnPartitionsRevoked(ss.revoked),
+		kgo.OnPartitionsLost(ss.lost),
+	}
+	if s.cfg.TopicsRegex != "" {
+		opts = append(opts, kgo.ConsumeTopics(s.cfg.TopicsRegex), kgo.ConsumeRegex())
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
+	}
+	return append(opts, s.cfg.KafkaOpts...)
+}
+
+// Ping checks that a broker answers, naming the addresses when none does.
+func ping(ctx context.Context, cl *kgo.Client, brokers []string) error {
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("cannot reach Kafka at %s (bootstrap.servers): %w", strings.Join(brokers, ","), err)
+	}
+	return nil
+}
+
+func (s *Sink) session(parent context.Context) error {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	ss := &session{
+		s: s, ctx: ctx, cancel: cancel,
+		workers:   map[tp]*worker{},
+		done:      map[tp]bool{},
+		toCommit:  map[tp]kgo.EpochOffset{},
+		committed: map[tp]int64{},
+		doneCh:    make(chan struct{}),
+	}
+	ss.pollCtx, ss.pollCancel = context.WithCancel(ctx)
+	defer ss.pollCancel()
+	cl, err := kgo.NewClient(s.clientOpts(ss)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	ss.cl = cl
+	defer cl.Close()
+	if err := ping(ctx, cl, s.cfg.Brokers); err != nil {
+		return err
+	}
+	if err := ss.checkTopics(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Once {
+		if err := ss.captureTargets(ctx); err != nil {
+			return err
+		}
+		if ss.allDone() {
+			s.log.Info("nothing to archive: committed offsets are at the end offsets")
+			return nil
+		}
+	}
+
+	commitDone := make(chan struct{})
+	go func() { defer close(commitDone); ss.commitLoop() }()
+
+	err = ss.poll()
+
+	// Shutdown: stop every worker (completed files are committed, open
+	// files aborted), then a final commit with a fresh deadline.
+	ss.mu.Lock()
+	ws := make([]*worker, 0, len(ss.workers))
+	for _, w := range ss.workers {
+		ws = append(ws, w)
+	}
+	clear(ss.workers)
+	ss.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	cancel(errSessionOver)
+	<-commitDone
+	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ccancel()
+	if cerr := ss.commitNow(cctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer lcancel()
+	_ = cl.LeaveGroupContext(lctx)
+	return err
+}
+
+var errSessionOver = errors.New("session over")
+
+// checkTopics fails when a named topic does not exist.
+func (ss *session) checkTopics(ctx context.Context) error {
+	if len(ss.s.cfg.Topics) == 0 {
+		return nil
+	}
+	adm := kadm.NewClient(ss.cl)
+	md, err := adm.Metadata(ctx, ss.s.cfg.Topics...)
+	if err != nil {
+		return fmt.Errorf("kafka metadata: %w", err)
+	}
+	var missing []string
+	for _, t := range ss.s.cfg.Topics {
+		d, ok := md.Topics[t]
+		if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, t)
+		} else if d.Err != nil {
+			return fmt.Errorf("topic %s: %w", t, d.Err)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("topics: %s: topic does not exist", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// captureTargets records, for --once, each partition's end offset, and
+// marks partitions with nothing to archive as done.
+func (ss *session) captureTargets(ctx context.Context) error {
+	adm := kadm.NewClient(ss.cl)
+	topics := ss.s.cfg.Topics
+	if ss.s.cfg.TopicsRegex != "" {
+		re, err := regexp.Compile("^(?:" + ss.s.cfg.TopicsRegex + ")$")
+		if err != nil {
+			return fmt.Errorf("topics.regex: %w", err)
+		}
+		all, err := adm.ListTopics(ctx)
+		if err != nil {
+			return fmt.Errorf("list topics: %w", err)
+		}
+		for _, t := range all.Names() {
+			if re.MatchString(t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		ss.targets = map[tp]int64{}
+		return nil
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list end offsets: %w", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list start offsets: %w", err)
+	}
+	committed, err := adm.FetchOffsets(ctx, ss.s.cfg.GroupID)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		committed, err = kadm.OffsetResponses{}, nil
+	}
+	if err != nil {
+		return fmt.Errorf("fetch committed offsets of group %s: %w", ss.s.cfg.GroupID, err)
+	}
+	ss.targets = map[tp]int64{}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			ferr = fmt.Errorf("end offset of %s[%d]: %w", o.Topic, o.Partition, o.Err)
+			return
+		}
+		k := tp{o.Topic, o.Partition}
+		ss.targets[k] = o.Offset
+		pos := int64(0)
+		if so, ok := starts.Lookup(o.Topic, o.Partition); ok {
+			pos = so.Offset
+		}
+		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.At > pos {
+			pos = c.At
+		}
+		if pos >= o.Offset {
+			ss.done[k] = true
+		}
+	})
+	return ferr
+}
+
+func (ss *session) allDone() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for k := range ss.targets {
+		if !ss.done[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (ss *session) markDone(k tp) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.done[k] {
+		return
+	}
+	ss.done[k] = true
+	for t := range ss.targets {
+		if !ss.done[t] {
+			return
+		}
+	}
+	close(ss.doneCh)
+	ss.pollCancel() // wake the poll loop
+}
+
+// poll is the fetch loop: it hands each partition's records to its worker.
+func (ss *session) poll() error {
+	for {
+		fetches := ss.cl.PollRecords(ss.pollCtx, 4096)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		select {
+		case <-ss.doneCh:
+			ss.cl.AllowRebalance()
+			return nil
+		default:
+		}
+		if err := context.Cause(ss.ctx); err != nil {
+			ss.cl.AllowRebalance()
+			if errors.Is(err, context.Canceled) {
+				return nil // the parent context: a clean stop
+			}
+			return err
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			if !kerr.IsRetriable(err) && ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+				ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			ss.cl.AllowRebalance()
+			return ferr
+		}
+		// The worker set cannot change between PollRecords and
+		// AllowRebalance, so look workers up first and send unlocked (a
+		// worker may need the lock to report that it is done).
+		type batch struct {
+			w    *worker
+			recs []*kgo.Record
+		}
+		var batches []batch
+		ss.mu.Lock()
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
+				batches = append(batches, batch{w, p.Records})
+			}
+		})
+		ss.mu.Unlock()
+		for _, b := range batches {
+			select {
+			case b.w.in <- b.recs:
+			case <-ss.ctx.Done():
+			}
+		}
+		ss.cl.AllowRebalance()
+		if ss.s.cfg.Once {
+			select {
+			case <-ss.doneCh:
+				return nil
+			default:
+			}
+		}
+	}
+}
+
+func (ss *session) fail(err error) { ss.cancel(err) }
+
+func (ss *session) assigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for t, ps := range assigned {
+		for _, p := range ps {
+			k := tp{t, p}
+			target := int64(-1)
+			if ss.s.cfg.Once {
+				tg, ok := ss.targets[k]
+				if !ok || ss.done[k] {
+					// Not part of this run (new partition) or nothing to do.
+					continue
+				}
+				target = tg
+			}
+			w := newWorker(ss, k, target)
+			ss.workers[k] = w
+			ss.s.mu.Lock()
+			ss.s.stats.topics[t] = true
+			ss.s.stats.partitions[k] = true
+			ss.s.mu.Unlock()
+			go w.run()
+		}
+	}
+}
+
+func (ss *session) revoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	ws := ss.take(revoked)
+	for _, w := range ws {
+		w.stop()
+	}
+	// Commit what the stopped workers completed while we still own it.
+	if err := ss.commitNow(ctx); err != nil {
+		ss.s.log.Warn("commit on revoke failed", "err", err)
+	}
+}
+
+func (ss *session) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	ws := ss.take(lost)
+	for _, w := range ws {
+		w.stop()
+	}
+	ss.commitMu.Lock()
+	for _, w := range ws {
+		delete(ss.toCommit, w.tp)
+	}
+	ss.commitMu.Unlock()
+}
+
+func (ss *session) take(m map[string][]int32) []*worker {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var ws []*worker
+	for t, ps := range m {
+		for _, p := range ps {
+			k := tp{t, p}
+			if w := ss.workers[k]; w != nil {
+				ws = append(ws, w)
+				delete(ss.workers, k)
+			}
+		}
+	}
+	return ws
+}
+
+// setCommittable records that every record of k before offset is archived.
+func (ss *session) setCommittable(k tp, offset int64, epoch int32) {
+	ss.commitMu.Lock()
+	if offset > ss.committed[k] {
+		ss.toCommit[k] = kgo.EpochOffset{Epoch: epoch, Offset: offset}
+	}
+	ss.commitMu.Unlock()
+}
+
+func (ss *session) commitLoop() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.ctx.Done():
+			return
+		case <-t.C:
+			if err := ss.commitNow(ss.ctx); err != nil && ss.ctx.Err() == nil {
+				ss.s.log.Warn("offset commit failed; will retry", "err", err)
+			}
+		}
+	}
+}
+
+// commitNow commits every pending offset in one request.
+func (ss *session) commitNow(ctx context.Context) error {
+	ss.commitMu.Lock()
+	defer ss.commitMu.Unlock()
+	if len(ss.toCommit) == 0 {
+		return nil
+	}
+	m := map[string]map[int32]kgo.EpochOffset{}
+	for k, eo := range ss.toCommit {
+		if m[k.topic] == nil {
+			m[k.topic] = map[int32]kgo.EpochOffset{}
+		}
+		m[k.topic][k.partition] = eo
+	}
+	var cerr error
+	ss.cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				k := tp{t.Topic, p.Partition}
+				if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+					cerr = fmt.Errorf("commit %s[%d]: %w", t.Topic, p.Partition, e)
+					continue
+				}
+				if eo, ok := ss.toCommit[k]; ok && eo == m[t.Topic][p.Partition] {
+					ss.committed[k] = eo.Offset
+					delete(ss.toCommit, k)
+				}
+			}
+		}
+	})
+	return cerr
+}
+
+// worker archives one assigned partition.
+type worker struct {
+	ss     *session
+	tp     tp
+	target int64 // --once: stop at this offset; -1 otherwise
+	pw     *partitionWriter
+	in     chan []*kgo.Record
+	quit   chan struct{}
+	exited chan struct{}
+	once   sync.Once
+	rec    format.Record
+}
+
+func newWorker(ss *session, k tp, target int64) *worker {
+	return &worker{
+		ss: ss, tp: k, target: target,
+		pw:     newPartitionWriter(k.topic, k.partition, &ss.s.cfg, ss.s.store, ss.s.log),
+		in:     make(chan []*kgo.Record, 2),
+		quit:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+}
+
+// stop ends the worker: files already complete stay committable, open
+// files are aborted. It waits until the worker has exited.
+func (w *worker) stop() {
+	w.once.Do(func() { close(w.quit) })
+	<-w.exited
+}
+
+func (w *worker) run() {
+	defer close(w.exited)
+	// Use a context that survives the session's cancellation only for the
+	// abort calls, so that nothing half-written is left behind.
+	defer func() {
+		actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.pw.abort(actx)
+	}()
+	var tick <-chan time.Time
+	var timer *time.Timer
+	if iv := w.ss.s.cfg.RotateScheduleInterval; iv > 0 {
+		timer = time.NewTimer(time.Until(nextBoundary(time.Now(), iv, w.ss.s.cfg.Timezone)))
+		defer timer.Stop()
+		tick = timer.C
+	}
+	var epoch int32 = -1
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.ss.ctx.Done():
+			return
+		case now := <-tick:
+			if err := w.pw.flush(w.ss.ctx); err != nil {
+				w.ss.fail(err)
+				w.drain()
+				return
+			}
+			w.publish(epoch)
+			timer.Reset(time.Until(nextBoundary(now, w.ss.s.cfg.RotateScheduleInterval, w.ss.s.cfg.Timezone)))
+		case recs := <-w.in:
+			finished, err := w.process(recs, &epoch)
+			if err != nil {
+				w.publish(epoch)
+				w.ss.fail(err)
+				w.drain()
+				return
+			}
+			w.publish(epoch)
+			if finished {
+				w.ss.markDone(w.tp)
+				w.drain()
+				return
+			}
+		}
+	}
+}
+
+// drain discards input until stopped, so the poll loop never blocks on a
+// worker that has finished or failed.
+func (w *worker) drain() {
+	for {
+		select {
+		case <-w.in:
+		case <-w.quit:
+			return
+		case <-w.ss.ctx.Done():
+			return
+		}
+	}
+}
+
+// process writes a fetched batch. It reports finished when --once has
+// reached the target offset.
+func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
+	for _, kr := range recs {
+		if w.target >= 0 && kr.Offset >= w.target {
+			return true, w.pw.flush(w.ss.ctx)
+		}
+		*epoch = kr.LeaderEpoch
+		if kr.Attrs.IsControl() {
+			w.pw.skip(kr.Offset)
+		} else {
+			toFormat(kr, &w.rec)
+			if err := w.pw.write(w.ss.ctx, &w.rec); err != nil {
+				return false, err
+			}
+		}
+		if w.target >= 0 && kr.Offset >= w.target-1 {
+			return true, w.pw.flush(w.ss.ctx)
+		}
+	}
+	return false, nil
+}
+
+// publish hands completed files to the stats and their offset to the committer.
+func (w *worker) publish(epoch int32) {
+	w.ss.s.addFiles(w.pw.takeDone())
+	if w.pw.pending >= 0 {
+		w.ss.setCommittable(w.tp, w.pw.pending, epoch)
+	}
+}
+
+// toFormat converts a franz-go record, reusing dst's header slice.
+func toFormat(kr *kgo.Record, dst *format.Record) {
+	dst.Topic = kr.Topic
+	dst.Partition = kr.Partition
+	dst.Offset = kr.Offset
+	dst.Timestamp = kr.Timestamp
+	dst.TimestampType = format.TimestampType(kr.Attrs.TimestampType())
+	dst.Key = kr.Key
+	dst.Value = kr.Value
+	dst.Headers = dst.Headers[:0]
+	for _, h := range kr.Headers {
+		dst.Headers = append(dst.Headers, format.Header{Key: h.Key, Value: h.Value})
+	}
+}
+
+// nextBoundary returns the first multiple of interval after now, counted in
+// loc's local time (so a 1h interval rotates on the hour in that zone).
+func nextBoundary(now time.Time, interval time.Duration, loc *time.Location) time.Time {
+	_, off := now.In(loc).Zone()
+	local := now.UnixMilli() + int64(off)*1000
+	iv := interval.Milliseconds()
+	next := (local/iv + 1) * iv
+	return time.UnixMilli(next - int64(off)*1000)
+}

@@ -1,0 +1,409 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func newCluster(t *testing.T, partitions int32, topics ...string) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// produce writes n records per partition with values "<topic>-<p>-<i>".
+func produce(t *testing.T, brokers []string, topic string, partitions int32, from, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for p := range partitions {
+		for i := from; i < from+n; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Key: fmt.Appendf(nil, "k%d", i),
+				Value:     fmt.Appendf(nil, `{"p":%d,"i":%d}`, p, i),
+				Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)*1000)})
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testConfig(brokers []string, topics ...string) Config {
+	return Config{
+		Name:        "test",
+		Brokers:     brokers,
+		Topics:      topics,
+		FlushSize:   3,
+		Keys:        partition.DefaultKeyConfig(),
+		Format:      format.NewJSON(),
+		Partitioner: partition.NewDefault(),
+		Once:        true,
+	}
+}
+
+func runSink(t *testing.T, cfg Config, store s3store.Store) Summary {
+	t.Helper()
+	s, err := New(cfg, store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sum, err := s.Run(ctx)
+	if err != nil {
+		t.Fatalf("sink: %v", err)
+	}
+	return sum
+}
+
+// snapshot returns every object's bytes by key.
+func snapshot(t *testing.T, store s3store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ctx := context.Background()
+	err := store.List(ctx, "", func(oi s3store.ObjectInfo) error {
+		rc, err := store.Open(ctx, oi.Key)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		out[oi.Key] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func keysOf(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func TestSinkOnceQuickStart(t *testing.T) {
+	brokers := newCluster(t, 1, "s3_topic")
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	for i := 1; i <= 9; i++ {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "s3_topic", Value: fmt.Appendf(nil, `{"f1":"value%d"}`, i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	store := s3store.NewMemory()
+	sum := runSink(t, testConfig(brokers, "s3_topic"), store)
+	got := snapshot(t, store)
+	want := map[string]string{
+		"topics/s3_topic/partition=0/s3_topic+0+0000000000.json": "{\"f1\":\"value1\"}\n{\"f1\":\"value2\"}\n{\"f1\":\"value3\"}\n",
+		"topics/s3_topic/partition=0/s3_topic+0+0000000003.json": "{\"f1\":\"value4\"}\n{\"f1\":\"value5\"}\n{\"f1\":\"value6\"}\n",
+		"topics/s3_topic/partition=0/s3_topic+0+0000000006.json": "{\"f1\":\"value7\"}\n{\"f1\":\"value8\"}\n{\"f1\":\"value9\"}\n",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("objects:\n got %q\nwant %q", got, want)
+	}
+	if sum.Records != 9 || sum.Objects != 3 || sum.Partitions != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	// A second --once with no new records writes nothing.
+	sum = runSink(t, testConfig(brokers, "s3_topic"), store)
+	if sum.Objects != 0 || sum.Records != 0 {
+		t.Fatalf("second run wrote %+v", sum)
+	}
+}
+
+func TestSinkOncePartialThenContinue(t *testing.T) {
+	brokers := newCluster(t, 2, "t")
+	produce(t, brokers, "t", 2, 0, 10)
+	store := s3store.NewMemory()
+	cfg := testConfig(brokers, "t")
+	cfg.FlushSize = 4
+	sum := runSink(t, cfg, store)
+	if sum.Records != 20 || sum.Objects != 6 {
+		t.Fatalf("summary %+v", sum)
+	}
+	produce(t, brokers, "t", 2, 10, 2)
+	sum = runSink(t, cfg, store)
+	if sum.Records != 4 || sum.Objects != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	got := keysOf(snapshot(t, store))
+	want := []string{
+		"topics/t/partition=0/t+0+0000000000.json", "topics/t/partition=0/t+0+0000000004.json",
+		"topics/t/partition=0/t+0+0000000008.json", "topics/t/partition=0/t+0+0000000010.json",
+		"topics/t/partition=1/t+1+0000000000.json", "topics/t/partition=1/t+1+0000000004.json",
+		"topics/t/partition=1/t+1+0000000008.json", "topics/t/partition=1/t+1+0000000010.json",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("keys:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestSinkNullValues(t *testing.T) {
+	brokers := newCluster(t, 1, "n")
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	defer cl.Close()
+	recs := []*kgo.Record{{Topic: "n", Value: []byte(`1`)}, {Topic: "n", Value: nil}, {Topic: "n", Value: []byte(`3`)}}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(brokers, "n")
+	s, _ := New(cfg, s3store.NewMemory(), nil)
+	_, err := s.Run(context.Background())
+	if !errors.Is(err, ErrNullValue) || !strings.Contains(err.Error(), "topic n partition 0 offset 1") {
+		t.Fatalf("want null value error naming the offset, got %v", err)
+	}
+	cfg.NullValues = NullIgnore
+	store := s3store.NewMemory()
+	runSink(t, cfg, store)
+	got := snapshot(t, store)
+	if got["topics/n/partition=0/n+0+0000000000.json"] != "1\n3\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestSinkRotateIntervalRecordTime(t *testing.T) {
+	brokers := newCluster(t, 1, "r")
+	produce(t, brokers, "r", 1, 0, 10) // timestamps 1s apart
+	cfg := testConfig(brokers, "r")
+	cfg.FlushSize = 100
+	cfg.RotateInterval = 3 * time.Second
+	store := s3store.NewMemory()
+	runSink(t, cfg, store)
+	got := keysOf(snapshot(t, store))
+	want := "topics/r/partition=0/r+0+0000000000.json topics/r/partition=0/r+0+0000000003.json topics/r/partition=0/r+0+0000000006.json topics/r/partition=0/r+0+0000000009.json"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("keys %v", got)
+	}
+}
+
+func TestSinkScheduledRotationClosesIdleFiles(t *testing.T) {
+	brokers := newCluster(t, 1, "s")
+	produce(t, brokers, "s", 1, 0, 2)
+	cfg := testConfig(brokers, "s")
+	cfg.Once = false
+	cfg.FlushSize = 1000
+	cfg.RotateScheduleInterval = 300 * time.Millisecond
+	cfg.Timezone = time.UTC
+	store := s3store.NewMemory()
+	s, _ := New(cfg, store, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var objects atomic.Int64
+	s.OnObject = func(FileStats) {
+		if objects.Add(1) == 1 {
+			cancel()
+		}
+	}
+	go func() { time.Sleep(30 * time.Second); cancel() }()
+	if _, err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := snapshot(t, store)
+	if len(got) != 1 || got["topics/s/partition=0/s+0+0000000000.json"] == "" {
+		t.Fatalf("scheduled rotation did not close the idle file: %v", keysOf(got))
+	}
+}
+
+func TestNextBoundary(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no tzdata:", err)
+	}
+	now := time.Date(2024, 3, 1, 10, 17, 5, 0, ny)
+	got := nextBoundary(now, time.Hour, ny)
+	if want := time.Date(2024, 3, 1, 11, 0, 0, 0, ny); !got.Equal(want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+	got = nextBoundary(now, 24*time.Hour, ny)
+	if want := time.Date(2024, 3, 2, 0, 0, 0, 0, ny); !got.Equal(want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+}
+
+// flakyStore fails commits at chosen moments, like an S3 outage.
+type flakyStore struct {
+	s3store.Store
+	mu    sync.Mutex
+	fails map[int]bool
+	n     int
+}
+
+func (f *flakyStore) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
+	w, err := f.Store.Create(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &flakyWriter{ObjectWriter: w, f: f}, nil
+}
+
+type flakyWriter struct {
+	s3store.ObjectWriter
+	f *flakyStore
+}
+
+func (w *flakyWriter) Commit(ctx context.Context) error {
+	w.f.mu.Lock()
+	w.f.n++
+	fail := w.f.fails[w.f.n]
+	w.f.mu.Unlock()
+	if fail {
+		_ = w.ObjectWriter.Abort(ctx)
+		return errors.New("injected store failure")
+	}
+	return w.ObjectWriter.Commit(ctx)
+}
+
+func TestSinkStoreFailureResumesExactlyOnce(t *testing.T) {
+	brokers := newCluster(t, 3, "f")
+	produce(t, brokers, "f", 3, 0, 50)
+	clean := s3store.NewMemory()
+	cfg := testConfig(brokers, "f")
+	cfg.Name = "clean"
+	cfg.FlushSize = 7
+	runSink(t, cfg, clean)
+
+	cfg.Name = "flaky"
+	if testing.Verbose() {
+		cfg.KafkaOpts = []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil))}
+	}
+	flaky := &flakyStore{Store: s3store.NewMemory(), fails: map[int]bool{2: true, 5: true, 11: true}}
+	sum := runSink(t, cfg, flaky)
+	if sum.Objects < 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	want, got := snapshot(t, clean), snapshot(t, flaky.Store)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("archive differs from a clean run:\nclean %v\nflaky %v", keysOf(want), keysOf(got))
+	}
+}
+
+// TestSinkInterruptedRunsEqualCleanRun cancels the sink at random moments
+// (the in-process stand-in for SIGKILL; the real one is in make
+// integration) and checks the final archive is byte-identical to a clean run.
+func TestSinkInterruptedRunsEqualCleanRun(t *testing.T) {
+	brokers := newCluster(t, 4, "c")
+	produce(t, brokers, "c", 4, 0, 500)
+	clean := s3store.NewMemory()
+	cfg := testConfig(brokers, "c")
+	cfg.Name = "clean"
+	cfg.FlushSize = 33
+	runSink(t, cfg, clean)
+
+	cfg.Name = "crashy"
+	store := s3store.NewMemory()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5; i++ {
+		s, _ := New(cfg, store, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		var n atomic.Int64
+		stopAt := int64(1 + rnd.IntN(10))
+		s.OnObject = func(FileStats) {
+			if n.Add(1) == stopAt {
+				cancel()
+			}
+		}
+		if _, err := s.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	runSink(t, cfg, store)
+	want, got := snapshot(t, clean), snapshot(t, store)
+	if len(want) == 0 || fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("archive differs from a clean run: %d vs %d objects", len(want), len(got))
+	}
+}
+
+func TestSinkTwoInstancesSplitPartitions(t *testing.T) {
+	brokers := newCluster(t, 4, "g")
+	produce(t, brokers, "g", 4, 0, 30)
+	clean := s3store.NewMemory()
+	cfg := testConfig(brokers, "g")
+	cfg.Name = "clean"
+	cfg.FlushSize = 5
+	runSink(t, cfg, clean)
+
+	cfg.Name = "pair"
+	cfg.Once = false
+	store := s3store.NewMemory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	sums := make([]Summary, 2)
+	for i := range 2 {
+		s, _ := New(cfg, store, nil)
+		s.OnObject = func(f FileStats) {
+			if total.Add(f.Records) == 120 {
+				cancel()
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[i], _ = s.Run(ctx)
+		}()
+	}
+	go func() { time.Sleep(45 * time.Second); cancel() }()
+	wg.Wait()
+	if sums[0].Partitions+sums[1].Partitions < 4 {
+		t.Fatalf("partitions %d + %d", sums[0].Partitions, sums[1].Partitions)
+	}
+	want, got := snapshot(t, clean), snapshot(t, store)
+	if fmt.Sprint(want) != fmt.Sprint(got) || total.Load() != 120 {
+		t.Fatalf("two instances archived %d records into %d objects; clean run has %d objects", total.Load(), len(got), len(want))
+	}
+}
+
+func TestSinkMissingTopic(t *testing.T) {
+	brokers := newCluster(t, 1, "exists")
+	s, _ := New(testConfig(brokers, "exists", "nope"), s3store.NewMemory(), nil)
+	_, err := s.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("want error naming missing topic, got %v", err)
+	}
+}
+
+func TestSinkUnreachableBroker(t *testing.T) {
+	s, _ := New(testConfig([]string{"127.0.0.1:1"}, "x"), s3store.NewMemory(), nil)
+	start := time.Now()
+	_, err := s.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("want error naming the address, got %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+var _ = bytes.Equal
