@@ -1,0 +1,188 @@
+package cmd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// This file turns validated options into the objects the pipelines take:
+// the store, the format, the key layout and Kafka client options. The sink
+// and the source share it.
+
+// storeOptions is the part of the options that chooses and configures the store.
+type storeOptions struct {
+	Store           string
+	LocalDir        string
+	Bucket          string
+	Region          string
+	Endpoint        string
+	PathStyle       bool
+	PartSize        int64
+	PartRetries     int
+	RetryBackoff    int64 // milliseconds
+	SSEAlgorithm    string
+	SSEKMSKeyID     string
+	SSECustomerKey  string
+	CannedACL       string
+	AccessKeyID     string
+	SecretAccessKey string
+}
+
+func (o *SinkOptions) storeOptions() storeOptions {
+	return storeOptions{
+		Store: o.Store, LocalDir: o.LocalDir, Bucket: o.Bucket, Region: o.Region, Endpoint: o.Endpoint,
+		PathStyle: o.PathStyle, PartSize: o.PartSize, PartRetries: o.PartRetries,
+		RetryBackoff: o.RetryBackoff.Milliseconds(), SSEAlgorithm: o.SSEAlgorithm, SSEKMSKeyID: o.SSEKMSKeyID,
+		SSECustomerKey: o.SSECustomerKey, CannedACL: o.CannedACL, AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey,
+	}
+}
+
+// buildStore opens the configured store. Config errors wrap ErrConfig.
+func buildStore(ctx context.Context, o storeOptions, log *slog.Logger) (s3store.Store, string, error) {
+	if o.Store == StoreLocal {
+		st, err := s3store.NewLocal(s3store.LocalConfig{Dir: o.LocalDir}, log)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: store.local.dir: %v", ErrConfig, err)
+		}
+		return st, "file://" + o.LocalDir, nil
+	}
+	retries := o.PartRetries
+	if retries == 0 {
+		retries = -1 // s3store: 0 means the default, negative means none
+	}
+	backoff := o.RetryBackoff
+	cfg := s3store.S3Config{
+		Bucket: o.Bucket, Region: o.Region, Endpoint: o.Endpoint, PathStyle: o.PathStyle,
+		AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey,
+		PartSize: o.PartSize, PartRetries: retries,
+		SSEAlgorithm: o.SSEAlgorithm, KMSKeyID: o.SSEKMSKeyID, CustomerKey: o.SSECustomerKey, CannedACL: o.CannedACL,
+	}
+	if backoff == 0 {
+		cfg.RetryBackoff = -1
+	} else {
+		cfg.RetryBackoff = msDuration(backoff)
+	}
+	st, err := s3store.NewS3(ctx, cfg, log)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	ident := "s3://" + o.Bucket
+	if o.Endpoint != "" {
+		ident = o.Endpoint + "/" + o.Bucket
+	}
+	return st, ident, nil
+}
+
+// formatOptions selects and configures the record format.
+type formatOptions struct {
+	Format           string
+	BytesSeparator   string
+	BytesExtension   string
+	CompressionType  string
+	CompressionLevel int
+}
+
+func buildFormat(o formatOptions) (format.Format, error) {
+	kind, err := format.Lookup(o.Format)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	comp, err := format.ParseCompression(o.CompressionType)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	bc := format.DefaultBytesConfig()
+	bc.Separator = []byte(o.BytesSeparator)
+	if o.BytesExtension != "" {
+		bc.Extension = o.BytesExtension
+	}
+	f, err := format.New(format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return f, nil
+}
+
+func keyConfig(topicsDir, dirDelim, fileDelim string, pad int) (partition.KeyConfig, error) {
+	kc := partition.KeyConfig{TopicsDir: topicsDir, DirectoryDelim: dirDelim, FileDelim: fileDelim, OffsetPadWidth: pad}
+	if err := kc.Validate(); err != nil {
+		return kc, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return kc, nil
+}
+
+// kafkaOptions holds the client security settings.
+type kafkaOptions struct {
+	SecurityProtocol string
+	SASLMechanism    string
+	SASLUsername     string
+	SASLPassword     string
+	TLSCAFile        string
+	TLSCertFile      string
+	TLSKeyFile       string
+}
+
+// kafkaOpts maps security settings to franz-go options.
+func kafkaOpts(o kafkaOptions) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	switch o.SecurityProtocol {
+	case "", "PLAINTEXT", "SASL_PLAINTEXT":
+	case "SSL", "SASL_SSL":
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if o.TLSCAFile != "" {
+			pem, err := os.ReadFile(o.TLSCAFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: ssl.ca.location: %v", ErrConfig, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%w: ssl.ca.location %q: no PEM certificates", ErrConfig, o.TLSCAFile)
+			}
+			tc.RootCAs = pool
+		}
+		if o.TLSCertFile != "" || o.TLSKeyFile != "" {
+			cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: ssl.certificate.location/ssl.key.location: %v", ErrConfig, err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	switch o.SASLMechanism {
+	case "":
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: o.SASLUsername, Pass: o.SASLPassword}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: o.SASLUsername, Pass: o.SASLPassword}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: o.SASLUsername, Pass: o.SASLPassword}.AsSha512Mechanism()))
+	default:
+		return nil, fmt.Errorf("%w: sasl.mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", ErrConfig, o.SASLMechanism)
+	}
+	return opts, nil
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// newLogger returns the text logger commands write to stderr.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", ErrConfig, level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
