@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -32,6 +34,13 @@ func newDemoCmd(streams IO) *cobra.Command {
 		Long: `demo starts an in-process Kafka broker, produces the nine quick-start records
 {"f1":"value1"} … {"f1":"value9"} to s3_topic, archives them with flush.size=3 in
 JSON into a local directory, and prints every object key with its contents.
+
+It then closes the loop: it restores the archive of s3_topic into
+copy_of_s3_topic on the same broker, as
+  kafkas3 source --topic-rename 'copy_of_$0' --create-topics
+would, and prints the restored records (partition, offset, value) read back
+from copy_of_s3_topic.
+
 It needs no network and no configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -89,7 +98,62 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return err
 	}
 	fmt.Fprintf(streams.Out, "archived into %s: %s\n\n", dir, sum)
-	return printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic))
+	if err := printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic)); err != nil {
+		return err
+	}
+
+	// Restore s3_topic into copy_of_s3_topic, as
+	// `kafkas3 source --topic-rename 'copy_of_$0' --create-topics` does.
+	r, err := restore.New(restore.Config{
+		Brokers:       brokers,
+		Topics:        []string{demoTopic},
+		Rename:        "copy_of_$0",
+		RenameRegex:   regexp.MustCompile(defaultRenameRegex),
+		Keys:          keys,
+		Format:        format.NewJSON(),
+		ArchiveTopics: []string{demoTopic}, // what the sink above archives: the feedback-loop guard
+		CreateTopics:  true,
+		Identity:      sourceIdentity("file://"+dir, keys.TopicsDir),
+	}, store, log)
+	if err != nil {
+		return err
+	}
+	rsum, err := r.Run(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	fmt.Fprintf(streams.Out, "restored %s into %s: %s\n\n", demoTopic, demoCopyTopic, summaryFields(rsum))
+	return printTopic(ctx, streams.Out, brokers, demoCopyTopic, 9)
+}
+
+const demoCopyTopic = "copy_of_" + demoTopic
+
+// printTopic consumes topic from the start until want records arrived and
+// prints each record's partition, offset and value.
+func printTopic(ctx context.Context, out io.Writer, brokers []string, topic string, want int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	fmt.Fprintf(out, "%s:\n", topic)
+	for n := 0; n < want; {
+		fs := cl.PollFetches(cctx)
+		if err := cctx.Err(); err != nil {
+			return fmt.Errorf("read %s: %d of %d records: %w", topic, n, want, err)
+		}
+		if err := fs.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", topic, err)
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			fmt.Fprintf(out, "    partition=%d offset=%d value=%s\n", rec.Partition, rec.Offset, rec.Value)
+			n++
+		})
+	}
+	return nil
 }
 
 func demoProduce(ctx context.Context, brokers []string) error {

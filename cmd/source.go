@@ -1,0 +1,356 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// progressInterval is how often plain progress lines are written when
+// stderr is not a terminal.
+const progressInterval = 10 * time.Second
+
+// defaultRenameRegex is --topic-rename-regex's default, as in Connect's
+// RegexRouter examples: the whole topic name.
+const defaultRenameRegex = ".*"
+
+// sourceFlags are the flags of `kafkas3 source`.
+type sourceFlags struct {
+	ConfigFile     string
+	Params         []string
+	LogLevel       string
+	Topics         string // archived topics to restore, comma separated
+	TopicsRegex    string
+	Rename         string
+	RenameRegex    string
+	DryRun         bool
+	Follow         bool
+	CreateTopics   bool
+	AllowSameTopic bool
+	// Dedicated flags for config keys; empty means unset.
+	Bootstrap string
+	LocalDir  string
+	Bucket    string
+}
+
+// keyFlags maps the dedicated flags to config keys.
+func (f *sourceFlags) keyFlags() map[string]string {
+	m := map[string]string{}
+	for k, v := range map[string]string{
+		"bootstrap.servers": f.Bootstrap, "store.local.dir": f.LocalDir, "s3.bucket.name": f.Bucket,
+	} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func newSourceCmd(streams IO) *cobra.Command {
+	f := &sourceFlags{}
+	c := &cobra.Command{
+		Use:   "source --config FILE",
+		Short: "Restore an archive into Kafka, in order, exactly once",
+		Long: `source restores what kafkas3 sink (or Confluent's S3 sink connector) archived:
+it lists <topics.dir>/<topic>/, orders each Kafka partition's objects by start
+offset and produces every record to the same partition of the target topic,
+in order, with the idempotent producer. Partitions are restored in parallel.
+
+It takes the sink's config file (store, layout, format and compression keys)
+plus the Confluent source's keys s3.poll.interval.ms, behavior.on.error,
+record.batch.max.size and s3.path.style.access. The topics to restore are
+--topics or --topics-regex, else the file's topics / topics.regex. The file's
+topics are also what the sink archives, so restoring into them is refused
+(a feedback loop) unless --allow-same-topic; rename the targets with
+--topic-rename, as Connect's RegexRouter does: --topic-rename 'copy_of_$0'.
+
+Re-running the same command resumes after a crash or interrupt without
+duplicates and without a local state file: the restore keeps a marker in the
+consumer group kafkas3-restore-<target topic>. A run after completion
+produces nothing. The command exits after the last object, unless --follow.
+
+Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
+		Example: `  kafkas3 source --config orders.yaml --topic-rename 'copy_of_$0' --create-topics
+  kafkas3 source -c orders.yaml --topics orders --dry-run
+  kafkas3 source -c orders.properties --topics-regex 'orders-.*' --topic-rename 'restored-$0' --follow`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runSourceCmd(c.Context(), f, streams)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
+	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
+	fl.StringVar(&f.Topics, "topics", "", "archived topics to restore, comma separated (default: the file's topics)")
+	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
+	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
+	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "print the plan (targets, partitions, objects, bytes, offsets) and produce nothing; needs no Kafka")
+	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
+	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
+	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
+	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
+	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
+	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
+	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return c
+}
+
+// buildSourceConfig turns validated options and the command's flags into
+// the restore config. Identity is left for the caller, which knows the
+// store. Errors wrap ErrConfig and name the key or flag.
+func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error) {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, &ConfigError{Key: key, Msg: fmt.Sprintf(format, a...)})
+	}
+
+	keys, err := keyConfig(o.TopicsDir, o.DirectoryDelim, o.FileDelim, o.OffsetPadWidth)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	fm, err := buildFormat(formatOptions{Format: o.Format, BytesSeparator: o.BytesSeparator, BytesExtension: o.BytesExtension,
+		CompressionType: o.CompressionType, CompressionLevel: -1})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	kopts, err := kafkaOpts(kafkaOptions{SecurityProtocol: o.SecurityProtocol, SASLMechanism: o.SASLMechanism,
+		SASLUsername: o.SASLUsername, SASLPassword: o.SASLPassword, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile, TLSKeyFile: o.TLSKeyFile})
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	cfg := restore.Config{
+		Brokers: o.BootstrapServers, Keys: keys, Format: fm, OnError: restore.OnError(o.OnError),
+		ArchiveTopics: o.ArchiveTopics, AllowSameTopic: f.AllowSameTopic,
+		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow,
+		PollInterval: o.PollInterval, BatchSize: o.BatchMaxSize, KafkaOpts: kopts,
+	}
+	if o.ArchiveTopicsRegex != "" {
+		if cfg.ArchiveTopicsRegex, err = regexp.Compile(o.ArchiveTopicsRegex); err != nil {
+			errs = append(errs, &ConfigError{Key: "topics.regex", Msg: fmt.Sprintf("%q: %v", o.ArchiveTopicsRegex, err)}) // Source() compiled it already
+		}
+	}
+
+	// What to restore: the flags, else the file's sink selection.
+	var topics []string
+	for _, t := range strings.Split(f.Topics, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if !validTopicName(t) {
+			bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
+		}
+		topics = append(topics, t)
+	}
+	topicsRegex := strings.TrimSpace(f.TopicsRegex)
+	switch {
+	case len(topics) > 0 && topicsRegex != "":
+		bad("--topics-regex", "is set together with --topics; want one of them")
+	case len(topics) > 0:
+		cfg.Topics = topics
+	case topicsRegex != "":
+		if cfg.TopicsRegex, err = regexp.Compile(topicsRegex); err != nil {
+			bad("--topics-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", topicsRegex, err)
+		}
+	case len(o.ArchiveTopics) > 0:
+		cfg.Topics = o.ArchiveTopics
+	case o.ArchiveTopicsRegex != "":
+		cfg.TopicsRegex = cfg.ArchiveTopicsRegex
+	default:
+		errs = append(errs, &ConfigError{Key: "topics", Msg: "no topics to restore: pass --topics or --topics-regex, or set topics or topics.regex in the config"})
+	}
+
+	cfg.Rename = f.Rename
+	renameRegex := f.RenameRegex
+	if renameRegex == "" {
+		renameRegex = defaultRenameRegex
+	}
+	if cfg.RenameRegex, err = regexp.Compile(renameRegex); err != nil {
+		bad("--topic-rename-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", renameRegex, err)
+	}
+	if f.Rename == "" && renameRegex != defaultRenameRegex {
+		bad("--topic-rename-regex", "%q is set without --topic-rename; want both, or neither to keep names", renameRegex)
+	}
+	if f.DryRun && f.Follow {
+		bad("--follow", "is set together with --dry-run; want at most one of them")
+	}
+	if !f.DryRun && len(o.BootstrapServers) == 0 {
+		errs = append(errs, &ConfigError{Key: "bootstrap.servers", Msg: errMissing + " (needed unless --dry-run; or pass --bootstrap-servers)"})
+	}
+	return cfg, problems(errs)
+}
+
+// sourceIdentity names the archive in the restore's resume markers: the
+// store and topics.dir. runSourceCmd makes a local directory absolute
+// first, so the identity does not depend on the working directory.
+func sourceIdentity(storeIdent, topicsDir string) string {
+	return storeIdent + "/" + topicsDir
+}
+
+func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
+	log, err := newLogger(streams.Err, f.LogLevel)
+	if err != nil {
+		return err
+	}
+	settings, err := LoadSettings(SettingsSource{
+		Command: CommandSource, ConfigFile: f.ConfigFile, Params: f.Params, Flags: f.keyFlags(), LookupEnv: os.LookupEnv,
+	})
+	if err != nil {
+		return err
+	}
+	if ig := settings.Ignored(); len(ig) > 0 {
+		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 sink", "keys", strings.Join(ig, ","))
+	}
+	opts, err := settings.Source()
+	if err != nil {
+		return err
+	}
+	if opts.LocalDir != "" {
+		abs, err := filepath.Abs(opts.LocalDir)
+		if err != nil {
+			return fmt.Errorf("%w: store.local.dir %q: %v", ErrConfig, opts.LocalDir, err)
+		}
+		opts.LocalDir = abs
+	}
+	cfg, err := buildSourceConfig(opts, f)
+	if err != nil {
+		return err
+	}
+	store, ident, err := buildStore(ctx, opts.storeOptions(), log)
+	if err != nil {
+		return err
+	}
+	cfg.Identity = sourceIdentity(ident, opts.TopicsDir)
+	r, err := restore.New(cfg, store, log)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+
+	if f.DryRun {
+		return runSourceDryRun(ctx, r, cfg, streams.Out)
+	}
+
+	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
+		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", opts.Format,
+		"follow", cfg.Follow, "create.topics", cfg.CreateTopics)
+	progress := restore.NewRenderer(streams.Err, isTerminal(streams.Err), progressInterval)
+
+	type result struct {
+		sum restore.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := r.Run(ctx, progress)
+		done <- result{sum, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		select {
+		case res = <-done:
+		case <-time.After(shutdownGrace):
+			return errors.New("shutdown did not finish within " + strconv.Itoa(int(shutdownGrace.Seconds())) +
+				"s; what landed in the targets is a prefix of the archive, re-run the same command to resume")
+		}
+	}
+	fmt.Fprintf(streams.Out, "kafkas3 source: %s\n", summaryFields(res.sum))
+	if skipped := res.sum.KeysSkipped; len(skipped) > 0 {
+		args := make([]any, 0, 2*len(skipped))
+		for reason, n := range skipped {
+			args = append(args, reason, n)
+		}
+		log.Info("keys skipped", args...)
+	}
+	interrupted := ctx.Err() != nil
+	switch {
+	case res.err != nil && interrupted && errors.Is(res.err, ctx.Err()):
+		if cfg.Follow {
+			log.Info("stopped by signal; what landed is a prefix of the archive, re-run to resume")
+			return nil
+		}
+		return errors.New("interrupted before the restore finished; what landed in the targets is a prefix of the archive, re-run the same command to resume")
+	case res.err != nil:
+		return sourceError(res.err)
+	case interrupted:
+		log.Info("stopped by signal")
+	}
+	return nil
+}
+
+// runSourceDryRun prints the plan and checks the feedback-loop guard. It
+// connects to nothing and produces nothing.
+func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Config, out io.Writer) error {
+	plan, err := r.Plan(ctx)
+	if err != nil {
+		return sourceError(err)
+	}
+	if err := plan.WriteText(out); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "dry run: nothing produced")
+	if cfg.AllowSameTopic {
+		return nil
+	}
+	var archive *regexp.Regexp
+	if cfg.ArchiveTopicsRegex != nil {
+		archive = regexp.MustCompile(`^(?:` + cfg.ArchiveTopicsRegex.String() + `)$`) // compiled before, unanchored
+	}
+	var loop []string
+	for _, t := range plan.Topics {
+		if (archive != nil && archive.MatchString(t.Target)) || slices.Contains(cfg.ArchiveTopics, t.Target) {
+			loop = append(loop, strconv.Quote(t.Target))
+		}
+	}
+	if len(loop) > 0 {
+		return fmt.Errorf("%w: %w: %s would be archived again by this config's topics/topics.regex, a feedback loop; "+
+			"rename the target (--topic-rename) or pass --allow-same-topic", ErrConfig, restore.ErrFeedbackLoop, strings.Join(loop, ", "))
+	}
+	return nil
+}
+
+// sourceError marks the restore errors that the user fixes in the config or
+// flags as configuration errors (exit code 2).
+func sourceError(err error) error {
+	if errors.Is(err, restore.ErrInvalidConfig) || errors.Is(err, restore.ErrFeedbackLoop) {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return err
+}
+
+// summaryFields formats the run summary as key=value fields.
+func summaryFields(s restore.Summary) string {
+	skipped := 0
+	for _, n := range s.KeysSkipped {
+		skipped += n
+	}
+	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d",
+		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent)
+}
+
+// isTerminal reports whether w is a terminal (then a live progress bar is drawn).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func regexString(re *regexp.Regexp) string {
+	if re == nil {
+		return ""
+	}
+	return re.String()
+}
