@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -43,6 +44,9 @@ type sourceFlags struct {
 	Bootstrap string
 	LocalDir  string
 	Bucket    string
+
+	// wrapStore, when set, wraps the store (tests interrupt a run with it).
+	wrapStore func(s3store.Store) s3store.Store
 }
 
 // keyFlags maps the dedicated flags to config keys.
@@ -234,6 +238,9 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		return err
 	}
 	cfg.Identity = sourceIdentity(ident, opts.TopicsDir)
+	if f.wrapStore != nil {
+		store = f.wrapStore(store)
+	}
 	r, err := restore.New(cfg, store, log)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -1,0 +1,420 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// archived is a local archive of topics and a broker to restore into.
+type archived struct {
+	brokers string
+	dir     string
+	cfg     string                        // a sink config file for the archive, used by source too
+	want    map[string]map[int32][]string // topic -> partition -> values
+}
+
+// newArchived produces n records to each topic (parts partitions) and
+// archives them with `kafkas3 sink --once` and flush.size=flush. extra is
+// appended to the config.
+func newArchived(t *testing.T, ctx context.Context, parts int32, n, flush int, extra string, topics ...string) *archived {
+	t.Helper()
+	a := &archived{brokers: startKafka(t, parts, topics...), dir: t.TempDir(), want: map[string]map[int32][]string{}}
+	for _, topic := range topics {
+		a.want[topic] = produceJSON(t, ctx, a.brokers, topic, parts, n)
+	}
+	a.cfg = writeFile(t, "orders.yaml", sinkYAML(a.brokers, a.dir, strings.Join(topics, ","), flush)+extra)
+	mustRun(t, ctx, ExitOK, "sink", "-c", a.cfg, "--once", "--log-level", "warn")
+	return a
+}
+
+// writeArchived writes the objects `kafkas3 sink` would write for n records
+// per topic (JSON, round-robin over parts partitions, flush.size=flush)
+// straight into a local directory, and starts an empty broker. The source
+// tests use it so they do not depend on the sink.
+func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ...string) *archived {
+	t.Helper()
+	a := &archived{brokers: startKafka(t, parts), dir: t.TempDir(), want: map[string]map[int32][]string{}}
+	extra := ""
+	comp := CompressionNone
+	if gzip {
+		extra, comp = "s3.compression.type: gzip\n", CompressionGzip
+	}
+	fm, err := buildFormat(formatOptions{Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := partition.DefaultKeyConfig()
+	for _, topic := range topics {
+		byPart := map[int32][]*format.Record{}
+		a.want[topic] = map[int32][]string{}
+		for i := range n {
+			p := int32(i) % parts
+			v := fmt.Sprintf(`{"topic":%q,"i":%d}`, topic, i)
+			byPart[p] = append(byPart[p], &format.Record{Topic: topic, Partition: p, Offset: int64(len(byPart[p])), Value: []byte(v)})
+			a.want[topic][p] = append(a.want[topic][p], v)
+		}
+		for p, recs := range byPart {
+			for start := 0; start < len(recs); start += flush {
+				var buf bytes.Buffer
+				w, err := fm.NewWriter(&buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs[start:min(start+flush, len(recs))] {
+					if err := w.Write(r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				key := keys.ObjectKey(partition.ObjectName{Topic: topic, Encoded: fmt.Sprintf("partition=%d", p),
+					Partition: p, StartOffset: int64(start), Ext: fm.Extension()})
+				writeArchiveFile(t, a.dir, key, buf.String())
+			}
+		}
+	}
+	a.cfg = writeFile(t, "orders.yaml", sinkYAML(a.brokers, a.dir, strings.Join(topics, ","), flush)+extra)
+	return a
+}
+
+func TestSourceCmdDryRun(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 2, 10, 2, false, "orders")
+
+	r := mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run")
+	for _, want := range []string{
+		"TOPIC   TARGET          PARTITIONS  OBJECTS  BYTES  START OFFSETS",
+		"orders  copy_of_orders  2           6        ",
+		"0..4",
+		"total: 1 topics, 2 partitions, 6 objects,",
+		"dry run: nothing produced",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, r.out)
+		}
+	}
+	if topicExists(t, ctx, a.brokers, "copy_of_orders") {
+		t.Error("dry run created the target topic")
+	}
+
+	// A dry run needs no Kafka: a config without bootstrap.servers works.
+	noKafka := writeFile(t, "nokafka.yaml", fmt.Sprintf("topics: orders\nformat.class: json\nstore.local.dir: %s\n", a.dir))
+	r = mustRun(t, ctx, ExitOK, "source", "-c", noKafka, "--topic-rename", "copy_of_$0", "--dry-run")
+	if !strings.Contains(r.out, "copy_of_orders") {
+		t.Errorf("plan without Kafka:\n%s", r.out)
+	}
+	// ... but a restore does.
+	r = mustRun(t, ctx, ExitConfig, "source", "-c", noKafka, "--topic-rename", "copy_of_$0")
+	if !strings.Contains(r.err, "bootstrap.servers: required key is not set") {
+		t.Errorf("stderr: %s", r.err)
+	}
+
+	// The feedback-loop guard holds in a dry run too, after the plan.
+	r = mustRun(t, ctx, ExitConfig, "source", "-c", a.cfg, "--dry-run")
+	if !strings.Contains(r.out, "orders  orders  2") || !strings.Contains(r.err, `"orders" would be archived again`) {
+		t.Errorf("guarded dry run:\nstdout:\n%s\nstderr:\n%s", r.out, r.err)
+	}
+	mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--dry-run", "--allow-same-topic")
+}
+
+func TestSourceCmdRestoresAndResumes(t *testing.T) {
+	ctx := cliContext(t)
+	a := newArchived(t, ctx, 3, 30, 4, "", "orders", "payments")
+
+	r := mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
+	if !strings.Contains(r.out, "kafkas3 source: topics=2 partitions=6 objects=18 records=60 bytes=") ||
+		!strings.Contains(r.out, " skipped=0 already_present=0") {
+		t.Errorf("summary: %q", r.out)
+	}
+	if !strings.Contains(r.err, "created target topic") || !strings.Contains(r.err, "restore progress: 60 records") {
+		t.Errorf("stderr lacks the log or the progress line:\n%s", r.err)
+	}
+	for _, topic := range []string{"orders", "payments"} {
+		got := readTopic(t, ctx, a.brokers, "copy_of_"+topic)
+		if !reflect.DeepEqual(got, a.want[topic]) {
+			t.Errorf("copy_of_%s = %v\nwant %v", topic, got, a.want[topic])
+		}
+	}
+
+	// A re-run finds everything restored and produces nothing.
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
+	if !strings.Contains(r.out, " objects=18 records=0 ") || !strings.Contains(r.out, " already_present=60") {
+		t.Errorf("re-run summary: %q", r.out)
+	}
+	for _, topic := range []string{"orders", "payments"} {
+		if got := readTopic(t, ctx, a.brokers, "copy_of_"+topic); !reflect.DeepEqual(got, a.want[topic]) {
+			t.Errorf("after re-run copy_of_%s = %v", topic, got)
+		}
+	}
+
+	// --topics picks one archived topic; --topic-rename-regex limits the rename.
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topics", "payments",
+		"--topic-rename-regex", "pay(.*)", "--topic-rename", "restored-$1", "--create-topics")
+	if !strings.Contains(r.out, "topics=1 partitions=3 objects=9 records=30 ") {
+		t.Errorf("--topics payments summary: %q", r.out)
+	}
+	if got := readTopic(t, ctx, a.brokers, "restored-ments"); !reflect.DeepEqual(got, a.want["payments"]) {
+		t.Errorf("restored-ments = %v", got)
+	}
+}
+
+func TestSourceCmdGzipAndFlags(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 1, 7, 3, true, "logs")
+	if keys := objectKeys(t, a.dir); len(keys) != 3 || !strings.HasSuffix(keys[0], ".json.gz") {
+		t.Fatalf("gzip archive: %q", keys)
+	}
+	// Dedicated flags: the archive dir and brokers come from flags here.
+	cfg := writeFile(t, "src.properties", "topics=logs\nformat.class=json\ns3.compression.type=gzip\nstore.local.dir=/nonexistent\n")
+	r := mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--local-dir", a.dir, "--bootstrap-servers", a.brokers,
+		"--topic-rename", "copy_of_$0", "--create-topics", "-p", "behavior.on.error=log")
+	if !strings.Contains(r.out, "objects=3 records=7 ") {
+		t.Errorf("summary: %q", r.out)
+	}
+	if got := readTopic(t, ctx, a.brokers, "copy_of_logs"); !reflect.DeepEqual(got, a.want["logs"]) {
+		t.Errorf("copy_of_logs = %v", got)
+	}
+	// Without the compression key the .json.gz objects are another
+	// format's: skipped and counted, nothing restored.
+	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--local-dir", a.dir, "-p", "s3.compression.type=none", "--dry-run",
+		"--topic-rename", "x_$0")
+	if !strings.Contains(r.out, "keys skipped: 3 other extension") {
+		t.Errorf("plan: %s", r.out)
+	}
+}
+
+func TestSourceCmdTargetErrors(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 2, 8, 2, false, "orders", "payments")
+
+	// Missing targets: every one is named, nothing is produced.
+	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0")
+	if !strings.Contains(r.err, `target topics do not exist: "copy_of_orders", "copy_of_payments"; create them or pass --create-topics`) {
+		t.Errorf("stderr: %s", r.err)
+	}
+	if topicExists(t, ctx, a.brokers, "copy_of_orders") {
+		t.Error("a target was created without --create-topics")
+	}
+
+	// Feedback loop: restoring into the archived topics themselves.
+	r = mustRun(t, ctx, ExitConfig, "source", "-c", a.cfg)
+	if !strings.Contains(r.err, `"orders", "payments" would be archived again by this config's topics/topics.regex, a feedback loop`) ||
+		!strings.Contains(r.err, "--allow-same-topic") {
+		t.Errorf("stderr: %s", r.err)
+	}
+	// The same with topics.regex in the file and a rename into its range.
+	r = mustRun(t, ctx, ExitConfig, "source", "-c", a.cfg, "-p", "topics=", "-p", "topics.regex=.*s",
+		"--topics", "orders", "--topic-rename", "$0-copies")
+	if !strings.Contains(r.err, `"orders-copies" would be archived again`) {
+		t.Errorf("stderr: %s", r.err)
+	}
+
+	// Too few target partitions: refused before producing, with counts.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(a.brokers, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, nil, "small"); err != nil {
+		t.Fatal(err)
+	}
+	r = mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topics", "orders", "--topic-rename", "small")
+	if !strings.Contains(r.err, `"small" has 1 partitions, the archive has 2`) {
+		t.Errorf("stderr: %s", r.err)
+	}
+	if got := readTopic(t, ctx, a.brokers, "small"); len(got) != 0 {
+		t.Errorf("small holds records: %v", got)
+	}
+}
+
+func TestSourceCmdConfigErrors(t *testing.T) {
+	ctx := cliContext(t)
+	dir := t.TempDir()
+	base := writeFile(t, "c.yaml", sinkYAML("127.0.0.1:1", dir, "orders", 3))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"behavior.on.error", []string{"-p", "behavior.on.error=explode"},
+			`behavior.on.error: "explode" is not allowed; want one of fail, ignore, log (from -p behavior.on.error)`},
+		{"poll interval", []string{"-p", "s3.poll.interval.ms=0"}, `s3.poll.interval.ms: "0" is out of range`},
+		{"path style", []string{"-p", "s3.path.style.access=false", "-p", "s3.path.style.access.enabled=true"},
+			"s3.path.style.access: \"false\" contradicts s3.path.style.access.enabled=true"},
+		{"unknown key", []string{"-p", "s3.poll.intervall.ms=5"}, `s3.poll.intervall.ms: unknown key; did you mean "s3.poll.interval.ms"?`},
+		{"format", []string{"-p", "format.class=avro"}, `format.class: "avro" is not supported yet`},
+		{"topics and regex", []string{"--topics", "a", "--topics-regex", "b.*"}, "--topics-regex: is set together with --topics"},
+		{"bad topic", []string{"--topics", "a/b"}, `--topics: has "a/b", which is not a Kafka topic name`},
+		{"bad regex", []string{"--topics-regex", "a("}, `--topics-regex: "a(" does not compile`},
+		{"rename regex alone", []string{"--topic-rename-regex", "o.*"}, "--topic-rename-regex: \"o.*\" is set without --topic-rename"},
+		{"bad rename", []string{"--topics", "x", "--topic-rename", "copy_of_$2"}, "topic rename \"copy_of_$2\" refers to group 2; the regex has 0"},
+		{"dry run and follow", []string{"--dry-run", "--follow"}, "--follow: is set together with --dry-run"},
+		{"log level", []string{"--log-level", "loud"}, `--log-level "loud"`},
+		{"no topics", []string{"-p", "topics="}, "topics: no topics to restore: pass --topics or --topics-regex"},
+		{"connector", []string{"-p", "connector.class=FileStreamSource"}, `connector.class: "FileStreamSource" is not an S3 connector`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustRun(t, ctx, ExitConfig, append([]string{"source", "-c", base}, tc.args...)...)
+			if !strings.Contains(r.err, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, r.err)
+			}
+		})
+	}
+	// A malformed key with behavior.on.error=fail is a failure (exit 1) naming it.
+	a := writeArchived(t, 1, 3, 3, false, "orders")
+	writeArchiveFile(t, a.dir, "topics/orders/partition=0/orders+0+zzz.json", "{}\n")
+	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
+	if !strings.Contains(r.err, "orders+0+zzz.json") || !strings.Contains(r.err, "behavior.on.error=fail") {
+		t.Errorf("stderr: %s", r.err)
+	}
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "-p", "behavior.on.error=ignore")
+	if !strings.Contains(r.out, "records=3 ") || !strings.Contains(r.out, "skipped=1 ") {
+		t.Errorf("summary: %q", r.out)
+	}
+}
+
+// hookStore calls onOpen before each object is opened, with the count of
+// objects opened so far.
+type hookStore struct {
+	s3store.Store
+	mu     sync.Mutex
+	opened int
+	onOpen func(n int)
+}
+
+func (s *hookStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	s.mu.Lock()
+	s.opened++
+	n := s.opened
+	s.mu.Unlock()
+	s.onOpen(n)
+	return s.Store.Open(ctx, key)
+}
+
+// endOffsetSum returns the sum of topic's end offsets (0 when it does not exist).
+func endOffsetSum(ctx context.Context, brokers, topic string) int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		return 0
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			n += o.Offset
+		}
+	})
+	return n
+}
+
+func TestSourceCmdInterruptThenResume(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 2, 20000, 500, false, "big") // 20 objects per partition
+	flags := func() *sourceFlags {
+		return &sourceFlags{ConfigFile: a.cfg, Rename: "copy_of_$0", RenameRegex: defaultRenameRegex,
+			CreateTopics: true, LogLevel: "warn"}
+	}
+
+	// Interrupt when the 11th object is opened, once records have landed
+	// (that partition's stream waits meanwhile, the other one goes on).
+	runCtx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	f := flags()
+	f.wrapStore = func(st s3store.Store) s3store.Store {
+		return &hookStore{Store: st, onOpen: func(n int) {
+			if n != 11 {
+				return
+			}
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if endOffsetSum(ctx, a.brokers, "copy_of_big") > 0 {
+					break
+				}
+			}
+			interrupt()
+		}}
+	}
+	var out, errb syncBuffer
+	start := time.Now()
+	err := runSourceCmd(runCtx, f, IO{Out: &out, Err: &errb})
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("interrupted run took %v", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "interrupted before the restore finished") ||
+		!strings.Contains(err.Error(), "re-run the same command to resume") || errors.Is(err, ErrConfig) {
+		t.Fatalf("interrupted run: err = %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "kafkas3 source: topics=1 partitions=2 objects=40 ") {
+		t.Errorf("no summary after an interrupt: %q", out.String())
+	}
+	// What landed is a prefix of each partition, and not everything.
+	landed := readTopic(t, ctx, a.brokers, "copy_of_big")
+	n := 0
+	for p, vals := range landed {
+		if want := a.want["big"][p]; len(vals) > len(want) || !reflect.DeepEqual(vals, want[:len(vals)]) {
+			t.Errorf("partition %d after the interrupt is not a prefix of the archive", p)
+		}
+		n += len(vals)
+	}
+	if n == 0 || n == 20000 {
+		t.Errorf("%d of 20000 records landed before the interrupt; want some, not all", n)
+	}
+	t.Logf("%d of 20000 records landed before the interrupt", n)
+
+	// The re-run, through the CLI, completes: the target then holds exactly the archive.
+	r := mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--log-level", "warn")
+	if want := fmt.Sprintf(" records=%d ", 20000-n); !strings.Contains(r.out, want) ||
+		!strings.Contains(r.out, fmt.Sprintf(" already_present=%d", n)) {
+		t.Errorf("re-run after %d landed records: %q", n, r.out)
+	}
+	if got := readTopic(t, ctx, a.brokers, "copy_of_big"); !reflect.DeepEqual(got, a.want["big"]) {
+		t.Errorf("copy_of_big after resume: %d+%d records, want %d+%d",
+			len(got[0]), len(got[1]), len(a.want["big"][0]), len(a.want["big"][1]))
+	}
+}
+
+func TestSourceErrorExitCodes(t *testing.T) {
+	if !errors.Is(sourceError(fmt.Errorf("x: %w", restore.ErrFeedbackLoop)), ErrConfig) {
+		t.Error("feedback loop is not a config error")
+	}
+	if !errors.Is(sourceError(fmt.Errorf("x: %w", restore.ErrInvalidConfig)), ErrConfig) {
+		t.Error("invalid restore config is not a config error")
+	}
+	if errors.Is(sourceError(fmt.Errorf("x: %w", restore.ErrMissingTopics)), ErrConfig) {
+		t.Error("missing topics is a config error; want exit 1")
+	}
+}
+
+// writeArchiveFile puts a file at key below dir, as a foreign writer would.
+func writeArchiveFile(t *testing.T, dir, key, body string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
