@@ -220,27 +220,22 @@ func (s *Sink) session(parent context.Context) error {
 	}
 	ss.pollCtx, ss.pollCancel = context.WithCancel(ctx)
 	defer ss.pollCancel()
+
+	// Checks and --once targets use a client outside the group: a group
+	// client starts joining (and may be assigned partitions) at once.
+	if err := ss.prepare(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Once && ss.allDone() {
+		s.log.Info("nothing to archive: committed offsets are at the end offsets")
+		return nil
+	}
 	cl, err := kgo.NewClient(s.clientOpts(ss)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	ss.cl = cl
 	defer cl.Close()
-	if err := ping(ctx, cl, s.cfg.Brokers); err != nil {
-		return err
-	}
-	if err := ss.checkTopics(ctx); err != nil {
-		return err
-	}
-	if s.cfg.Once {
-		if err := ss.captureTargets(ctx); err != nil {
-			return err
-		}
-		if ss.allDone() {
-			s.log.Info("nothing to archive: committed offsets are at the end offsets")
-			return nil
-		}
-	}
 
 	commitDone := make(chan struct{})
 	go func() { defer close(commitDone); ss.commitLoop() }()
@@ -274,12 +269,31 @@ func (s *Sink) session(parent context.Context) error {
 
 var errSessionOver = errors.New("session over")
 
+// prepare checks the brokers and topics and, for --once, records targets.
+func (ss *session) prepare(ctx context.Context) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(ss.s.cfg.Brokers...)}, ss.s.cfg.KafkaOpts...)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	if err := ping(ctx, cl, ss.s.cfg.Brokers); err != nil {
+		return err
+	}
+	adm := kadm.NewClient(cl)
+	if err := ss.checkTopics(ctx, adm); err != nil {
+		return err
+	}
+	if ss.s.cfg.Once {
+		return ss.captureTargets(ctx, adm)
+	}
+	return nil
+}
+
 // checkTopics fails when a named topic does not exist.
-func (ss *session) checkTopics(ctx context.Context) error {
+func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
 	if len(ss.s.cfg.Topics) == 0 {
 		return nil
 	}
-	adm := kadm.NewClient(ss.cl)
 	md, err := adm.Metadata(ctx, ss.s.cfg.Topics...)
 	if err != nil {
 		return fmt.Errorf("kafka metadata: %w", err)
@@ -301,8 +315,7 @@ func (ss *session) checkTopics(ctx context.Context) error {
 
 // captureTargets records, for --once, each partition's end offset, and
 // marks partitions with nothing to archive as done.
-func (ss *session) captureTargets(ctx context.Context) error {
-	adm := kadm.NewClient(ss.cl)
+func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 	topics := ss.s.cfg.Topics
 	if ss.s.cfg.TopicsRegex != "" {
 		re, err := regexp.Compile("^(?:" + ss.s.cfg.TopicsRegex + ")$")
@@ -331,10 +344,7 @@ func (ss *session) captureTargets(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list start offsets: %w", err)
 	}
-	committed, err := adm.FetchOffsets(ctx, ss.s.cfg.GroupID)
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		committed, err = kadm.OffsetResponses{}, nil
-	}
+	committed, err := fetchCommitted(ctx, adm, ss.s.cfg.GroupID)
 	if err != nil {
 		return fmt.Errorf("fetch committed offsets of group %s: %w", ss.s.cfg.GroupID, err)
 	}
@@ -359,6 +369,28 @@ func (ss *session) captureTargets(ctx context.Context) error {
 		}
 	})
 	return ferr
+}
+
+// fetchCommitted returns the group's committed offsets (none for a group
+// that does not exist yet). It retries retriable errors for up to 30 s: on
+// a fresh cluster the coordinator answers COORDINATOR_NOT_AVAILABLE while
+// it creates the offsets topic on first use.
+func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		committed, err := adm.FetchOffsets(ctx, group)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return kadm.OffsetResponses{}, nil
+		}
+		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return committed, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func (ss *session) allDone() bool {
