@@ -1,0 +1,495 @@
+//go:build integration
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kafkas3/kafkas3/internal/testbed"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// Sizes and limits.
+const (
+	defaultBytes          = 1 << 30 // main data set: 1 GiB
+	defaultPartitionBytes = 8 << 20 // per partition of the 200-partition run
+	valueSize             = 1024
+	mainPartitions        = 12
+	manyPartitions        = 200
+	manyPartSize          = 5 << 20   // s3.part.size of the 200-partition run
+	rssLimitKiB           = 300 << 10 // 300 MiB: issue 3, item 10
+	mainFlushSize         = 50000     // records per object in the main sink runs (~50 MiB)
+
+	bytesEnv          = "KAFKAS3_BENCH_BYTES"
+	partitionBytesEnv = "KAFKAS3_BENCH_PARTITION_BYTES"
+	outEnv            = "KAFKAS3_BENCH_OUT"
+)
+
+// BenchmarkKafkas3 runs every measurement once, side by side on one broker
+// and one S3 server, prints the table and writes it to $KAFKAS3_BENCH_OUT.
+// Run it with -benchtime 1x (make bench).
+func BenchmarkKafkas3(b *testing.B) {
+	e := setup(b)
+	mainBytes := envSize(b, bytesEnv, defaultBytes)
+	partBytes := envSize(b, partitionBytesEnv, defaultPartitionBytes)
+	main := dataset{Kind: kindText, Topic: "bench", Partitions: mainPartitions,
+		Records: mainBytes / valueSize, ValueSize: valueSize}
+	e.facts.add("main data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON events with a vocabulary text field (gzip about 3x)",
+		main.Records, valueSize, human(main.Bytes()), main.Partitions))
+
+	// Load the data once; every run below reads it.
+	e.createTopic(main.Topic, main.Partitions)
+	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
+
+	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
+	e.sinkRow("sink bytes --once", main, fmtBytes, nil)
+	e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, nil)
+	raw2 := e.consumeRow("raw consume: franz-go direct consumer (2 of 2)", main)
+	rawRate := (raw1.rate() + raw2.rate()) / 2
+	for i := range e.rows {
+		if e.rows[i].kind == kindSink {
+			e.rows[i].setRatio(rawRate, "raw consume (mean)")
+		}
+	}
+
+	// Restore against a bare idempotent producer writing the same records.
+	base1 := e.produceRow("baseline: franz-go idempotent producer (1 of 2)", withTopic(main, "baseline_1"), "new")
+	e.restoreRow("source bytes archive → copy_of_bench", main, fmtBytes, "copy_of_$0")
+	e.restoreRow("source json+gzip archive → copy_json_of_bench", main, fmtJSONGzip, "copy_json_of_$0")
+	base2 := e.produceRow("baseline: franz-go idempotent producer (2 of 2)", withTopic(main, "baseline_2"), "new")
+	prodRate := (base1.rate() + base2.rate()) / 2
+	for i := range e.rows {
+		if e.rows[i].kind == kindRestore {
+			e.rows[i].setRatio(prodRate, "idempotent producer (mean)")
+		}
+	}
+
+	// Memory with many partitions: every partition receives data, and each
+	// object grows past one 5 MiB part.
+	many := dataset{Kind: kindRandom, Topic: "bench200", Partitions: manyPartitions,
+		Records: manyPartitions * (partBytes / valueSize), ValueSize: valueSize, Run: 256}
+	e.facts.add("200-partition data set", fmt.Sprintf("%d records of %d B (%s, %s per partition) in %d partitions, JSON with base64 random bytes (gzip about 1.3x)",
+		many.Records, valueSize, human(many.Bytes()), human(partBytes), many.Partitions))
+	e.createTopic(many.Topic, many.Partitions)
+	e.produceRow("load: franz-go idempotent producer, 200 partitions", many, "")
+	perPart := many.Records / int64(many.Partitions)
+	manyRow := e.sinkRow("sink json+gzip --once, 200 partitions, s3.part.size=5 MiB", many, fmtJSONGzip, map[string]string{
+		"s3.part.size": strconv.Itoa(manyPartSize),
+		"flush.size":   strconv.FormatInt(perPart+1, 10), // one object per partition, open for the whole run
+	})
+	e.checkMultipart(manyRow, many, manyPartSize)
+	if manyRow.rssKiB >= rssLimitKiB {
+		e.failures = append(e.failures, fmt.Sprintf("sink with %d partitions and s3.part.size=%d: peak RSS %.1f MiB, limit %d MiB",
+			manyPartitions, manyPartSize, float64(manyRow.rssKiB)/1024, rssLimitKiB>>10))
+		manyRow.note += fmt.Sprintf(", **over the %d MiB limit**", rssLimitKiB>>10)
+	} else {
+		manyRow.note += fmt.Sprintf(", under the %d MiB limit", rssLimitKiB>>10)
+	}
+
+	e.report()
+	for _, r := range e.rows {
+		if r.kind != kindSink {
+			continue
+		}
+		unit := strings.NewReplacer(" ", "_", ",", "", "=", "", "+", "_").Replace(r.name)
+		b.ReportMetric(r.rate()/1e6, "MB/s:"+unit)
+	}
+	if len(e.failures) > 0 {
+		b.Fatal(strings.Join(e.failures, "\n"))
+	}
+}
+
+func withTopic(d dataset, topic string) dataset {
+	d.Topic = topic
+	return d
+}
+
+// env is one benchmark run: the services, the kafkas3 binary, the rows.
+type env struct {
+	b         *testing.B
+	ctx       context.Context
+	kafka     *testbed.KafkaBroker
+	s3        *testbed.S3Server
+	bin       string
+	dir       string
+	hasSource bool
+	start     time.Time
+	facts     facts
+	rows      []*row
+	// archives maps a format to the bucket the main sink run wrote it to.
+	archives map[string]string
+	// failures are checks that failed after the runs; the benchmark fails
+	// after printing the table.
+	failures []string
+}
+
+func setup(b *testing.B) *env {
+	e := &env{b: b, ctx: context.Background(), dir: b.TempDir(), start: time.Now(), archives: map[string]string{}}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts := testbed.Options{KafkaHeap: "1g", Logger: log} // full JIT: QuickJVM is for tests
+
+	var wg sync.WaitGroup
+	var kErr, sErr, bErr error
+	wg.Go(func() { e.kafka, kErr = testbed.StartKafka(e.ctx, opts) })
+	wg.Go(func() { e.s3, sErr = testbed.StartS3(e.ctx, opts) })
+	wg.Go(func() { bErr = e.build() })
+	wg.Wait()
+	if e.kafka != nil {
+		b.Cleanup(func() { _ = e.kafka.Close() })
+	}
+	if e.s3 != nil {
+		b.Cleanup(func() { _ = e.s3.Close() })
+	}
+	for _, err := range []error{kErr, sErr} {
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, testbed.ErrToolMissing) && os.Getenv(testbed.RequireEnv) != "1" {
+			b.Skip(err.Error())
+		}
+		b.Fatal(err)
+	}
+	if bErr != nil {
+		b.Fatal(bErr)
+	}
+	e.hasSource = exec.Command(e.bin, "source", "--help").Run() == nil
+	e.facts.collect(e)
+	return e
+}
+
+// build compiles kafkas3 from the module root into e.dir, as `make build`
+// does but keeping symbols (for perf).
+func (e *env) build() error {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	e.bin = filepath.Join(e.dir, "kafkas3")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", e.bin, ".")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build kafkas3: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func envSize(b *testing.B, name string, def int64) int64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < valueSize*manyPartitions {
+		b.Fatalf("%s=%q: want a byte count of at least %d", name, s, valueSize*manyPartitions)
+	}
+	return n
+}
+
+func (e *env) createTopic(name string, partitions int32) {
+	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
+	defer cancel()
+	if err := e.kafka.CreateTopicContext(ctx, name, partitions); err != nil {
+		e.b.Fatal(err)
+	}
+}
+
+// Row kinds.
+const (
+	kindLoad    = "load"
+	kindRaw     = "raw"
+	kindSink    = "sink"
+	kindRestore = "restore"
+)
+
+// row is one measured process.
+type row struct {
+	name    string
+	kind    string
+	records int64
+	bytes   int64 // Kafka record value bytes moved
+	wall    time.Duration
+	rssKiB  int64
+	ratio   float64
+	against string
+	note    string
+	bucket  string
+}
+
+func (r *row) rate() float64 { return float64(r.bytes) / r.wall.Seconds() }
+
+func (r *row) setRatio(base float64, against string) {
+	r.ratio = r.rate() / base
+	r.against = against
+}
+
+// procResult is a finished process.
+type procResult struct {
+	wall   time.Duration
+	rssKiB int64
+	stdout []byte
+}
+
+// run runs cmd to completion, its stderr in a log file, and measures its
+// wall time and peak RSS. A failure ends the benchmark with the log's tail.
+func (e *env) run(name string, cmd *exec.Cmd) procResult {
+	e.b.Helper()
+	logPath := filepath.Join(e.dir, fmt.Sprintf("%02d.log", len(e.rows)))
+	lf, err := os.Create(logPath)
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	defer lf.Close()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(os.Stderr, "bench: %s ...\n", name)
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		e.b.Fatalf("%s: %v\nstdout: %s\n--- stderr tail (%s) ---\n%s", name, err, out.Bytes(), logPath, tail(logPath, 30))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		e.b.Fatalf("%s: no rusage", name)
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB\n", name, wall.Seconds(), float64(ru.Maxrss)/1024)
+	return procResult{wall: wall, rssKiB: ru.Maxrss, stdout: out.Bytes()}
+}
+
+func tail(path string, lines int) string {
+	b, _ := os.ReadFile(path)
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// child runs this test binary in a child mode.
+func (e *env) child(name, mode string, a childArgs) (procResult, childResult) {
+	e.b.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	a.Brokers = e.kafka.Addr
+	args, err := json.Marshal(a)
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, childArgsEnv+"="+string(args))
+	pr := e.run(name, cmd)
+	var res childResult
+	if err := json.Unmarshal(pr.stdout, &res); err != nil {
+		e.b.Fatalf("%s: child result %q: %v", name, pr.stdout, err)
+	}
+	return pr, res
+}
+
+func (e *env) add(r *row) *row {
+	e.rows = append(e.rows, r)
+	return r
+}
+
+// produceRow writes d with the bare idempotent producer; create "new"
+// creates d's topic first.
+func (e *env) produceRow(name string, d dataset, create string) *row {
+	if create == "new" {
+		e.createTopic(d.Topic, d.Partitions)
+	}
+	pr, res := e.child(name, modeProduce, childArgs{Data: d})
+	e.checkEndOffsets(name, d.Topic, d.Records)
+	return e.add(&row{name: name, kind: kindLoad, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB})
+}
+
+func (e *env) consumeRow(name string, d dataset) *row {
+	pr, res := e.child(name, modeConsume, childArgs{Data: d})
+	if res.Records != d.Records || res.Bytes != d.Bytes() {
+		e.b.Fatalf("%s: read %d records, %d bytes; want %d, %d", name, res.Records, res.Bytes, d.Records, d.Bytes())
+	}
+	return e.add(&row{name: name, kind: kindRaw, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB})
+}
+
+// config writes a kafkas3 config file (flat Confluent keys, YAML) for d's
+// topic in bucket with the given format, plus extra keys.
+func (e *env) config(name string, d dataset, bucket, f string, extra map[string]string) string {
+	keys := map[string]string{
+		"name":                         name,
+		"bootstrap.servers":            e.kafka.Addr,
+		"topics":                       d.Topic,
+		"flush.size":                   strconv.Itoa(mainFlushSize),
+		"s3.bucket.name":               bucket,
+		"s3.region":                    e.s3.Region,
+		"store.url":                    e.s3.Endpoint,
+		"s3.path.style.access.enabled": "true",
+		"aws.access.key.id":            e.s3.AccessKey,
+		"aws.secret.access.key":        e.s3.SecretKey,
+		"format.class":                 "bytes",
+	}
+	if f == fmtJSONGzip {
+		keys["format.class"] = "json"
+		keys["s3.compression.type"] = "gzip"
+	}
+	for k, v := range extra {
+		keys[k] = v
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	for _, k := range names {
+		fmt.Fprintf(&sb, "%s: %q\n", k, keys[k])
+	}
+	path := filepath.Join(e.dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		e.b.Fatal(err)
+	}
+	return path
+}
+
+// sinkRow runs `kafkas3 sink --once` over d into a fresh bucket.
+func (e *env) sinkRow(name string, d dataset, f string, extra map[string]string) *row {
+	bucket, err := e.s3.CreateBucketContext(e.ctx)
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	cfg := e.config(fmt.Sprintf("bench-%s-%d", strings.NewReplacer("+", "-").Replace(f), len(e.rows)), d, bucket, f, extra)
+	pr := e.run(name, exec.Command(e.bin, "sink", "--config", cfg, "--once"))
+	m := regexp.MustCompile(`\brecords=(\d+)`).FindSubmatch(pr.stdout)
+	if m == nil {
+		e.b.Fatalf("%s: no summary on stdout: %q", name, pr.stdout)
+	}
+	if n, _ := strconv.ParseInt(string(m[1]), 10, 64); n != d.Records {
+		e.b.Fatalf("%s: summary says %d records, want %d: %s", name, n, d.Records, pr.stdout)
+	}
+	objs := e.listObjects(bucket)
+	var stored int64
+	for _, o := range objs {
+		stored += o.size
+	}
+	if f == fmtBytes && stored != d.Records*(valueSize+1) {
+		e.b.Fatalf("%s: bucket %s holds %d bytes in %d objects, want %d (records × (value + newline))",
+			name, bucket, stored, len(objs), d.Records*(valueSize+1))
+	}
+	if _, ok := e.archives[f]; !ok && d.Partitions == mainPartitions {
+		e.archives[f] = bucket
+	}
+	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB,
+		bucket: bucket, note: fmt.Sprintf("%d objects, %s stored", len(objs), human(stored))})
+}
+
+// restoreRow restores the main sink run's archive of d in format f into
+// the topic that rename names, and checks the target's end offsets.
+func (e *env) restoreRow(name string, d dataset, f, rename string) *row {
+	bucket := e.archives[f]
+	target := strings.ReplaceAll(rename, "$0", d.Topic)
+	var pr procResult
+	note := "kafkas3 source subprocess"
+	if e.hasSource {
+		cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
+		pr = e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
+	} else {
+		note = "restore package in a child process (binary has no source command yet)"
+		pr, _ = e.child(name, modeRestore, childArgs{Data: d, Format: f, Rename: rename, Bucket: bucket,
+			Endpoint: e.s3.Endpoint, Region: e.s3.Region, AccessKey: e.s3.AccessKey, SecretKey: e.s3.SecretKey})
+	}
+	e.checkEndOffsets(name, target, d.Records)
+	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, note: note})
+}
+
+// checkEndOffsets fails unless topic holds want records in all.
+func (e *env) checkEndOffsets(name, topic string, want int64) {
+	cl, err := e.kafka.NewClient()
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(e.ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		e.b.Fatalf("%s: end offsets of %s: %v", name, topic, err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	if n != want {
+		e.b.Fatalf("%s: topic %s holds %d records, want %d", name, topic, n, want)
+	}
+}
+
+type object struct {
+	key  string
+	size int64
+}
+
+func (e *env) listObjects(bucket string) []object {
+	cl := e.s3.Client()
+	var objs []object
+	p := s3.NewListObjectsV2Paginator(cl, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(e.ctx)
+		if err != nil {
+			e.b.Fatalf("list bucket %s: %v", bucket, err)
+		}
+		for _, o := range page.Contents {
+			objs = append(objs, object{key: aws.ToString(o.Key), size: aws.ToInt64(o.Size)})
+		}
+	}
+	return objs
+}
+
+// checkMultipart fails unless the run wrote one object per partition and
+// every object is larger than one part, so each went through a multipart
+// upload while all partitions had an open object.
+func (e *env) checkMultipart(r *row, d dataset, partSize int64) {
+	objs := e.listObjects(r.bucket)
+	if len(objs) != int(d.Partitions) {
+		e.failures = append(e.failures, fmt.Sprintf("%s: %d objects, want one per partition (%d)", r.name, len(objs), d.Partitions))
+		return
+	}
+	smallest := objs[0].size
+	for _, o := range objs {
+		if o.size <= partSize {
+			e.failures = append(e.failures, fmt.Sprintf("%s: object %s is %d bytes, not past one part of %d: multipart not exercised",
+				r.name, o.key, o.size, partSize))
+			r.note += ", **multipart not exercised**"
+			return
+		}
+		smallest = min(smallest, o.size)
+	}
+	r.note += fmt.Sprintf(", every object > 1 part (smallest %s)", human(smallest))
+}

@@ -1,0 +1,252 @@
+//go:build integration
+
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"regexp"
+	"sync"
+	"syscall"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The test binary re-executes itself in a child mode to measure a bare
+// franz-go client as its own process (own peak RSS, own CPU). The mode is
+// in childEnv, the arguments as JSON in childArgsEnv; the child prints one
+// JSON childResult line on stdout.
+const (
+	childEnv     = "KAFKAS3_BENCH_CHILD"
+	childArgsEnv = "KAFKAS3_BENCH_ARGS"
+)
+
+// Child modes.
+const (
+	modeProduce = "produce" // idempotent producer writes a data set
+	modeConsume = "consume" // consumer reads a topic from start to end
+	modeRestore = "restore" // restore package in process (when the binary has no source command)
+)
+
+// Archive formats the sink runs write.
+const (
+	fmtBytes    = "bytes"
+	fmtJSONGzip = "json+gzip"
+)
+
+// childArgs are a child's inputs.
+type childArgs struct {
+	Brokers string  `json:"brokers"`
+	Data    dataset `json:"data"`
+
+	// Restore only.
+	Format    string `json:"format,omitempty"`
+	Rename    string `json:"rename,omitempty"`
+	Bucket    string `json:"bucket,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	Region    string `json:"region,omitempty"`
+	AccessKey string `json:"access_key,omitempty"`
+	SecretKey string `json:"secret_key,omitempty"`
+}
+
+// childResult is what a child did.
+type childResult struct {
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// runChild runs one child mode and returns the process exit code.
+func runChild(mode string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var a childArgs
+	if err := json.Unmarshal([]byte(os.Getenv(childArgsEnv)), &a); err != nil {
+		fmt.Fprintf(stderr, "bench child: %s: %v\n", childArgsEnv, err)
+		return 2
+	}
+	var (
+		res childResult
+		err error
+	)
+	switch mode {
+	case modeProduce:
+		res, err = produce(ctx, a)
+	case modeConsume:
+		res, err = consume(ctx, a)
+	case modeRestore:
+		res, err = restoreInProcess(ctx, a, stderr)
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench child %s: %v\n", mode, err)
+		return 1
+	}
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		fmt.Fprintf(stderr, "bench child %s: %v\n", mode, err)
+		return 1
+	}
+	return 0
+}
+
+// produce writes a.Data with franz-go's idempotent producer (acks=all),
+// each record to its partition, with the buffer limit the restore
+// engine uses.
+func produce(ctx context.Context, a childArgs) (childResult, error) {
+	g, err := newGenerator(a.Data)
+	if err != nil {
+		return childResult{}, err
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(a.Brokers),
+		kgo.DefaultProduceTopic(a.Data.Topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedBytes(128<<20),
+	)
+	if err != nil {
+		return childResult{}, err
+	}
+	defer cl.Close()
+	var (
+		once     sync.Once
+		firstErr error
+		failed   = make(chan struct{})
+	)
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			once.Do(func() { firstErr = err; close(failed) })
+		}
+	}
+	for i := range a.Data.Records {
+		select {
+		case <-failed:
+			return childResult{}, fmt.Errorf("produce to %s: %w", a.Data.Topic, firstErr)
+		default:
+		}
+		v := g.value(make([]byte, 0, a.Data.ValueSize), i)
+		cl.Produce(ctx, &kgo.Record{Partition: a.Data.partition(i), Value: v}, done)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return childResult{}, fmt.Errorf("flush to %s: %w", a.Data.Topic, err)
+	}
+	select {
+	case <-failed:
+		return childResult{}, fmt.Errorf("produce to %s: %w", a.Data.Topic, firstErr)
+	default:
+	}
+	return childResult{Records: a.Data.Records, Bytes: a.Data.Bytes()}, nil
+}
+
+// consume reads a.Data.Topic from the start of every partition up to the end
+// offsets seen at start, with the fetch sizes the sink uses, and counts
+// records and value bytes.
+func consume(ctx context.Context, a childArgs) (childResult, error) {
+	topic := a.Data.Topic
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(a.Brokers))
+	if err != nil {
+		return childResult{}, err
+	}
+	ends, err := kadm.NewClient(admCl).ListEndOffsets(ctx, topic)
+	admCl.Close()
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return childResult{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	end := map[int32]int64{}
+	offsets := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			end[o.Partition] = o.Offset
+			offsets[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(a.Brokers),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMaxBytes(16<<20),
+		kgo.FetchMaxPartitionBytes(1<<20),
+	)
+	if err != nil {
+		return childResult{}, err
+	}
+	defer cl.Close()
+	var res childResult
+	remaining := len(end)
+	for remaining > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		for _, fe := range fs.Errors() {
+			return res, fmt.Errorf("fetch %s[%d]: %w", fe.Topic, fe.Partition, fe.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			res.Records++
+			res.Bytes += int64(len(r.Value))
+			if e, ok := end[r.Partition]; ok && r.Offset+1 >= e {
+				delete(end, r.Partition)
+				remaining--
+			}
+		})
+	}
+	return res, nil
+}
+
+// restoreInProcess restores an archive with the restore package, for a
+// kafkas3 binary that has no source command yet.
+func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childResult, error) {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var f format.Format
+	switch a.Format {
+	case fmtBytes:
+		var err error
+		if f, err = format.NewBytes(format.DefaultBytesConfig()); err != nil {
+			return childResult{}, err
+		}
+	case fmtJSONGzip:
+		var err error
+		if f, err = format.WithGzip(format.NewJSON(), -1); err != nil {
+			return childResult{}, err
+		}
+	default:
+		return childResult{}, fmt.Errorf("unknown archive format %q", a.Format)
+	}
+	st, err := s3store.NewS3(ctx, s3store.S3Config{
+		Bucket: a.Bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: true,
+		AccessKeyID: a.AccessKey, SecretAccessKey: a.SecretKey,
+	}, log)
+	if err != nil {
+		return childResult{}, err
+	}
+	r, err := restore.New(restore.Config{
+		Brokers: []string{a.Brokers}, Topics: []string{a.Data.Topic},
+		RenameRegex: regexp.MustCompile(`.*`), Rename: a.Rename,
+		Keys: partition.DefaultKeyConfig(), Format: f, CreateTopics: true,
+		Identity: a.Endpoint + "/" + a.Bucket,
+	}, st, log)
+	if err != nil {
+		return childResult{}, err
+	}
+	sum, err := r.Run(ctx, nil)
+	if err != nil {
+		return childResult{}, err
+	}
+	if sum.Records == 0 {
+		return childResult{}, errors.New("restored no records")
+	}
+	return childResult{Records: sum.Records}, nil
+}

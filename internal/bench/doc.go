@@ -1,0 +1,25 @@
+// Package bench holds kafkas3's benchmarks against the test bed (real Apache
+// Kafka and versitygw on loopback). They live in files with the build tag
+// `integration` and run with `make bench`:
+//
+//	go test -count=1 -tags integration -timeout 60m -run '^$' -bench . -benchtime 1x ./internal/bench/...
+//
+// BenchmarkKafkas3 measures, side by side in one run on one broker:
+//
+//   - the broker's raw consume rate with a bare franz-go consumer;
+//   - `kafkas3 sink --once` of the same topic in bytes and in JSON+gzip to
+//     versitygw, with the ratio sink/raw;
+//   - the sink's peak RSS with 200 partitions receiving data at once and
+//     s3.part.size=5 MiB, failing when it reaches 300 MiB;
+//   - `kafkas3 source` of the archives into new topics against a bare
+//     franz-go idempotent producer writing the same records, with the ratio.
+//
+// Every measured program runs as its own process (the kafkas3 binary, or
+// this test binary re-executed in a child mode), so its peak RSS is its own.
+// The results are printed as a Markdown table and, when KAFKAS3_BENCH_OUT
+// names a file, written there for BENCHMARKS.md.
+//
+// Sizes: KAFKAS3_BENCH_BYTES sets the main data set (default 1 GiB of 1 KiB
+// records in 12 partitions); KAFKAS3_BENCH_PARTITION_BYTES sets the bytes
+// per partition of the 200-partition run (default 8 MiB).
+package bench
