@@ -54,6 +54,9 @@ It needs no network and no configuration.`,
 
 const demoTopic = "s3_topic"
 
+// demoStepTimeout bounds the archive and the restore step of the demo.
+const demoStepTimeout = time.Minute
+
 func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	log := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
@@ -93,9 +96,19 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	sum, err := sink.Run(ctx)
+	// The sink stops cleanly (nil error) when its context ends, so a
+	// deadline turns a stuck archive step into an error instead of a hang.
+	sctx, cancel := context.WithTimeout(ctx, demoStepTimeout)
+	sum, err := sink.Run(sctx)
+	cancel()
 	if err != nil {
 		return err
+	}
+	if sctx.Err() != nil && sum.Records < 9 {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("archiving %s did not finish within %v (archived %d of 9 records)", demoTopic, demoStepTimeout, sum.Records)
 	}
 	fmt.Fprintf(streams.Out, "archived into %s: %s\n\n", dir, sum)
 	if err := printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic)); err != nil {
@@ -118,7 +131,9 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	if err != nil {
 		return err
 	}
-	rsum, err := r.Run(ctx, nil)
+	rctx, cancel := context.WithTimeout(ctx, demoStepTimeout)
+	defer cancel()
+	rsum, err := r.Run(rctx, nil)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}

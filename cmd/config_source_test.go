@@ -1,0 +1,178 @@
+package cmd
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func loadSource(t *testing.T, body string, params ...string) (*SourceOptions, error) {
+	t.Helper()
+	st, err := LoadSettings(SettingsSource{Command: CommandSource, ConfigFile: writeFile(t, "c.yaml", body), Params: params})
+	if err != nil {
+		return nil, err
+	}
+	return st.Source()
+}
+
+func TestSourceOptionsFromSinkFixture(t *testing.T) {
+	// The sink's quick-start file serves the source unchanged.
+	st, err := LoadSettings(SettingsSource{Command: CommandSource, ConfigFile: fixtures + "/orders.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"connector.class", "flush.size", "s3.part.size", "schema.compatibility", "tasks.max"}; !slices.Equal(st.Ignored(), want) {
+		t.Errorf("Ignored() = %q, want %q", st.Ignored(), want)
+	}
+	o, err := st.Source()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &SourceOptions{
+		BootstrapServers: []string{"localhost:9092"},
+		SecurityProtocol: "PLAINTEXT",
+		ArchiveTopics:    []string{"s3_topic"},
+		TopicsDir:        "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10,
+		Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
+		PartRetries: 3, RetryBackoff: 200 * time.Millisecond,
+		CompressionType: CompressionNone, Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin",
+		Partitioner:  PartitionerDefault,
+		PollInterval: time.Minute, OnError: OnErrorFail, BatchMaxSize: 200,
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("Source() =\n%+v\nwant\n%+v", o, want)
+	}
+	// Sink and Source guard against settings of the other command.
+	if _, err := st.Sink(); err == nil {
+		t.Error("Sink() on source settings succeeded")
+	}
+	sink, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: fixtures + "/orders.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sink.Source(); err == nil {
+		t.Error("Source() on sink settings succeeded")
+	}
+}
+
+func TestSourceOptionsKeys(t *testing.T) {
+	const base = "format.class: json\nstore.local.dir: /archive\n"
+	o, err := loadSource(t, base+"topics.regex: orders-.*\ns3.compression.type: gzip\n",
+		"s3.poll.interval.ms=1500", "behavior.on.error=LOG", "record.batch.max.size=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.BootstrapServers != nil || o.ArchiveTopics != nil || o.ArchiveTopicsRegex != "orders-.*" ||
+		o.Store != StoreLocal || o.CompressionType != CompressionGzip ||
+		o.PollInterval != 1500*time.Millisecond || o.OnError != OnErrorLog || o.BatchMaxSize != 50 {
+		t.Errorf("Source() = %+v", o)
+	}
+
+	// s3.path.style.access is the source's name; the sink's name works too.
+	for _, tc := range []struct {
+		params []string
+		want   bool
+	}{
+		{nil, true},
+		{[]string{"s3.path.style.access=false"}, false},
+		{[]string{"s3.path.style.access.enabled=false"}, false},
+		{[]string{"s3.path.style.access=true", "s3.path.style.access.enabled=true"}, true},
+	} {
+		o, err := loadSource(t, base, tc.params...)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.params, err)
+		}
+		if o.PathStyle != tc.want {
+			t.Errorf("%q: PathStyle = %v, want %v", tc.params, o.PathStyle, tc.want)
+		}
+	}
+}
+
+func TestSourceOptionsErrors(t *testing.T) {
+	const base = "format.class: json\nstore.local.dir: /archive\n"
+	tests := []struct {
+		name   string
+		body   string
+		params []string
+		want   []string
+	}{
+		{"no format", "store.local.dir: /a\n", nil, []string{"format.class: required key is not set"}},
+		{"no bucket", "format.class: json\n", nil, []string{"s3.bucket.name: required key is not set"}},
+		{"on error", base, []string{"behavior.on.error=skip"},
+			[]string{`behavior.on.error: "skip" is not allowed; want one of fail, ignore, log (from -p behavior.on.error)`}},
+		{"poll", base, []string{"s3.poll.interval.ms=-5"}, []string{`s3.poll.interval.ms: "-5" is out of range; want an integer > 0`}},
+		{"batch", base, []string{"record.batch.max.size=x"}, []string{`record.batch.max.size: "x" is not an integer`}},
+		{"topics and regex", base + "topics: a\ntopics.regex: b\n", nil,
+			[]string{"topics.regex: \"b\" is set together with topics"}},
+		{"bad topic", base + "topics: a/b\n", nil, []string{`topics: "a/b" has "a/b", which is not a Kafka topic name`}},
+		{"bad brokers", base + "bootstrap.servers: nohost\n", nil, []string{`bootstrap.servers: "nohost" has "nohost", which is not host:port`}},
+		{"path style", base, []string{"s3.path.style.access=false", "s3.path.style.access.enabled=true"},
+			[]string{`s3.path.style.access: "false" contradicts s3.path.style.access.enabled=true`}},
+		{"partitioner", base, []string{"partitioner.class=TimeBasedPartitioner"}, []string{"partitioner.class: \"TimeBasedPartitioner\" is not supported yet"}},
+		{"connector", base + "connector.class: io.confluent.connect.jdbc.JdbcSourceConnector\n", nil,
+			[]string{"connector.class: \"io.confluent.connect.jdbc.JdbcSourceConnector\" is not an S3 connector"}},
+		{"all at once", "store.local.dir: /a\n", []string{"behavior.on.error=x", "s3.poll.interval.ms=0"},
+			[]string{"3 configuration problems", "format.class", "behavior.on.error", "s3.poll.interval.ms"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadSource(t, tc.body, tc.params...)
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v, want a config error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	// The source connector's own class is fine.
+	if _, err := loadSource(t, base+"connector.class: io.confluent.connect.s3.source.S3SourceConnector\n"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBuildSourceConfig(t *testing.T) {
+	o, err := loadSource(t, "format.class: json\nstore.local.dir: /a\nbootstrap.servers: h:1\ntopics: orders,payments\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Default: restore the file's topics; guard the same topics.
+	cfg, err := buildSourceConfig(o, &sourceFlags{RenameRegex: defaultRenameRegex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Topics, []string{"orders", "payments"}) || !slices.Equal(cfg.ArchiveTopics, cfg.Topics) ||
+		cfg.TopicsRegex != nil || cfg.Rename != "" || cfg.Format == nil || cfg.Keys.TopicsDir != "topics" ||
+		cfg.PollInterval != time.Minute || cfg.OnError != "fail" || cfg.BatchSize != 200 {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	// --topics-regex replaces the file's selection, not the guard.
+	cfg, err = buildSourceConfig(o, &sourceFlags{TopicsRegex: "pay.*", Rename: "x-$0", RenameRegex: defaultRenameRegex, CreateTopics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Topics != nil || cfg.TopicsRegex.String() != "pay.*" || cfg.Rename != "x-$0" || !cfg.CreateTopics ||
+		!slices.Equal(cfg.ArchiveTopics, []string{"orders", "payments"}) {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	// A dry run needs no brokers; a restore does.
+	o.BootstrapServers = nil
+	if _, err := buildSourceConfig(o, &sourceFlags{DryRun: true}); err != nil {
+		t.Errorf("dry run without brokers: %v", err)
+	}
+	if _, err := buildSourceConfig(o, &sourceFlags{}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "bootstrap.servers") {
+		t.Errorf("restore without brokers: %v", err)
+	}
+	// Problems are reported together.
+	_, err = buildSourceConfig(o, &sourceFlags{Topics: "a,b c", TopicsRegex: "(", RenameRegex: "["})
+	for _, w := range []string{`--topics: has "b c"`, "--topics-regex: is set together with --topics", `--topic-rename-regex: "[" does not compile`, "bootstrap.servers"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("err lacks %q: %v", w, err)
+		}
+	}
+}
