@@ -1,0 +1,30 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newConfigKeysCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:       "config-keys [sink|source]",
+		Short:     "Print the configuration reference (every key, default and meaning) as Markdown",
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: []string{"sink", "source"},
+		RunE: func(_ *cobra.Command, args []string) error {
+			which := CommandSink
+			if len(args) == 1 {
+				switch args[0] {
+				case "sink":
+				case "source":
+					which = CommandSource
+				default:
+					return fmt.Errorf("%w: config-keys: %q: want sink or source", ErrConfig, args[0])
+				}
+			}
+			_, err := fmt.Fprint(streams.Out, ConfigReference(which))
+			return err
+		},
+	}
+}

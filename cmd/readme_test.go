@@ -1,0 +1,35 @@
+package cmd
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestREADMEConfigReference keeps the README's configuration reference equal
+// to the key table. Run with KAFKAS3_UPDATE_README=1 to rewrite it.
+func TestREADMEConfigReference(t *testing.T) {
+	const begin, end = "<!-- BEGIN CONFIG REFERENCE -->\n", "<!-- END CONFIG REFERENCE -->"
+	path := "../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q and %q markers", begin, end)
+	}
+	want := "\n" + ConfigReference(CommandSink) + "\n" + ConfigReference(CommandSource) + "\n"
+	got := s[i+len(begin) : j]
+	if got == want {
+		return
+	}
+	if os.Getenv("KAFKAS3_UPDATE_README") == "1" {
+		if err := os.WriteFile(path, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatal("README.md configuration reference is out of date; run: KAFKAS3_UPDATE_README=1 go test ./cmd -run TestREADMEConfigReference")
+}
