@@ -418,3 +418,43 @@ func writeArchiveFile(t *testing.T, dir, key, body string) {
 		t.Fatal(err)
 	}
 }
+
+func TestSourceCmdFollow(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 1, 3, 3, false, "events") // one object, offsets 0..2
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan cliResult, 1)
+	go func() {
+		done <- runCLI(runCtx, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--follow",
+			"-p", "s3.poll.interval.ms=50", "--log-level", "warn")
+	}()
+	waitRecords := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if endOffsetSum(ctx, a.brokers, "copy_of_events") >= n {
+				return
+			}
+		}
+		t.Fatalf("copy_of_events did not reach %d records", n)
+	}
+	waitRecords(3)
+	// A new object appears in the archive; the running restore picks it up.
+	writeArchiveFile(t, a.dir, "topics/events/partition=0/events+0+0000000003.json", "{\"n\":3}\n{\"n\":4}\n")
+	waitRecords(5)
+	stop()
+	var r cliResult
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("--follow did not stop within 30 s of the interrupt")
+	}
+	if r.code != ExitOK || !strings.Contains(r.out, "objects=2 records=5 ") {
+		t.Errorf("follow: exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.err)
+	}
+	want := append(a.want["events"][0], `{"n":3}`, `{"n":4}`)
+	if got := readTopic(t, ctx, a.brokers, "copy_of_events"); !reflect.DeepEqual(got[0], want) || len(got) != 1 {
+		t.Errorf("copy_of_events = %v, want %v", got, want)
+	}
+}
