@@ -30,4 +30,10 @@ type Record struct {
 	Key           []byte
 	Value         []byte
 	Headers       []Header // ordered; duplicates allowed
+
+	// KeyTyped and ValueTyped are set when a converter decoded the key or
+	// value against a schema; nil for raw bytes. Key and Value keep the
+	// original bytes either way.
+	KeyTyped   *Typed
+	ValueTyped *Typed
 }
