@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
@@ -22,36 +21,8 @@ import (
 // the store, the format, the key layout and Kafka client options. The sink
 // and the source share it.
 
-// storeOptions is the part of the options that chooses and configures the store.
-type storeOptions struct {
-	Store           string
-	LocalDir        string
-	Bucket          string
-	Region          string
-	Endpoint        string
-	PathStyle       bool
-	PartSize        int64
-	PartRetries     int
-	RetryBackoff    int64 // milliseconds
-	SSEAlgorithm    string
-	SSEKMSKeyID     string
-	SSECustomerKey  string
-	CannedACL       string
-	AccessKeyID     string
-	SecretAccessKey string
-}
-
-func (o *SinkOptions) storeOptions() storeOptions {
-	return storeOptions{
-		Store: o.Store, LocalDir: o.LocalDir, Bucket: o.Bucket, Region: o.Region, Endpoint: o.Endpoint,
-		PathStyle: o.PathStyle, PartSize: o.PartSize, PartRetries: o.PartRetries,
-		RetryBackoff: o.RetryBackoff.Milliseconds(), SSEAlgorithm: o.SSEAlgorithm, SSEKMSKeyID: o.SSEKMSKeyID,
-		SSECustomerKey: o.SSECustomerKey, CannedACL: o.CannedACL, AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey,
-	}
-}
-
 // buildStore opens the configured store. Config errors wrap ErrConfig.
-func buildStore(ctx context.Context, o storeOptions, log *slog.Logger) (s3store.Store, string, error) {
+func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store.Store, string, error) {
 	if o.Store == StoreLocal {
 		st, err := s3store.NewLocal(s3store.LocalConfig{Dir: o.LocalDir}, log)
 		if err != nil {
@@ -63,17 +34,16 @@ func buildStore(ctx context.Context, o storeOptions, log *slog.Logger) (s3store.
 	if retries == 0 {
 		retries = -1 // s3store: 0 means the default, negative means none
 	}
-	backoff := o.RetryBackoff
 	cfg := s3store.S3Config{
 		Bucket: o.Bucket, Region: o.Region, Endpoint: o.Endpoint, PathStyle: o.PathStyle,
 		AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey,
 		PartSize: o.PartSize, PartRetries: retries,
 		SSEAlgorithm: o.SSEAlgorithm, KMSKeyID: o.SSEKMSKeyID, CustomerKey: o.SSECustomerKey, CannedACL: o.CannedACL,
 	}
-	if backoff == 0 {
-		cfg.RetryBackoff = -1
+	if o.RetryBackoff == 0 {
+		cfg.RetryBackoff = -1 // s3store: 0 means the default, negative means none
 	} else {
-		cfg.RetryBackoff = msDuration(backoff)
+		cfg.RetryBackoff = o.RetryBackoff
 	}
 	st, err := s3store.NewS3(ctx, cfg, log)
 	if err != nil {
@@ -86,16 +56,8 @@ func buildStore(ctx context.Context, o storeOptions, log *slog.Logger) (s3store.
 	return st, ident, nil
 }
 
-// formatOptions selects and configures the record format.
-type formatOptions struct {
-	Format           string
-	BytesSeparator   string
-	BytesExtension   string
-	CompressionType  string
-	CompressionLevel int
-}
-
-func buildFormat(o formatOptions) (format.Format, error) {
+// buildFormat builds the configured format. Errors wrap ErrConfig.
+func buildFormat(o FormatSettings) (format.Format, error) {
 	kind, err := format.Lookup(o.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -116,27 +78,17 @@ func buildFormat(o formatOptions) (format.Format, error) {
 	return f, nil
 }
 
-func keyConfig(topicsDir, dirDelim, fileDelim string, pad int) (partition.KeyConfig, error) {
-	kc := partition.KeyConfig{TopicsDir: topicsDir, DirectoryDelim: dirDelim, FileDelim: fileDelim, OffsetPadWidth: pad}
+// keyConfig builds the object key layout. Errors wrap ErrConfig.
+func keyConfig(o LayoutSettings) (partition.KeyConfig, error) {
+	kc := partition.KeyConfig{TopicsDir: o.TopicsDir, DirectoryDelim: o.DirectoryDelim, FileDelim: o.FileDelim, OffsetPadWidth: o.OffsetPadWidth}
 	if err := kc.Validate(); err != nil {
 		return kc, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return kc, nil
 }
 
-// kafkaOptions holds the client security settings.
-type kafkaOptions struct {
-	SecurityProtocol string
-	SASLMechanism    string
-	SASLUsername     string
-	SASLPassword     string
-	TLSCAFile        string
-	TLSCertFile      string
-	TLSKeyFile       string
-}
-
 // kafkaOpts maps security settings to franz-go options.
-func kafkaOpts(o kafkaOptions) ([]kgo.Opt, error) {
+func kafkaOpts(o KafkaSettings) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	switch o.SecurityProtocol {
 	case "", "PLAINTEXT", "SASL_PLAINTEXT":
@@ -175,8 +127,6 @@ func kafkaOpts(o kafkaOptions) ([]kgo.Opt, error) {
 	}
 	return opts, nil
 }
-
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // newLogger returns the text logger commands write to stderr.
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

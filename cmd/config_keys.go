@@ -82,7 +82,10 @@ type keySpec struct {
 	kind     valueKind
 	min, max int64 // kindInt bounds, inclusive
 	choices  []choice
-	required bool   // "required" in the reference; enforced by the command's typed parser
+	// required holds the commands that need the key: "required" in their
+	// reference, enforced by their typed parser (TestRequiredKeys checks
+	// that the two agree).
+	required Command
 	allowed  string // overrides the generated "allowed" text
 	secret   bool   // never echo the value in errors
 	raw      bool   // keep leading/trailing whitespace of the value
@@ -118,11 +121,11 @@ const (
 func configKeys() []keySpec {
 	return []keySpec{
 		// Identity and Kafka client.
-		{key: "name", required: true, commands: cmdBoth,
+		{key: "name", required: CommandSink, commands: CommandSink,
 			doc: "Name of this archiver. It names the default consumer group, as Kafka Connect does."},
-		{key: "bootstrap.servers", kind: kindList, required: true, allowed: "comma-separated host:port list", commands: cmdBoth,
-			doc: "Kafka brokers to connect to first."},
-		{key: "group.id", commands: cmdBoth, allowed: "any string; default connect-<name>",
+		{key: "bootstrap.servers", kind: kindList, required: CommandSink, allowed: "comma-separated host:port list", commands: cmdBoth,
+			doc: "Kafka brokers to connect to first. The source needs them unless --dry-run (or takes --bootstrap-servers)."},
+		{key: "group.id", commands: CommandSink, allowed: "any string; default connect-<name>",
 			doc: "Consumer group. The default equals Kafka Connect's group for a sink of the same name, so kafkas3 resumes where the connector stopped."},
 		{key: "security.protocol", kind: kindChoice, def: "PLAINTEXT", commands: cmdBoth,
 			choices: []choice{{name: "PLAINTEXT"}, {name: "SSL"}, {name: "SASL_PLAINTEXT"}, {name: "SASL_SSL"}},
@@ -161,7 +164,7 @@ func configKeys() []keySpec {
 			doc: "Digits the start offset in a file name is zero-padded to."},
 
 		// Rotation.
-		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: true, commands: CommandSink,
+		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: CommandSink, commands: CommandSink,
 			doc: "Records per file; the count covers all open files of one Kafka partition."},
 		{key: "rotate.interval.ms", kind: kindInt, def: "-1", min: -1, max: maxInt64, commands: CommandSink,
 			doc: "Close a file once its records span this many milliseconds of record time; -1 disables. Deterministic."},
@@ -230,7 +233,7 @@ func configKeys() []keySpec {
 			doc: "Where credentials come from; only the default AWS chain (plus static keys) is supported."},
 
 		// Format.
-		{key: "format.class", kind: kindChoice, required: true, commands: cmdBoth,
+		{key: "format.class", kind: kindChoice, required: cmdBoth, commands: cmdBoth,
 			choices: []choice{
 				{name: "json", aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
 				{name: "bytes", aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},

@@ -28,7 +28,7 @@ func ConfigReference(cmd Command) string {
 		if columns {
 			b.WriteString("| key | default | allowed | meaning |\n| --- | --- | --- | --- |\n")
 			for _, s := range rows {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.key, mdCell(defaultText(s)), mdCell(allowedText(s)), mdCell(s.doc))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.key, mdCell(defaultText(s, cmd)), mdCell(allowedText(s)), mdCell(s.doc))
 			}
 		} else {
 			b.WriteString("| key | meaning |\n| --- | --- |\n")
@@ -52,13 +52,23 @@ func ConfigReference(cmd Command) string {
 		"Each is accepted at its default, which changes nothing; any other value is an error.", statusUnsupported, true)
 	section("Accepted and ignored", "Kafka Connect settings with no meaning outside Connect. "+
 		"They are accepted and listed in one info line.", statusIgnored, false)
+	// Keys of the other command are not listed (they would read as if they
+	// took effect here); one sentence says what happens to them.
+	fmt.Fprintf(&b, "Keys that only `kafkas3 %s` uses are accepted too, unused, and listed in the same info line, "+
+		"so one file serves both commands.", otherCommand(cmd))
+	if cmd == CommandSource {
+		b.WriteString(" Among them are `name` and `group.id`: the source keeps its resume markers " +
+			"in the consumer groups `kafkas3-restore-<target topic>`.")
+	}
+	b.WriteString("\n\n")
 	section("Refused", "These would change the archived records, so any value is an error.", statusRejected, false)
 	return b.String()
 }
 
-func defaultText(s keySpec) string {
+// defaultText is the default column: "required" when cmd needs the key.
+func defaultText(s keySpec, cmd Command) string {
 	switch {
-	case s.required:
+	case s.required&cmd != 0:
 		return "required"
 	case s.def == "":
 		return "—"
@@ -97,6 +107,9 @@ func allowedText(s keySpec) string {
 	}
 	return "string"
 }
+
+// otherCommand is the command that is not cmd.
+func otherCommand(cmd Command) Command { return cmdBoth &^ cmd }
 
 // mdCell escapes a table cell.
 func mdCell(s string) string {

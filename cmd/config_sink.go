@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -30,18 +29,11 @@ const (
 
 // SinkOptions is the sink's configuration, typed and fully validated. It
 // holds primitives only; cmd builds formats, stores and clients from it.
+// The embedded groups are shared with SourceOptions.
 type SinkOptions struct {
-	Name string
-	// Kafka client.
-	BootstrapServers []string
-	GroupID          string
-	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
-	SASLMechanism    string // "", PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
-	SASLUsername     string
-	SASLPassword     string
-	TLSCAFile        string // ssl.ca.location
-	TLSCertFile      string // ssl.certificate.location
-	TLSKeyFile       string // ssl.key.location
+	Name    string
+	GroupID string
+	KafkaSettings
 
 	// What to read: exactly one of Topics and TopicsRegex is set.
 	// TopicsRegex must match a whole topic name, as in Kafka Connect; it
@@ -49,11 +41,7 @@ type SinkOptions struct {
 	Topics      []string
 	TopicsRegex string
 
-	// Object layout.
-	TopicsDir      string
-	DirectoryDelim string
-	FileDelim      string
-	OffsetPadWidth int
+	LayoutSettings
 
 	// Rotation. A zero duration means disabled. Location is nil when
 	// timezone is unset.
@@ -64,32 +52,9 @@ type SinkOptions struct {
 	Location               *time.Location
 	Locale                 string
 
-	// Store: StoreS3, or StoreLocal with LocalDir.
-	Store    string
-	LocalDir string
+	StoreSettings
+	FormatSettings
 
-	// S3.
-	Bucket          string
-	Region          string
-	Endpoint        string // store.url with a scheme; "" for AWS
-	PathStyle       bool
-	PartSize        int64
-	PartRetries     int
-	RetryBackoff    time.Duration
-	SSEAlgorithm    string // "", AES256, aws:kms or aws:kms:dsse
-	SSEKMSKeyID     string
-	SSECustomerKey  string // base64, 32 bytes decoded
-	CannedACL       string
-	AccessKeyID     string
-	SecretAccessKey string
-
-	// Files.
-	CompressionType     string // CompressionNone or CompressionGzip
-	CompressionLevel    int    // -1..9
-	Format              string // FormatJSON or FormatBytes
-	BytesSeparator      string
-	BytesExtension      string
-	Partitioner         string // PartitionerDefault
 	NullValues          string // NullValuesFail or NullValuesIgnore
 	SchemaCompatibility string // NONE
 }
@@ -104,153 +69,30 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	p := &valueParser{st: s}
 	o := &SinkOptions{}
 
-	if lv, ok := s.ignoredValues["connector.class"]; ok {
-		if c := strings.TrimSpace(lv.value); c != "io.confluent.connect.s3.S3SinkConnector" && c != "S3SinkConnector" {
-			p.errs = append(p.errs, &ConfigError{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) +
-				" is not the S3 sink connector; want io.confluent.connect.s3.S3SinkConnector (kafkas3 sink replaces it)"})
-		}
-	}
+	p.connectorClass([]string{"io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector"},
+		"is not the S3 sink connector; want io.confluent.connect.s3.S3SinkConnector (kafkas3 sink replaces it)")
 
 	o.Name = p.requiredString("name")
-	o.BootstrapServers = p.hostPorts("bootstrap.servers")
+	o.KafkaSettings = p.kafka()
 	o.GroupID = p.str("group.id")
 	if o.GroupID == "" && o.Name != "" {
 		o.GroupID = "connect-" + o.Name
 	}
-	o.SecurityProtocol = p.choice("security.protocol")
-	o.SASLMechanism = p.choice("sasl.mechanism")
-	o.SASLUsername = p.str("sasl.username")
-	o.SASLPassword = p.str("sasl.password")
-	o.TLSCAFile = p.str("ssl.ca.location")
-	o.TLSCertFile = p.str("ssl.certificate.location")
-	o.TLSKeyFile = p.str("ssl.key.location")
-	sasl := strings.HasPrefix(o.SecurityProtocol, "SASL_")
-	switch {
-	case sasl && o.SASLMechanism == "" && p.ok("security.protocol"):
-		p.missing("sasl.mechanism", "security.protocol is "+o.SecurityProtocol)
-	case !sasl && o.SASLMechanism != "" && p.ok("security.protocol"):
-		p.fail("sasl.mechanism", o.SASLMechanism, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+o.SecurityProtocol)
-	}
-	if o.SASLMechanism != "" {
-		if o.SASLUsername == "" {
-			p.missing("sasl.username", "sasl.mechanism is "+o.SASLMechanism)
-		}
-		if o.SASLPassword == "" {
-			p.missing("sasl.password", "sasl.mechanism is "+o.SASLMechanism)
-		}
-	}
-	switch {
-	case o.TLSCertFile != "" && o.TLSKeyFile == "":
-		p.missing("ssl.key.location", "ssl.certificate.location is set")
-	case o.TLSCertFile == "" && o.TLSKeyFile != "":
-		p.missing("ssl.certificate.location", "ssl.key.location is set")
-	}
-	if (o.TLSCAFile != "" || o.TLSCertFile != "") && o.SecurityProtocol != "SSL" && o.SecurityProtocol != "SASL_SSL" && p.ok("security.protocol") {
-		p.fail("security.protocol", o.SecurityProtocol, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
-	}
-
-	o.Topics = p.topics("topics")
-	o.TopicsRegex = p.regex("topics.regex")
-	// As in Kafka Connect, an empty topics or topics.regex counts as unset.
-	hasTopics := len(o.Topics) > 0 || !p.ok("topics")
-	hasRegex := p.str("topics.regex") != ""
-	switch {
-	case hasTopics && hasRegex:
-		p.fail("topics.regex", s.values["topics.regex"], "is set together with topics; want exactly one of topics and topics.regex")
-	case !hasTopics && !hasRegex:
-		p.missing("topics", "set exactly one of topics and topics.regex")
-	}
-
-	o.TopicsDir = p.str("topics.dir")
-	o.DirectoryDelim = p.nonEmpty("directory.delim")
-	o.FileDelim = p.nonEmpty("file.delim")
-	o.OffsetPadWidth = int(p.int("filename.offset.zero.pad.width"))
+	o.Topics, o.TopicsRegex = p.topicSelection(true)
+	o.LayoutSettings = p.layout()
 
 	o.FlushSize = p.int("flush.size")
-	if _, ok := s.values["flush.size"]; !ok {
-		p.missing("flush.size", "")
-	}
+	p.need("flush.size", "")
 	o.RotateInterval = p.millis("rotate.interval.ms")
 	o.RotateScheduleInterval = p.millis("rotate.schedule.interval.ms")
-	o.Timezone = p.str("timezone")
-	if o.Timezone != "" {
-		if strings.EqualFold(o.Timezone, "local") {
-			p.fail("timezone", o.Timezone, "is not an IANA zone name; want a name like UTC or Europe/Berlin")
-		} else if loc, err := time.LoadLocation(o.Timezone); err != nil {
-			p.fail("timezone", o.Timezone, "is not a known IANA zone; want a name like UTC or Europe/Berlin")
-		} else {
-			o.Location = loc
-		}
-	}
+	o.Timezone, o.Location = p.timezone()
 	if o.RotateScheduleInterval > 0 && o.Timezone == "" {
 		p.missing("timezone", "rotate.schedule.interval.ms is set")
 	}
-	o.Locale = p.str("locale")
-	if o.Locale != "" && !validLocale(o.Locale) {
-		p.fail("locale", o.Locale, "is not a locale tag; want a tag like en or en_US")
-	}
+	o.Locale = p.locale()
 
-	o.Store = p.choice("storage.class")
-	o.LocalDir = p.str("store.local.dir")
-	switch {
-	case o.LocalDir != "":
-		o.Store = StoreLocal
-	case o.Store == StoreLocal:
-		p.missing("store.local.dir", "storage.class is "+s.values["storage.class"])
-	}
-
-	o.Bucket = p.str("s3.bucket.name")
-	if o.Store == StoreS3 {
-		switch {
-		case o.Bucket == "":
-			p.missing("s3.bucket.name", "the store is S3; set store.local.dir for a local directory")
-		case strings.ContainsAny(o.Bucket, "/ \t\n"):
-			p.fail("s3.bucket.name", o.Bucket, "is not a bucket name; want a name without '/' or spaces")
-		}
-	}
-	o.Region = p.nonEmpty("s3.region")
-	o.Endpoint = p.endpoint("store.url")
-	o.PathStyle = p.bool("s3.path.style.access.enabled")
-	o.PartSize = p.int("s3.part.size")
-	o.PartRetries = int(p.int("s3.part.retries"))
-	o.RetryBackoff = p.millis("s3.retry.backoff.ms")
-	o.SSEAlgorithm = p.choice("s3.ssea.name")
-	o.SSEKMSKeyID = p.str("s3.sse.kms.key.id")
-	o.SSECustomerKey = p.str("s3.sse.customer.key")
-	if o.SSEKMSKeyID != "" && !strings.HasPrefix(o.SSEAlgorithm, "aws:kms") && p.ok("s3.ssea.name") {
-		p.fail("s3.sse.kms.key.id", o.SSEKMSKeyID, "needs s3.ssea.name aws:kms or aws:kms:dsse")
-	}
-	if o.SSECustomerKey != "" {
-		if k, err := base64.StdEncoding.DecodeString(o.SSECustomerKey); err != nil || len(k) != 32 {
-			p.fail("s3.sse.customer.key", o.SSECustomerKey, "is not a base64-encoded 32-byte key")
-		}
-		if o.SSEAlgorithm != "" && o.SSEAlgorithm != "AES256" {
-			p.fail("s3.ssea.name", o.SSEAlgorithm, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
-		}
-	}
-	o.CannedACL = p.choice("s3.acl.canned")
-	o.AccessKeyID = p.str("aws.access.key.id")
-	o.SecretAccessKey = p.str("aws.secret.access.key")
-	if o.AccessKeyID != "" && o.SecretAccessKey == "" {
-		p.missing("aws.secret.access.key", "aws.access.key.id is set")
-	}
-	if o.AccessKeyID == "" && o.SecretAccessKey != "" {
-		p.missing("aws.access.key.id", "aws.secret.access.key is set")
-	}
-	p.choice("s3.credentials.provider.class")
-	o.CompressionType = p.choice("s3.compression.type")
-	o.CompressionLevel = int(p.int("s3.compression.level"))
-
-	o.Format = p.choice("format.class")
-	if _, ok := s.values["format.class"]; !ok {
-		p.missing("format.class", "")
-	}
-	o.BytesSeparator = p.raw("format.bytearray.separator")
-	o.BytesExtension = p.str("format.bytearray.extension")
-	if !strings.HasPrefix(o.BytesExtension, ".") || strings.ContainsAny(o.BytesExtension, "/\\") {
-		p.fail("format.bytearray.extension", o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
-	}
-	o.Partitioner = p.choice("partitioner.class")
+	o.StoreSettings = p.store()
+	o.FormatSettings = p.format("")
 	o.NullValues = p.choice("behavior.on.null.values")
 	o.SchemaCompatibility = p.choice("schema.compatibility")
 	p.choice("errors.tolerance")

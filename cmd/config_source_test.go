@@ -24,7 +24,8 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"connector.class", "flush.size", "s3.part.size", "schema.compatibility", "tasks.max"}; !slices.Equal(st.Ignored(), want) {
+	// name is the sink's: the source lists it as ignored.
+	if want := []string{"connector.class", "flush.size", "name", "s3.part.size", "schema.compatibility", "tasks.max"}; !slices.Equal(st.Ignored(), want) {
 		t.Errorf("Ignored() = %q, want %q", st.Ignored(), want)
 	}
 	o, err := st.Source()
@@ -32,15 +33,17 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &SourceOptions{
-		BootstrapServers: []string{"localhost:9092"},
-		SecurityProtocol: "PLAINTEXT",
-		ArchiveTopics:    []string{"s3_topic"},
-		TopicsDir:        "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10,
-		Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
-		PartRetries: 3, RetryBackoff: 200 * time.Millisecond,
-		CompressionType: CompressionNone, Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin",
-		Partitioner:  PartitionerDefault,
-		PollInterval: time.Minute, OnError: OnErrorFail, BatchMaxSize: 200,
+		KafkaSettings: KafkaSettings{
+			BootstrapServers: []string{"localhost:9092"},
+			SecurityProtocol: "PLAINTEXT",
+		},
+		ArchiveTopics: []string{"s3_topic"},
+		LayoutSettings: LayoutSettings{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10,
+			Partitioner: PartitionerDefault},
+		StoreSettings: StoreSettings{Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
+			PartRetries: 3, RetryBackoff: 200 * time.Millisecond},
+		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin"},
+		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("Source() =\n%+v\nwant\n%+v", o, want)
@@ -174,5 +177,29 @@ func TestBuildSourceConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("err lacks %q: %v", w, err)
 		}
+	}
+}
+
+// TestSourceIgnoresSinkIdentity: name and group.id are the sink's; the
+// source reports them as ignored and does not need them.
+func TestSourceIgnoresSinkIdentity(t *testing.T) {
+	st, err := LoadSettings(SettingsSource{Command: CommandSource, Params: []string{
+		"name=orders", "group.id=mine", "format.class=json", "store.local.dir=/a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"group.id", "name"}; !slices.Equal(st.Ignored(), want) {
+		t.Errorf("Ignored() = %q, want %q", st.Ignored(), want)
+	}
+	if _, set := st.Get("name"); set {
+		t.Error("name is set for the source")
+	}
+	if _, err := st.Source(); err != nil {
+		t.Errorf("Source() = %v", err)
+	}
+	// Without them the source is fine too: nothing is required of it but
+	// the format and a store.
+	if _, err := loadSource(t, "format.class: json\nstore.local.dir: /a\n"); err != nil {
+		t.Errorf("Source() without name: %v", err)
 	}
 }

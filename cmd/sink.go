@@ -81,12 +81,11 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 
 // buildSinkConfig turns validated options into the archive config.
 func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
-	keys, err := keyConfig(o.TopicsDir, o.DirectoryDelim, o.FileDelim, o.OffsetPadWidth)
+	keys, err := keyConfig(o.LayoutSettings)
 	if err != nil {
 		return archive.Config{}, err
 	}
-	fm, err := buildFormat(formatOptions{Format: o.Format, BytesSeparator: o.BytesSeparator, BytesExtension: o.BytesExtension,
-		CompressionType: o.CompressionType, CompressionLevel: o.CompressionLevel})
+	fm, err := buildFormat(o.FormatSettings)
 	if err != nil {
 		return archive.Config{}, err
 	}
@@ -98,8 +97,7 @@ func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
 	if err != nil {
 		return archive.Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	kopts, err := kafkaOpts(kafkaOptions{SecurityProtocol: o.SecurityProtocol, SASLMechanism: o.SASLMechanism,
-		SASLUsername: o.SASLUsername, SASLPassword: o.SASLPassword, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile, TLSKeyFile: o.TLSKeyFile})
+	kopts, err := kafkaOpts(o.KafkaSettings)
 	if err != nil {
 		return archive.Config{}, err
 	}
@@ -138,7 +136,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	store, _, err := buildStore(ctx, opts.storeOptions(), log)
+	store, _, err := buildStore(ctx, opts.StoreSettings, log)
 	if err != nil {
 		return err
 	}

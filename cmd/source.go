@@ -121,17 +121,17 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		errs = append(errs, &ConfigError{Key: key, Msg: fmt.Sprintf(format, a...)})
 	}
 
-	keys, err := keyConfig(o.TopicsDir, o.DirectoryDelim, o.FileDelim, o.OffsetPadWidth)
+	keys, err := keyConfig(o.LayoutSettings)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	fm, err := buildFormat(formatOptions{Format: o.Format, BytesSeparator: o.BytesSeparator, BytesExtension: o.BytesExtension,
-		CompressionType: o.CompressionType, CompressionLevel: -1})
+	fs := o.FormatSettings
+	fs.CompressionLevel = -1 // the source only reads; s3.compression.level is the sink's
+	fm, err := buildFormat(fs)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	kopts, err := kafkaOpts(kafkaOptions{SecurityProtocol: o.SecurityProtocol, SASLMechanism: o.SASLMechanism,
-		SASLUsername: o.SASLUsername, SASLPassword: o.SASLPassword, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile, TLSKeyFile: o.TLSKeyFile})
+	kopts, err := kafkaOpts(o.KafkaSettings)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -233,7 +233,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	store, ident, err := buildStore(ctx, opts.storeOptions(), log)
+	store, ident, err := buildStore(ctx, opts.StoreSettings, log)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ..
 	if gzip {
 		extra, comp = "s3.compression.type: gzip\n", CompressionGzip
 	}
-	fm, err := buildFormat(formatOptions{Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
+	fm, err := buildFormat(FormatSettings{Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
