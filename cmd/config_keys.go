@@ -269,7 +269,9 @@ func configKeys() []keySpec {
 		{key: "s3.poll.interval.ms", kind: kindInt, def: "60000", min: 1, max: maxInt64, commands: CommandSource,
 			doc: "How often the source looks for new objects, in milliseconds."},
 		{key: "record.batch.max.size", kind: kindInt, def: "200", min: 1, max: maxInt32, commands: CommandSource,
-			doc: "Most records the source reads per batch."},
+			doc: "Accepted for compatibility with the Confluent source connector and range-checked, but it has no effect: " +
+				"kafkas3 produces through franz-go, which batches by bytes (at most 1000012 bytes per partition batch, " +
+				"Kafka's max.message.bytes default), not by record count."},
 		{key: "behavior.on.error", kind: kindChoice, def: "fail", commands: CommandSource,
 			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "log"}},
 			doc:     "What the source does with an object it cannot read."},
