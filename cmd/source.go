@@ -246,6 +246,10 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 
+	if err := checkArchiveTopics(ctx, store, cfg, ident, topicsRegexLabel(f)); err != nil {
+		return err
+	}
+
 	if f.DryRun {
 		return runSourceDryRun(ctx, r, cfg, streams.Out)
 	}
@@ -297,6 +301,80 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		log.Info("stopped by signal")
 	}
 	return nil
+}
+
+// ErrNothingToRestore means the archive has no folder for a chosen topic,
+// or no topic folder matches the chosen regex: most likely a typo, which
+// must not end in a run that reports success having restored nothing.
+var ErrNothingToRestore = errors.New("nothing to restore")
+
+// errStopListing ends a listing at the first key that answers the question.
+var errStopListing = errors.New("stop listing")
+
+// checkArchiveTopics fails with ErrNothingToRestore when an explicit topic
+// (--topics, or the file's topics) has no folder in the archive, or when the
+// topics regex matches no topic folder. It lists at most until the first
+// key that settles each question. regexLabel names where the regex came
+// from (--topics-regex or topics.regex); storeIdent names the store.
+//
+// A folder that exists but holds no object of the configured format still
+// passes here; the restore warns about it and reports objects=0.
+func checkArchiveTopics(ctx context.Context, st s3store.Store, cfg restore.Config, storeIdent, regexLabel string) error {
+	if len(cfg.Topics) > 0 {
+		var missing []string
+		for _, t := range cfg.Topics {
+			prefix := cfg.Keys.TopicPrefix(t)
+			found := false
+			err := st.List(ctx, prefix, func(s3store.ObjectInfo) error {
+				found = true
+				return errStopListing
+			})
+			if err != nil && !errors.Is(err, errStopListing) {
+				return fmt.Errorf("list archive topic %q under %q: %w", t, prefix, err)
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("topic %q has no folder in the archive (nothing under %q)", t, prefix))
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%w: %s in %s; check the topic names (list the archive with --dry-run --topics-regex '.*')",
+				ErrNothingToRestore, strings.Join(missing, "; "), storeIdent)
+		}
+		return nil
+	}
+	if cfg.TopicsRegex == nil {
+		return nil
+	}
+	re, err := regexp.Compile(`^(?:` + cfg.TopicsRegex.String() + `)$`)
+	if err != nil {
+		return fmt.Errorf("%w: %s %q: %v", ErrConfig, regexLabel, cfg.TopicsRegex, err) // compiled before, unanchored
+	}
+	dd := cfg.Keys.DirectoryDelim
+	root := strings.TrimSuffix(cfg.Keys.TopicPrefix(""), dd) // "<topics.dir><dd>", or "" without topics.dir
+	matched := false
+	err = st.List(ctx, root, func(info s3store.ObjectInfo) error {
+		topic, _, ok := strings.Cut(strings.TrimPrefix(info.Key, root), dd)
+		if ok && topic != "" && re.MatchString(topic) {
+			matched = true
+			return errStopListing
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopListing) {
+		return fmt.Errorf("list archive under %q: %w", root, err)
+	}
+	if !matched {
+		return fmt.Errorf("%w: %s %q matched no topic folder under %q in %s", ErrNothingToRestore, regexLabel, cfg.TopicsRegex, root, storeIdent)
+	}
+	return nil
+}
+
+// topicsRegexLabel names where the restore's topics regex comes from.
+func topicsRegexLabel(f *sourceFlags) string {
+	if strings.TrimSpace(f.TopicsRegex) != "" {
+		return "--topics-regex"
+	}
+	return "topics.regex"
 }
 
 // runSourceDryRun prints the plan and checks the feedback-loop guard. It

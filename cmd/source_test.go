@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -457,4 +458,94 @@ func TestSourceCmdFollow(t *testing.T) {
 	if got := readTopic(t, ctx, a.brokers, "copy_of_events"); !reflect.DeepEqual(got[0], want) || len(got) != 1 {
 		t.Errorf("copy_of_events = %v, want %v", got, want)
 	}
+}
+
+// TestSourceCmdNothingToRestore: a chosen topic without a folder in the
+// archive, or a topics regex that matches no topic folder, fails the run
+// (exit 1) naming the topic or regex and the listed prefix, before any
+// Kafka connection and also in a dry run.
+func TestSourceCmdNothingToRestore(t *testing.T) {
+	ctx := cliContext(t)
+	dir := t.TempDir()
+	writeArchiveFile(t, dir, "topics/orders/partition=0/orders+0+0000000000.json", "{\"n\":0}\n")
+	// A sibling of topics.dir is not under it: its folders do not count.
+	writeArchiveFile(t, dir, "topics-old/payments/partition=0/payments+0+0000000000.json", "{\"n\":0}\n")
+	cfg := writeFile(t, "c.yaml", sinkYAML("127.0.0.1:1", dir, "orders", 3))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"typo in --topics", []string{"--topics", "orders,ordrs"},
+			`nothing to restore: topic "ordrs" has no folder in the archive (nothing under "topics/ordrs/") in file://` + dir},
+		{"typo in the file's topics", []string{"-p", "topics=ordrs"},
+			`topic "ordrs" has no folder in the archive (nothing under "topics/ordrs/")`},
+		{"dry run", []string{"--topics", "ordrs", "--dry-run"},
+			`topic "ordrs" has no folder in the archive (nothing under "topics/ordrs/")`},
+		{"other topics.dir", []string{"-p", "topics.dir=archive"},
+			`topic "orders" has no folder in the archive (nothing under "archive/orders/")`},
+		{"--topics-regex", []string{"--topics-regex", "pay.*"},
+			`nothing to restore: --topics-regex "pay.*" matched no topic folder under "topics/" in file://` + dir},
+		{"--topics-regex matches whole names", []string{"--topics-regex", "order"},
+			`--topics-regex "order" matched no topic folder under "topics/"`},
+		{"file topics.regex", []string{"-p", "topics=", "-p", "topics.regex=pay.*", "--dry-run"},
+			`topics.regex "pay.*" matched no topic folder under "topics/"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"source", "-c", cfg, "--topic-rename", "copy_of_$0"}, tc.args...)
+			r := mustRun(t, ctx, ExitFail, args...)
+			if !strings.Contains(r.err, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, r.err)
+			}
+			if strings.Contains(r.err, `topic "orders" has`) && !strings.Contains(tc.want, `topic "orders" has`) {
+				t.Errorf("stderr names orders, which has a folder:\n%s", r.err)
+			}
+		})
+	}
+	// Topics and regexes that find a folder pass the check.
+	for _, args := range [][]string{{"--topics", "orders"}, {"--topics-regex", "ord.*"}} {
+		r := mustRun(t, ctx, ExitOK, append([]string{"source", "-c", cfg, "--topic-rename", "copy_of_$0", "--dry-run"}, args...)...)
+		if !strings.Contains(r.out, "total: 1 topics, 1 partitions, 1 objects,") {
+			t.Errorf("%q: plan: %s", args, r.out)
+		}
+	}
+}
+
+// TestCheckArchiveTopicsStopsEarly: the check lists no further than the
+// first key of each explicit topic.
+func TestCheckArchiveTopicsStopsEarly(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 5 {
+		writeArchiveFile(t, dir, fmt.Sprintf("topics/orders/partition=0/orders+0+%010d.json", i), "{}\n")
+	}
+	local, err := s3store.NewLocal(s3store.LocalConfig{Dir: dir}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &countingStore{Store: local}
+	cfg := restore.Config{Topics: []string{"orders"}, Keys: partition.DefaultKeyConfig()}
+	if err := checkArchiveTopics(context.Background(), st, cfg, "file://"+dir, "topics.regex"); err != nil {
+		t.Fatal(err)
+	}
+	if st.seen != 1 {
+		t.Errorf("listed %d keys, want 1", st.seen)
+	}
+	cfg.Topics = []string{"nope"}
+	if err := checkArchiveTopics(context.Background(), st, cfg, "file://"+dir, "topics.regex"); !errors.Is(err, ErrNothingToRestore) || errors.Is(err, ErrConfig) {
+		t.Errorf("err = %v, want ErrNothingToRestore and not a config error", err)
+	}
+}
+
+// countingStore counts the keys its List hands out.
+type countingStore struct {
+	s3store.Store
+	seen int
+}
+
+func (c *countingStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return c.Store.List(ctx, prefix, func(info s3store.ObjectInfo) error {
+		c.seen++
+		return fn(info)
+	})
 }
