@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
@@ -135,4 +136,24 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", ErrConfig, level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// loadSettings creates a command's logger, loads its settings (file,
+// environment, -p and the dedicated flags) and logs the keys that have no
+// effect for this command in one info line.
+func loadSettings(cmd Command, configFile string, params []string, flags map[string]string, streams IO, logLevel string) (*Settings, *slog.Logger, error) {
+	log, err := newLogger(streams.Err, logLevel)
+	if err != nil {
+		return nil, nil, err
+	}
+	settings, err := LoadSettings(SettingsSource{
+		Command: cmd, ConfigFile: configFile, Params: params, Flags: flags, LookupEnv: os.LookupEnv,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if ig := settings.Ignored(); len(ig) > 0 {
+		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 "+otherCommand(cmd).String(), "keys", strings.Join(ig, ","))
+	}
+	return settings, log, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -115,18 +114,9 @@ func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
 }
 
 func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
-	log, err := newLogger(streams.Err, f.LogLevel)
+	settings, log, err := loadSettings(CommandSink, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
 	if err != nil {
 		return err
-	}
-	settings, err := LoadSettings(SettingsSource{
-		Command: CommandSink, ConfigFile: f.ConfigFile, Params: f.Params, Flags: f.keyFlags(), LookupEnv: os.LookupEnv,
-	})
-	if err != nil {
-		return err
-	}
-	if ig := settings.Ignored(); len(ig) > 0 {
-		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 source", "keys", strings.Join(ig, ","))
 	}
 	opts, err := settings.Sink()
 	if err != nil {

@@ -205,18 +205,9 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 }
 
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
-	log, err := newLogger(streams.Err, f.LogLevel)
+	settings, log, err := loadSettings(CommandSource, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
 	if err != nil {
 		return err
-	}
-	settings, err := LoadSettings(SettingsSource{
-		Command: CommandSource, ConfigFile: f.ConfigFile, Params: f.Params, Flags: f.keyFlags(), LookupEnv: os.LookupEnv,
-	})
-	if err != nil {
-		return err
-	}
-	if ig := settings.Ignored(); len(ig) > 0 {
-		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 sink", "keys", strings.Join(ig, ","))
 	}
 	opts, err := settings.Source()
 	if err != nil {
