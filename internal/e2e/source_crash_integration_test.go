@@ -24,13 +24,14 @@ import (
 // KAFKAS3_E2E_SEED=<n> replays a run's kill schedule.
 func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 	b := newBed(t)
-	const topic, parts, perPart, flush = "src-crash", 4, 100_000, 10_000
+	const parts, perPart, flush = 4, 100_000, 10_000
+	topic := srcUnique("src-crash")
 	const total = parts * perPart
 	target := "copy_of_" + topic
 	b.k.CreateTopic(t, topic, parts)
 	b.produce(t, topic, parts, 0, perPart, value)
 	bucket := b.s.CreateBucket(t)
-	cfg := b.sinkConf("src-crash", topic, bucket).with("flush.size", strconv.Itoa(flush), "s3.compression.type", "gzip").write(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", strconv.Itoa(flush), "s3.compression.type", "gzip").write(t)
 	sinkSum, _ := runOnce(t, "sink --once", cfg)
 	if sinkSum.records != total {
 		t.Fatalf("sink archived %d records, want %d", sinkSum.records, total)
@@ -62,7 +63,7 @@ func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 	args := []string{"--topic-rename", "copy_of_$0", "--create-topics"}
 
 	// Kill 1 falls in the start-up phase (plan, topic creation, markers,
-	// first batches): a random delay of 20..300 ms, or earlier if 30 % of
+	// first batches): a random delay of 20..450 ms, or earlier if 30 % of
 	// the records have landed. Kills 2..5 fall when a random share (5..30 %)
 	// of what is still to restore has landed, measured by the target's end
 	// offsets every 2 ms. The restore runs at several 100,000 records/s
@@ -75,7 +76,7 @@ func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 		var delay time.Duration
 		var threshold int64
 		if k == 1 {
-			delay = time.Duration(20+rng.IntN(281)) * time.Millisecond
+			delay = time.Duration(20+rng.IntN(431)) * time.Millisecond
 			threshold = total * 3 / 10
 		} else {
 			threshold = prev + int64(float64(total-prev)*(0.05+0.25*rng.Float64()))

@@ -24,6 +24,12 @@ import (
 	"github.com/kafkas3/kafkas3/internal/testbed"
 )
 
+// srcUnique returns base with a suffix that differs between runs, so
+// -count=N runs do not meet the topics and groups of earlier iterations.
+func srcUnique(base string) string {
+	return fmt.Sprintf("%s-%06x", base, time.Now().UnixNano()/1000&0xffffff)
+}
+
 // srcMarkerGroup is the consumer group holding a target's resume markers
 // (restore.MarkerGroup; spelled out so the test checks the documented name).
 func srcMarkerGroup(target string) string { return "kafkas3-restore-" + target }

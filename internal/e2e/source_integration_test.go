@@ -23,12 +23,13 @@ import (
 // and the restore produces the records in offset order.
 func TestIntegrationSourceDryRunAndPlan(t *testing.T) {
 	b := newBed(t)
-	const topic, parts, perPart, flush = "src-plan", 2, 25, 3
+	const parts, perPart, flush = 2, 25, 3
+	topic := srcUnique("src-plan")
 	target := "copy_of_" + topic
 	b.k.CreateTopic(t, topic, parts)
 	b.produce(t, topic, parts, 0, perPart, value)
 	bucket := b.s.CreateBucket(t)
-	cfg := b.sinkConf("src-plan", topic, bucket).with("flush.size", strconv.Itoa(flush), "filename.offset.zero.pad.width", "1").write(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", strconv.Itoa(flush), "filename.offset.zero.pad.width", "1").write(t)
 	runOnce(t, "sink --once", cfg)
 
 	// The aws CLI lists the archive on its own: unpadded keys whose string
@@ -112,13 +113,14 @@ func TestIntegrationSourceDryRunAndPlan(t *testing.T) {
 // checked before anything is produced.
 func TestIntegrationSourceTargets(t *testing.T) {
 	b := newBed(t)
-	const a, bt, perPart = "src-tA", "src-tB", 100
+	const perPart = 100
+	a, bt := srcUnique("src-tA"), srcUnique("src-tB")
 	b.k.CreateTopic(t, a, 3)
 	b.k.CreateTopic(t, bt, 2)
 	b.produce(t, a, 3, 0, perPart, value)
 	b.produce(t, bt, 2, 0, perPart, value)
 	bucket := b.s.CreateBucket(t)
-	cfg := b.sinkConf("src-targets", a+","+bt, bucket).with("flush.size", "40").write(t)
+	cfg := b.sinkConf(a, a+","+bt, bucket).with("flush.size", "40").write(t)
 	runOnce(t, "sink --once", cfg)
 	ca, cb := "copy_of_"+a, "copy_of_"+bt
 	rename := []string{"--topic-rename", "copy_of_$0"}
@@ -192,12 +194,13 @@ func TestIntegrationSourceTargets(t *testing.T) {
 // bounded wait, and exits 0 on SIGTERM.
 func TestIntegrationSourceFollow(t *testing.T) {
 	b := newBed(t)
-	const topic, parts, first, second = "src-follow", 2, 500, 300
+	const parts, first, second = 2, 500, 300
+	topic := srcUnique("src-follow")
 	target := "copy_of_" + topic
 	b.k.CreateTopic(t, topic, parts)
 	b.produce(t, topic, parts, 0, first, value)
 	bucket := b.s.CreateBucket(t)
-	cfg := b.sinkConf("src-follow", topic, bucket).with("flush.size", "200").write(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", "200").write(t)
 	runOnce(t, "sink --once #1", cfg)
 
 	f := srcStart(t, "source --follow", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--follow",
