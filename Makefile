@@ -23,9 +23,14 @@ test:
 integration:
 	set -o pipefail; $(GO) test -count=1 -tags integration -timeout 60m -v -run 'Integration' ./... 2>&1 | tee integration.log | { grep -E --line-buffered '^\s*--- (PASS|FAIL|SKIP)|^(PASS|FAIL|ok|panic:|#)|\.go:[0-9]+:|testbed:' || true; }
 
-# Benchmarks against the test bed; figures go into BENCHMARKS.md.
+# Benchmarks against the test bed (Kafka with full JIT, versitygw); figures go
+# into BENCHMARKS.md. The results table is also written to bin/bench-results.md
+# (or KAFKAS3_BENCH_OUT) and the full log to bin/bench.log.
+# KAFKAS3_BENCH_BYTES (default 1 GiB) sizes the main data set.
 bench:
-	$(GO) test -count=1 -tags integration -timeout 60m -run '^$$' -bench . -benchtime 1x ./internal/bench/...
+	@mkdir -p bin
+	set -o pipefail; KAFKAS3_BENCH_OUT="$${KAFKAS3_BENCH_OUT:-$(CURDIR)/bin/bench-results.md}" \
+		$(GO) test -count=1 -tags integration -timeout 60m -run '^$$' -bench . -benchtime 1x ./internal/bench/... 2>&1 | tee bin/bench.log
 
 # Start the test bed by hand (Kafka + versitygw) and print how to reach it.
 testbed:

@@ -68,8 +68,9 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
-	e.sinkRow("sink bytes --once", main, fmtBytes, nil)
-	e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, nil)
+	e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false)
+	e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
+	e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true)
 	raw2 := e.consumeRow("raw consume: franz-go direct consumer (2 of 2)", main)
 	rawRate := (raw1.rate() + raw2.rate()) / 2
 	for i := range e.rows {
@@ -99,17 +100,19 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.createTopic(many.Topic, many.Partitions)
 	e.produceRow("load: franz-go idempotent producer, 200 partitions", many, "")
 	perPart := many.Records / int64(many.Partitions)
-	manyRow := e.sinkRow("sink json+gzip --once, 200 partitions, s3.part.size=5 MiB", many, fmtJSONGzip, map[string]string{
-		"s3.part.size": strconv.Itoa(manyPartSize),
-		"flush.size":   strconv.FormatInt(perPart+1, 10), // one object per partition, open for the whole run
-	})
-	e.checkMultipart(manyRow, many, manyPartSize)
-	if manyRow.rssKiB >= rssLimitKiB {
-		e.failures = append(e.failures, fmt.Sprintf("sink with %d partitions and s3.part.size=%d: peak RSS %.1f MiB, limit %d MiB",
-			manyPartitions, manyPartSize, float64(manyRow.rssKiB)/1024, rssLimitKiB>>10))
-		manyRow.note += fmt.Sprintf(", **over the %d MiB limit**", rssLimitKiB>>10)
-	} else {
-		manyRow.note += fmt.Sprintf(", under the %d MiB limit", rssLimitKiB>>10)
+	// flush.size above the records per partition: one object per
+	// partition, open for the whole run. Both formats: gzip adds a
+	// compressor per open object.
+	for _, f := range []string{fmtBytes, fmtJSONGzip} {
+		r := e.sinkRow(fmt.Sprintf("sink %s --once, 200 partitions, s3.part.size=5 MiB", f), many, f, int(perPart+1), manyPartSize, false)
+		e.checkMultipart(r, many, manyPartSize)
+		if r.rssKiB >= rssLimitKiB {
+			e.failures = append(e.failures, fmt.Sprintf("sink %s with %d partitions and s3.part.size=%d: peak RSS %.1f MiB, limit %d MiB",
+				f, manyPartitions, manyPartSize, float64(r.rssKiB)/1024, rssLimitKiB>>10))
+			r.note += fmt.Sprintf(", **over the %d MiB limit**", rssLimitKiB>>10)
+		} else {
+			r.note += fmt.Sprintf(", under the %d MiB limit", rssLimitKiB>>10)
+		}
 	}
 
 	e.report()
@@ -139,9 +142,12 @@ type env struct {
 	bin       string
 	dir       string
 	hasSource bool
-	start     time.Time
-	facts     facts
-	rows      []*row
+	// brokerPID and s3PID are the service processes whose CPU time each
+	// run reports; 0 if not found.
+	brokerPID, s3PID int
+	start            time.Time
+	facts            facts
+	rows             []*row
 	// archives maps a format to the bucket the main sink run wrote it to.
 	archives map[string]string
 	// failures are checks that failed after the runs; the benchmark fails
@@ -179,6 +185,8 @@ func setup(b *testing.B) *env {
 		b.Fatal(bErr)
 	}
 	e.hasSource = exec.Command(e.bin, "source", "--help").Run() == nil
+	e.brokerPID = findPID(filepath.Join(e.kafka.Dir, "server.properties"))
+	e.s3PID = findPID(e.s3.DataDir)
 	e.facts.collect(e)
 	return e
 }
@@ -237,6 +245,7 @@ type row struct {
 	bytes   int64 // Kafka record value bytes moved
 	wall    time.Duration
 	rssKiB  int64
+	cpu     cpuTimes
 	ratio   float64
 	against string
 	note    string
@@ -254,6 +263,7 @@ func (r *row) setRatio(base float64, against string) {
 type procResult struct {
 	wall   time.Duration
 	rssKiB int64
+	cpu    cpuTimes
 	stdout []byte
 }
 
@@ -272,9 +282,11 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	cmd.Stderr = lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(os.Stderr, "bench: %s ...\n", name)
+	brokerCPU, s3CPU := procCPU(e.brokerPID), procCPU(e.s3PID)
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
+	cpu := cpuTimes{broker: procCPU(e.brokerPID) - brokerCPU, s3: procCPU(e.s3PID) - s3CPU}
 	if err != nil {
 		e.b.Fatalf("%s: %v\nstdout: %s\n--- stderr tail (%s) ---\n%s", name, err, out.Bytes(), logPath, tail(logPath, 30))
 	}
@@ -282,8 +294,10 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	if !ok {
 		e.b.Fatalf("%s: no rusage", name)
 	}
-	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB\n", name, wall.Seconds(), float64(ru.Maxrss)/1024)
-	return procResult{wall: wall, rssKiB: ru.Maxrss, stdout: out.Bytes()}
+	cpu.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB, CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
+		float64(ru.Maxrss)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
+	return procResult{wall: wall, rssKiB: ru.Maxrss, cpu: cpu, stdout: out.Bytes()}
 }
 
 func tail(path string, lines int) string {
@@ -330,7 +344,7 @@ func (e *env) produceRow(name string, d dataset, create string) *row {
 	}
 	pr, res := e.child(name, modeProduce, childArgs{Data: d})
 	e.checkEndOffsets(name, d.Topic, d.Records)
-	return e.add(&row{name: name, kind: kindLoad, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB})
+	return e.add(&row{name: name, kind: kindLoad, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu})
 }
 
 func (e *env) consumeRow(name string, d dataset) *row {
@@ -338,24 +352,27 @@ func (e *env) consumeRow(name string, d dataset) *row {
 	if res.Records != d.Records || res.Bytes != d.Bytes() {
 		e.b.Fatalf("%s: read %d records, %d bytes; want %d, %d", name, res.Records, res.Bytes, d.Records, d.Bytes())
 	}
-	return e.add(&row{name: name, kind: kindRaw, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB})
+	return e.add(&row{name: name, kind: kindRaw, records: res.Records, bytes: res.Bytes, wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu})
 }
 
 // config writes a kafkas3 config file (flat Confluent keys, YAML) for d's
-// topic in bucket with the given format, plus extra keys.
+// topic in bucket (none when "": extra then names store.local.dir) with the
+// given format, plus extra keys.
 func (e *env) config(name string, d dataset, bucket, f string, extra map[string]string) string {
 	keys := map[string]string{
-		"name":                         name,
-		"bootstrap.servers":            e.kafka.Addr,
-		"topics":                       d.Topic,
-		"flush.size":                   strconv.Itoa(mainFlushSize),
-		"s3.bucket.name":               bucket,
-		"s3.region":                    e.s3.Region,
-		"store.url":                    e.s3.Endpoint,
-		"s3.path.style.access.enabled": "true",
-		"aws.access.key.id":            e.s3.AccessKey,
-		"aws.secret.access.key":        e.s3.SecretKey,
-		"format.class":                 "bytes",
+		"name":              name,
+		"bootstrap.servers": e.kafka.Addr,
+		"topics":            d.Topic,
+		"flush.size":        strconv.Itoa(mainFlushSize),
+		"format.class":      "bytes",
+	}
+	if bucket != "" {
+		keys["s3.bucket.name"] = bucket
+		keys["s3.region"] = e.s3.Region
+		keys["store.url"] = e.s3.Endpoint
+		keys["s3.path.style.access.enabled"] = "true"
+		keys["aws.access.key.id"] = e.s3.AccessKey
+		keys["aws.secret.access.key"] = e.s3.SecretKey
 	}
 	if f == fmtJSONGzip {
 		keys["format.class"] = "json"
@@ -381,10 +398,23 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 }
 
 // sinkRow runs `kafkas3 sink --once` over d into a fresh bucket.
-func (e *env) sinkRow(name string, d dataset, f string, extra map[string]string) *row {
-	bucket, err := e.s3.CreateBucketContext(e.ctx)
-	if err != nil {
-		e.b.Fatal(err)
+// flushSize is flush.size; partSize is s3.part.size, 0 for the default.
+// With local set it writes to a local directory (store.local.dir) instead
+// of a bucket.
+func (e *env) sinkRow(name string, d dataset, f string, flushSize int, partSize int64, local bool) *row {
+	extra := map[string]string{"flush.size": strconv.Itoa(flushSize)}
+	if partSize > 0 {
+		extra["s3.part.size"] = strconv.FormatInt(partSize, 10)
+	}
+	var bucket, dir string
+	if local {
+		dir = filepath.Join(e.dir, fmt.Sprintf("local-%d", len(e.rows)))
+		extra["store.local.dir"] = dir
+	} else {
+		var err error
+		if bucket, err = e.s3.CreateBucketContext(e.ctx); err != nil {
+			e.b.Fatal(err)
+		}
 	}
 	cfg := e.config(fmt.Sprintf("bench-%s-%d", strings.NewReplacer("+", "-").Replace(f), len(e.rows)), d, bucket, f, extra)
 	pr := e.run(name, exec.Command(e.bin, "sink", "--config", cfg, "--once"))
@@ -395,20 +425,48 @@ func (e *env) sinkRow(name string, d dataset, f string, extra map[string]string)
 	if n, _ := strconv.ParseInt(string(m[1]), 10, 64); n != d.Records {
 		e.b.Fatalf("%s: summary says %d records, want %d: %s", name, n, d.Records, pr.stdout)
 	}
-	objs := e.listObjects(bucket)
+	var objs []object
+	if local {
+		objs = localObjects(e.b, dir)
+	} else {
+		objs = e.listObjects(bucket)
+	}
 	var stored int64
 	for _, o := range objs {
 		stored += o.size
 	}
 	if f == fmtBytes && stored != d.Records*(valueSize+1) {
-		e.b.Fatalf("%s: bucket %s holds %d bytes in %d objects, want %d (records × (value + newline))",
-			name, bucket, stored, len(objs), d.Records*(valueSize+1))
+		e.b.Fatalf("%s: %s%s holds %d bytes in %d objects, want %d (records × (value + newline))",
+			name, bucket, dir, stored, len(objs), d.Records*(valueSize+1))
 	}
-	if _, ok := e.archives[f]; !ok && d.Partitions == mainPartitions {
+	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions {
 		e.archives[f] = bucket
 	}
-	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB,
+	if !local {
+		e.profileSink(name, d, f, flushSize, partSize)
+	}
+	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
 		bucket: bucket, note: fmt.Sprintf("%d objects, %s stored", len(objs), human(stored))})
+}
+
+// localObjects lists the regular files under dir.
+func localObjects(b *testing.B, dir string) []object {
+	var objs []object
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		objs = append(objs, object{key: path, size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		b.Fatalf("list %s: %v", dir, err)
+	}
+	return objs
 }
 
 // restoreRow restores the main sink run's archive of d in format f into
@@ -427,7 +485,7 @@ func (e *env) restoreRow(name string, d dataset, f, rename string) *row {
 			Endpoint: e.s3.Endpoint, Region: e.s3.Region, AccessKey: e.s3.AccessKey, SecretKey: e.s3.SecretKey})
 	}
 	e.checkEndOffsets(name, target, d.Records)
-	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, note: note})
+	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu, note: note})
 }
 
 // checkEndOffsets fails unless topic holds want records in all.
@@ -492,4 +550,52 @@ func (e *env) checkMultipart(r *row, d dataset, partSize int64) {
 		smallest = min(smallest, o.size)
 	}
 	r.note += fmt.Sprintf(", every object > 1 part (smallest %s)", human(smallest))
+}
+
+// cpuTimes is the CPU time a run used: the measured process itself, and the
+// broker and versitygw while it ran (they share the machine's cores).
+type cpuTimes struct {
+	self, broker, s3 time.Duration
+}
+
+// findPID returns the process whose command line contains arg, or 0.
+func findPID(arg string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(arg)) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil && pid != os.Getpid() {
+			return pid
+		}
+	}
+	return 0
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times; 100 on Linux.
+const clockTicks = 100
+
+// procCPU returns the user+system CPU time of pid so far, 0 if unknown.
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may
+	// contain spaces: state is field 3, utime 14, stime 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
 }

@@ -58,6 +58,9 @@ type childArgs struct {
 	Region    string `json:"region,omitempty"`
 	AccessKey string `json:"access_key,omitempty"`
 	SecretKey string `json:"secret_key,omitempty"`
+
+	// Sink profile only.
+	SinkProfile *sinkProfileArgs `json:"sink_profile,omitempty"`
 }
 
 // childResult is what a child did.
@@ -86,6 +89,8 @@ func runChild(mode string, stdout, stderr io.Writer) int {
 		res, err = consume(ctx, a)
 	case modeRestore:
 		res, err = restoreInProcess(ctx, a, stderr)
+	case modeSinkProfile:
+		res, err = sinkInProcess(ctx, a, stderr)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}

@@ -86,20 +86,22 @@ func (e *env) markdown() []byte {
 	fmt.Fprintf(&b, "Command: `make bench`, which runs `%s`.\n", benchCommand)
 	fmt.Fprintf(&b, "Benchmark wall time (services start, binary build, loading and every run): %s.\n\n",
 		time.Since(e.start).Round(time.Second))
-	b.WriteString("| run | records | MB | seconds | MB/s | records/s | peak RSS | ratio | notes |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	b.WriteString("| run | records | MB | seconds | MB/s | records/s | peak RSS | ratio | CPU s: process / broker / versitygw | notes |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |\n")
 	for _, r := range e.rows {
 		ratio := ""
 		if r.against != "" {
 			ratio = fmt.Sprintf("**%.2f** × %s", r.ratio, r.against)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f MiB | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f MiB | %s | %.1f / %.1f / %.1f | %s |\n",
 			r.name, r.records, float64(r.bytes)/1e6, r.wall.Seconds(), r.rate()/1e6,
-			float64(r.records)/r.wall.Seconds(), float64(r.rssKiB)/1024, ratio, r.note)
+			float64(r.records)/r.wall.Seconds(), float64(r.rssKiB)/1024, ratio,
+			r.cpu.self.Seconds(), r.cpu.broker.Seconds(), r.cpu.s3.Seconds(), r.note)
 	}
 	b.WriteString("\nMB = 10^6 bytes of Kafka record values; seconds are the wall time of the whole process " +
 		"(start, connect, group join, work, final commit, exit); peak RSS is the process's maximum resident set " +
-		"(getrusage ru_maxrss).\n\n")
+		"(getrusage ru_maxrss); CPU s is the user+system CPU time of the process itself and, during its run, " +
+		"of the broker and of versitygw (the machine has " + fmt.Sprint(runtime.NumCPU()) + " cores for all three).\n\n")
 	e.facts.add("load average at end", strings.Join(strings.Fields(readFile("/proc/loadavg"))[:3], " "))
 	for _, f := range e.facts {
 		fmt.Fprintf(&b, "- %s: %s\n", f.name, f.value)
