@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -459,7 +458,7 @@ func (s *S3) Create(ctx context.Context, key string) (ObjectWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("s3 create %s: %w", s.url(key), err)
 	}
-	spool, err := os.CreateTemp(s.cfg.SpoolDir, "kafkas3-spool-*")
+	spool, err := newSpool(s.cfg.SpoolDir)
 	if err != nil {
 		return nil, fmt.Errorf("s3 create %s: spool file: %w", s.url(key), err)
 	}

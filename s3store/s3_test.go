@@ -320,11 +320,24 @@ func TestS3SpoolsToDisk(t *testing.T) {
 	if _, err := w.Write(pattern(n)); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(spool, "*"))
-	if len(files) != 1 {
-		t.Fatalf("spool files = %v, want one", files)
+	// The spool is unlinked at once (nothing is left if the process is
+	// killed): the directory is empty, and the data sits in an open,
+	// deleted file of this process.
+	if left, _ := os.ReadDir(spool); len(left) != 0 {
+		t.Fatalf("spool directory holds %d files; want none (unlinked spool)", len(left))
 	}
-	fi, err := os.Stat(files[0])
+	var spools []string
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		p := filepath.Join("/proc/self/fd", fd.Name())
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, filepath.Join(spool, "kafkas3-spool-")) && strings.HasSuffix(target, "(deleted)") {
+			spools = append(spools, p)
+		}
+	}
+	if len(spools) != 1 {
+		t.Fatalf("open unlinked spool files = %v, want one", spools)
+	}
+	fi, err := os.Stat(spools[0])
 	if err != nil {
 		t.Fatal(err)
 	}

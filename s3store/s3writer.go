@@ -111,7 +111,7 @@ func (w *s3Writer) flushPart() error {
 		next := w.spare
 		if next == nil {
 			var err error
-			if next, err = os.CreateTemp(w.s.cfg.SpoolDir, "kafkas3-spool-*"); err != nil {
+			if next, err = newSpool(w.s.cfg.SpoolDir); err != nil {
 				<-w.s.uploadSlots
 				return fmt.Errorf("s3 write %s: spool file: %w", w.s.url(w.key), err)
 			}
@@ -170,10 +170,24 @@ func rewind(f *os.File) error {
 	return err
 }
 
+// newSpool creates a spool file and unlinks it at once: the open file keeps
+// its data, and nothing is left behind if the process is killed.
+func newSpool(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "kafkas3-spool-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// closeRemove closes a spool file (already unlinked by newSpool).
 func closeRemove(f *os.File) {
 	if f != nil {
 		_ = f.Close()
-		_ = os.Remove(f.Name())
 	}
 }
 
