@@ -574,11 +574,16 @@ func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
 	if n < 0 || n > max {
 		return nil, badAvro("%s length %d out of range 0..%d", what, n, max)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(ar.br, b); err != nil {
-		return nil, badAvro("%s: %v", what, err)
+	// Grow with the data actually read, so a hostile length cannot make
+	// us allocate before the bytes arrive.
+	var buf bytes.Buffer
+	if n <= 64<<10 {
+		buf.Grow(int(n))
 	}
-	return b, nil
+	if m, err := io.CopyN(&buf, ar.br, n); err != nil {
+		return nil, badAvro("%s: read %d of %d bytes: %v", what, m, n, err)
+	}
+	return buf.Bytes(), nil
 }
 
 func (ar *avroReader) readHeader() error {
@@ -735,7 +740,8 @@ func NewAvroDatum(s *avro.Schema) (*AvroDatum, error) {
 // structure only (lengths, varints, union branches, enum ordinals; not
 // UTF-8). It does not allocate. Errors wrap ErrBadAvro.
 func (d *AvroDatum) Check(raw []byte) error {
-	rest, err := avroSkip(d.root, raw, 0)
+	budget := avroItemBudget(len(raw))
+	rest, err := avroSkip(d.root, raw, 0, &budget)
 	if err == nil && len(rest) != 0 {
 		err = fmt.Errorf("%d bytes left after the datum", len(rest))
 	}
@@ -762,7 +768,8 @@ func (d *AvroDatum) Append(dst []byte, v any) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("%w: %w", ErrBadAvro, err)
 	}
-	out, rest, err := avroCanon(d.root, dst, enc, 0)
+	budget := avroItemBudget(len(enc))
+	out, rest, err := avroCanon(d.root, dst, enc, 0, &budget)
 	if err == nil && len(rest) != 0 {
 		err = errors.New("encoder left trailing bytes")
 	}
@@ -884,6 +891,10 @@ func (c *avroCompiler) compile(n *avro.SchemaNode, ns string) (*avroNode, error)
 
 const maxAvroDepth = 256
 
+// avroItemBudget is how many array and map items a datum of n bytes may
+// hold in all: one per byte plus a margin for zero-byte items.
+func avroItemBudget(n int) int64 { return int64(n) + 1<<16 }
+
 var errAvroShort = errors.New("datum truncated")
 
 func avroReadLong(src []byte) (int64, []byte, error) {
@@ -909,7 +920,7 @@ func avroSkipN(src []byte, n int64) ([]byte, error) {
 
 // avroBlockCount reads an array or map block header: the item count (a
 // negative count is followed by the block's byte size, which we skip).
-func avroBlockCount(src []byte) (int64, []byte, error) {
+func avroBlockCount(src []byte, budget *int64) (int64, []byte, error) {
 	cnt, src, err := avroReadLong(src)
 	if err != nil {
 		return 0, nil, err
@@ -923,16 +934,18 @@ func avroBlockCount(src []byte) (int64, []byte, error) {
 			return 0, nil, err
 		}
 	}
-	// Every item but a zero-byte one takes a byte: refuse counts that
-	// cannot be real so a hostile count cannot spin.
-	if cnt > int64(len(src))+(1<<20) {
+	// Every item but a zero-byte one takes a byte: the budget (the datum's
+	// length plus a margin for zero-byte items) bounds the items of all
+	// arrays and maps of a datum, so hostile counts cannot spin.
+	if cnt > *budget {
 		return 0, nil, fmt.Errorf("block count %d exceeds the data", cnt)
 	}
+	*budget -= cnt
 	return cnt, src, nil
 }
 
 // avroSkip advances past one datum of nd.
-func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
+func avroSkip(nd *avroNode, src []byte, depth int, budget *int64) ([]byte, error) {
 	if depth > maxAvroDepth {
 		return nil, errors.New("nesting too deep")
 	}
@@ -961,7 +974,7 @@ func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
 		return rest, nil
 	case avroKArray, avroKMap:
 		for {
-			cnt, rest, err := avroBlockCount(src)
+			cnt, rest, err := avroBlockCount(src, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -979,7 +992,7 @@ func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
 						return nil, err
 					}
 				}
-				if src, err = avroSkip(nd.elem, src, depth+1); err != nil {
+				if src, err = avroSkip(nd.elem, src, depth+1, budget); err != nil {
 					return nil, err
 				}
 			}
@@ -987,7 +1000,7 @@ func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
 	case avroKRecord:
 		var err error
 		for _, f := range nd.children {
-			if src, err = avroSkip(f, src, depth+1); err != nil {
+			if src, err = avroSkip(f, src, depth+1, budget); err != nil {
 				return nil, err
 			}
 		}
@@ -1000,7 +1013,7 @@ func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
 		if i < 0 || i >= int64(len(nd.children)) {
 			return nil, fmt.Errorf("union branch %d out of range", i)
 		}
-		return avroSkip(nd.children[i], rest, depth+1)
+		return avroSkip(nd.children[i], rest, depth+1, budget)
 	}
 	return nil, fmt.Errorf("bad node kind %d", nd.kind)
 }
@@ -1008,9 +1021,9 @@ func avroSkip(nd *avroNode, src []byte, depth int) ([]byte, error) {
 // avroCanon appends the canonical form of one datum of nd from src to dst:
 // arrays and maps in a single block, map entries sorted by key (stable for
 // equal keys). It returns the rest of src.
-func avroCanon(nd *avroNode, dst, src []byte, depth int) ([]byte, []byte, error) {
+func avroCanon(nd *avroNode, dst, src []byte, depth int, budget *int64) ([]byte, []byte, error) {
 	if !nd.hasMap && nd.kind != avroKArray {
-		rest, err := avroSkip(nd, src, depth)
+		rest, err := avroSkip(nd, src, depth, budget)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -1023,7 +1036,7 @@ func avroCanon(nd *avroNode, dst, src []byte, depth int) ([]byte, []byte, error)
 	case avroKRecord:
 		var err error
 		for _, f := range nd.children {
-			if dst, src, err = avroCanon(f, dst, src, depth+1); err != nil {
+			if dst, src, err = avroCanon(f, dst, src, depth+1, budget); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -1037,12 +1050,12 @@ func avroCanon(nd *avroNode, dst, src []byte, depth int) ([]byte, []byte, error)
 			return nil, nil, fmt.Errorf("union branch %d out of range", i)
 		}
 		dst = append(dst, src[:len(src)-len(rest)]...)
-		return avroCanon(nd.children[i], dst, rest, depth+1)
+		return avroCanon(nd.children[i], dst, rest, depth+1, budget)
 	case avroKArray, avroKMap:
 		type entry struct{ key, val []byte }
 		var items []entry
 		for {
-			cnt, rest, err := avroBlockCount(src)
+			cnt, rest, err := avroBlockCount(src, budget)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -1063,7 +1076,7 @@ func avroCanon(nd *avroNode, dst, src []byte, depth int) ([]byte, []byte, error)
 					}
 					e.key, src = rest[:l], after
 				}
-				if e.val, src, err = avroCanon(nd.elem, nil, src, depth+1); err != nil {
+				if e.val, src, err = avroCanon(nd.elem, nil, src, depth+1, budget); err != nil {
 					return nil, nil, err
 				}
 				items = append(items, e)

@@ -694,3 +694,50 @@ func FuzzAvroReader(f *testing.F) {
 		}
 	})
 }
+
+func TestAvroDatumHostileCounts(t *testing.T) {
+	s := testAvroSchema(t, 1, `{"type":"array","items":{"type":"array","items":"null"}}`)
+	d, err := NewAvroDatum(s.Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Outer count 60000, each inner count 60000 of zero-byte nulls: 3.6e9
+	// items in a few hundred kilobytes unless the item budget stops it.
+	var raw []byte
+	raw = appendAvroLong(raw, 60000)
+	for range 60000 {
+		raw = appendAvroLong(raw, 60000)
+		raw = appendAvroLong(raw, 0)
+	}
+	raw = appendAvroLong(raw, 0)
+	start := time.Now()
+	if err := d.Check(raw); !errors.Is(err, ErrBadAvro) {
+		t.Errorf("hostile counts: %v", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("check took %v", el)
+	}
+}
+
+// FuzzAvroDatumCheck: Check never panics, and what it accepts the Avro
+// library decodes completely.
+func FuzzAvroDatumCheck(f *testing.F) {
+	s := testAvroSchema(f, 7, avroTestSchema)
+	d, err := NewAvroDatum(s.Avro)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, r := range avroTestRecords(f, s, 10, true, false) {
+		f.Add(r.ValueTyped.Raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if d.Check(raw) != nil {
+			return
+		}
+		var v any
+		rest, err := s.Avro.Decode(raw, &v)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("Check accepted what Decode refuses: %v, %d left", err, len(rest))
+		}
+	})
+}
