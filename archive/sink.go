@@ -100,8 +100,10 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 	if err := s.store.Check(ctx); err != nil {
 		return s.summary(start), err
 	}
-	backoff := time.Second
+	const minBackoff, maxBackoff = time.Second, 30 * time.Second
+	backoff := minBackoff
 	for {
+		began := time.Now()
 		err := s.session(ctx)
 		if ctx.Err() != nil {
 			return s.summary(start), nil // interrupted: a clean stop
@@ -110,6 +112,9 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		if err == nil || !errors.As(err, &se) {
 			return s.summary(start), err
 		}
+		if time.Since(began) > 2*maxBackoff {
+			backoff = minBackoff // a new outage after healthy running
+		}
 		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
 		s.log.Warn("object store failed; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
 		select {
@@ -117,7 +122,7 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 			return s.summary(start), nil
 		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, 30*time.Second)
+		backoff = min(backoff*2, maxBackoff)
 	}
 }
 
@@ -162,10 +167,11 @@ type session struct {
 	targets map[tp]int64 // --once: end offsets seen at start
 	done    map[tp]bool  // --once: partitions archived up to their target
 
-	commitMu  sync.Mutex
-	toCommit  map[tp]kgo.EpochOffset
-	committed map[tp]int64
-	doneCh    chan struct{}
+	commitSerial sync.Mutex // one commit request at a time
+	commitMu     sync.Mutex // guards toCommit and committed
+	toCommit     map[tp]kgo.EpochOffset
+	committed    map[tp]int64
+	doneCh       chan struct{}
 	// pollCtx is ctx, also cancelled when --once is done.
 	pollCtx    context.Context
 	pollCancel context.CancelFunc
@@ -578,12 +584,13 @@ func (ss *session) commitLoop() {
 }
 
 // commitNow commits every pending offset in one request.
+// Commits are serialised by commitSerial; commitMu guards only the maps and
+// is never held across the network call, so a worker publishing an offset
+// never waits for the broker.
 func (ss *session) commitNow(ctx context.Context) error {
+	ss.commitSerial.Lock()
+	defer ss.commitSerial.Unlock()
 	ss.commitMu.Lock()
-	defer ss.commitMu.Unlock()
-	if len(ss.toCommit) == 0 {
-		return nil
-	}
 	m := map[string]map[int32]kgo.EpochOffset{}
 	for k, eo := range ss.toCommit {
 		if m[k.topic] == nil {
@@ -591,12 +598,18 @@ func (ss *session) commitNow(ctx context.Context) error {
 		}
 		m[k.topic][k.partition] = eo
 	}
+	ss.commitMu.Unlock()
+	if len(m) == 0 {
+		return nil
+	}
 	var cerr error
 	ss.cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
 		}
+		ss.commitMu.Lock()
+		defer ss.commitMu.Unlock()
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				k := tp{t.Topic, p.Partition}
@@ -604,8 +617,11 @@ func (ss *session) commitNow(ctx context.Context) error {
 					cerr = fmt.Errorf("commit %s[%d]: %w", t.Topic, p.Partition, e)
 					continue
 				}
-				if eo, ok := ss.toCommit[k]; ok && eo == m[t.Topic][p.Partition] {
-					ss.committed[k] = eo.Offset
+				sent := m[t.Topic][p.Partition]
+				if sent.Offset > ss.committed[k] {
+					ss.committed[k] = sent.Offset
+				}
+				if eo, ok := ss.toCommit[k]; ok && eo.Offset <= ss.committed[k] {
 					delete(ss.toCommit, k)
 				}
 			}

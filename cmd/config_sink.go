@@ -33,6 +33,10 @@ const (
 type SinkOptions struct {
 	Name    string
 	GroupID string
+	// GroupInstanceID is group.instance.id (static membership); "" for none.
+	GroupInstanceID string
+	// SessionTimeout is session.timeout.ms.
+	SessionTimeout time.Duration
 	KafkaSettings
 
 	// What to read: exactly one of Topics and TopicsRegex is set.
@@ -78,6 +82,8 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	if o.GroupID == "" && o.Name != "" {
 		o.GroupID = "connect-" + o.Name
 	}
+	o.GroupInstanceID = p.str("group.instance.id")
+	o.SessionTimeout = p.millis("session.timeout.ms")
 	o.Topics, o.TopicsRegex = p.topicSelection(true)
 	o.LayoutSettings = p.layout()
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // shutdownGrace bounds how long a stop after SIGINT/SIGTERM may take.
@@ -97,6 +98,12 @@ func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
 		return archive.Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	kopts, err := kafkaOpts(o.KafkaSettings)
+	if o.SessionTimeout > 0 {
+		kopts = append(kopts, kgo.SessionTimeout(o.SessionTimeout))
+	}
+	if o.GroupInstanceID != "" {
+		kopts = append(kopts, kgo.InstanceID(o.GroupInstanceID))
+	}
 	if err != nil {
 		return archive.Config{}, err
 	}
