@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,11 @@ func (f *facts) add(name, value string) { *f = append(*f, fact{name, value}) }
 func (f *facts) collect(e *env) {
 	f.add("date", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	f.add("cpu", fmt.Sprintf("%d cores (nproc), %s", runtime.NumCPU(), procField("/proc/cpuinfo", "model name")))
-	f.add("memory", procField("/proc/meminfo", "MemTotal"))
+	mem := procField("/proc/meminfo", "MemTotal")
+	if kb, err := strconv.ParseInt(strings.TrimSuffix(mem, " kB"), 10, 64); err == nil {
+		mem = human(kb << 10)
+	}
+	f.add("memory", mem)
 	f.add("kernel", strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")))
 	f.add("go", runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
 	f.add("kafka", fmt.Sprintf("Apache Kafka %s, single KRaft node on loopback, -Xmx1g, G1, full JIT (not the tests' C1-only mode); %s",
