@@ -43,6 +43,9 @@ func newParquetReader(ra io.ReaderAt, size int64) (_ RecordReader, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w: %w", errCorrupt, err)
 	}
+	if err := checkLz4RawPages(ra, size, f); err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
 	text, ok := f.Lookup(ParquetAvroSchemaKey)
 	if !ok {
 		return nil, fmt.Errorf("parquet: the file has no %q metadata; kafkas3 reads Parquet files that carry their Avro schema (as Confluent's sink and kafkas3 write them): %w",

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	pqformat "github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/avro"
 )
 
@@ -113,7 +115,7 @@ func richValues(t testing.TB, s *Schema) []map[string]any {
 			"lines":   []any{map[string]any{"sku": "only", "n": int32(9), "opts": []any{"o"}}},
 			"attrs":   map[string]any{"only": "one"}, "counts": map[string]any{},
 			"maybe_ints": []any{}, "matrix": []any{[]any{int32(7)}},
-			"billing":    map[string]any{"street": "b", "zip": int32(1), "geo": map[string]any{"lat": 1.0, "lon": 2.0}},
+			"billing": map[string]any{"street": "b", "zip": int32(1), "geo": map[string]any{"lat": 1.0, "lon": 2.0}},
 		},
 	}
 	out := make([]map[string]any, len(in))
@@ -628,6 +630,38 @@ func TestParquetReaderRejectsBadInput(t *testing.T) {
 		}
 		if err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestParquetCorruptLz4RawPage(t *testing.T) {
+	page := func(h pqformat.PageHeader, body []byte) []byte {
+		var proto thrift.CompactProtocol
+		b, err := thrift.Marshal(&proto, &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, body...)
+	}
+	valid := make([]byte, lz4.CompressBlockBound(100))
+	n, err := lz4.CompressBlock(bytes.Repeat([]byte("ab"), 50), valid, nil)
+	if err != nil || n == 0 {
+		t.Fatalf("compress: %d %v", n, err)
+	}
+	good := page(pqformat.PageHeader{Type: pqformat.DataPage, UncompressedPageSize: 100, CompressedPageSize: int32(n)}, valid[:n])
+	if err := checkLz4RawChunk(good); err != nil {
+		t.Fatalf("valid page: %v", err)
+	}
+	garbage := []byte{0xf0, 0xff, 0xff, 0x01, 0x02}
+	for name, chunk := range map[string][]byte{
+		"garbage body": page(pqformat.PageHeader{Type: pqformat.DataPage, UncompressedPageSize: 100, CompressedPageSize: 5}, garbage),
+		"second page":  append(good, page(pqformat.PageHeader{Type: pqformat.DataPage, UncompressedPageSize: 100, CompressedPageSize: 5}, garbage)...),
+		"size too big": page(pqformat.PageHeader{Type: pqformat.DataPage, UncompressedPageSize: 100, CompressedPageSize: 50}, garbage),
+		"huge page":    page(pqformat.PageHeader{Type: pqformat.DataPage, UncompressedPageSize: 1<<30 + 1, CompressedPageSize: 5}, garbage),
+		"bad header":   {0xff, 0xff, 0xff},
+	} {
+		if err := checkLz4RawChunk(chunk); !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: err = %v, want a malformed file error", name, err)
 		}
 	}
 }
