@@ -502,3 +502,53 @@ func TestNewAndRaw(t *testing.T) {
 		t.Error("AppendWireHeader")
 	}
 }
+
+func TestAvroConvertConcurrent(t *testing.T) {
+	reg := startRegistry(t, srfake.Config{})
+	id, _, _ := reg.Register("t-value", "", quickstartSchema)
+	c, err := NewAvro(Config{SchemaRegistryURL: reg.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := wire(t, id, quickstartSchema, map[string]any{"f1": "x"})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			var err error
+			for range 50 {
+				if _, err = c.Convert(context.Background(), "t", false, data); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reg.Requests("GET", fmt.Sprintf("/schemas/ids/%d", id)); n < 1 || n > 8 {
+		t.Errorf("%d schema fetches for 400 conversions", n)
+	}
+}
+
+// FuzzJSONConverter: any input gives a value or an error, never a panic;
+// a value's Raw decodes under its schema.
+func FuzzJSONConverter(f *testing.F) {
+	f.Add([]byte(fmt.Sprintf(orderEnvelope, orderPayload(1))))
+	f.Add([]byte(`{"schema":{"type":"array","items":{"type":"map","keys":{"type":"string"},"values":{"type":"int64","optional":true}}},"payload":[{"a":1,"b":null}]}`))
+	f.Add([]byte(`{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"3"}},"payload":"AQID"}`))
+	c := NewJSON(Config{SchemasEnable: true})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		typed, err := c.Convert(context.Background(), "t", false, data)
+		if err != nil || typed == nil {
+			return
+		}
+		var v any
+		rest, err := typed.Schema.Avro.Decode(typed.Raw, &v)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("Raw does not decode: %v", err)
+		}
+	})
+}
