@@ -60,7 +60,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	partBytes := envSize(b, partitionBytesEnv, defaultPartitionBytes)
 	main := dataset{Kind: kindText, Topic: "bench", Partitions: mainPartitions,
 		Records: mainBytes / valueSize, ValueSize: valueSize}
-	e.facts.add("main data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON events with a vocabulary text field (gzip about 3x)",
+	e.facts.add("main data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON events with a vocabulary text field",
 		main.Records, valueSize, human(main.Bytes()), main.Partitions))
 
 	// Load the data once; every run below reads it.
@@ -95,7 +95,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	// object grows past one 5 MiB part.
 	many := dataset{Kind: kindRandom, Topic: "bench200", Partitions: manyPartitions,
 		Records: manyPartitions * (partBytes / valueSize), ValueSize: valueSize, Run: 256}
-	e.facts.add("200-partition data set", fmt.Sprintf("%d records of %d B (%s, %s per partition) in %d partitions, JSON with base64 random bytes (gzip about 1.3x)",
+	e.facts.add("200-partition data set", fmt.Sprintf("%d records of %d B (%s, %s per partition) in %d partitions, JSON with base64 of random bytes",
 		many.Records, valueSize, human(many.Bytes()), human(partBytes), many.Partitions))
 	e.createTopic(many.Topic, many.Partitions)
 	e.produceRow("load: franz-go idempotent producer, 200 partitions", many, "")
