@@ -8,18 +8,24 @@
 //
 //   - the broker's raw consume rate with a bare franz-go consumer;
 //   - `kafkas3 sink --once` of the same topic in bytes and in JSON+gzip to
-//     versitygw, with the ratio sink/raw;
+//     versitygw, and in bytes to a local directory, with the ratio sink/raw;
 //   - the sink's peak RSS with 200 partitions receiving data at once and
-//     s3.part.size=5 MiB, failing when it reaches 300 MiB;
+//     s3.part.size=5 MiB, in bytes and JSON+gzip, failing when it reaches
+//     300 MiB;
 //   - `kafkas3 source` of the archives into new topics against a bare
 //     franz-go idempotent producer writing the same records, with the ratio.
 //
 // Every measured program runs as its own process (the kafkas3 binary, or
-// this test binary re-executed in a child mode), so its peak RSS is its own.
+// this test binary re-executed in a child mode), so its peak RSS and CPU time
+// are its own; the CPU time the broker and versitygw used during each run is
+// read from /proc.
 // The results are printed as a Markdown table and, when KAFKAS3_BENCH_OUT
 // names a file, written there for BENCHMARKS.md.
 //
 // Sizes: KAFKAS3_BENCH_BYTES sets the main data set (default 1 GiB of 1 KiB
 // records in 12 partitions); KAFKAS3_BENCH_PARTITION_BYTES sets the bytes
-// per partition of the 200-partition run (default 8 MiB).
+// per partition of the 200-partition run (default 8 MiB). KAFKAS3_BENCH_PROFILE
+// names a directory: each sink run is then repeated once, unmeasured, in a
+// child that runs the archive package under pprof (CPU profile, and the heap
+// profile at the highest live heap).
 package bench
