@@ -610,7 +610,6 @@ func TestAvroDatumDeterministicMaps(t *testing.T) {
 func TestAvroNative(t *testing.T) {
 	s := testAvroSchema(t, 7, avroTestSchema)
 	recs := avroTestRecords(t, s, 2, true, true)
-	want := recs[0].ValueTyped.Native
 	typed := &Typed{Schema: s, Raw: recs[0].ValueTyped.Raw}
 	v, err := AvroNative(typed)
 	if err != nil {
@@ -621,7 +620,6 @@ func TestAvroNative(t *testing.T) {
 	if err != nil || !bytes.Equal(again, typed.Raw) || typed.Native == nil {
 		t.Fatalf("AvroNative: %v", err)
 	}
-	_ = want
 	if _, err := AvroNative(&Typed{Schema: s, Raw: append(bytes.Clone(typed.Raw), 1)}); !errors.Is(err, ErrBadAvro) {
 		t.Errorf("trailing byte: %v", err)
 	}
