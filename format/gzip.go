@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -16,6 +17,15 @@ import (
 // is deterministic: the same records give the same bytes (no name, no
 // modification time in the header).
 //
+// To keep memory flat with many open objects, an object is written as a
+// series of gzip members, one per gzipChunk bytes of input, each compressed
+// by a compressor borrowed from a pool shared by all writers of this
+// format: an open object holds only its uncompressed chunk buffer, not a
+// compressor's state (about 1 MiB each). Deflate's window is 32 KiB, so the
+// chunking costs almost nothing in size. Multi-member gzip is standard
+// (RFC 1952): gzip -d, Python, Java's GZIPInputStream, Spark, Athena and
+// Trino read it.
+//
 // The reader accepts concatenated gzip members (as gzip -c a b does) and
 // reports a bad header, bad checksum, truncation or corrupt data as an
 // error. An empty object is not a gzip stream and is an error too.
@@ -26,12 +36,21 @@ func WithGzip(f Format, level int) (Format, error) {
 	if level < -1 || level > 9 {
 		return nil, fmt.Errorf("%w: %s is %d, want -1 (default) or 0..9", ErrInvalidConfig, KeyCompressionLevel, level)
 	}
-	return &gzipFormat{inner: f, level: level}, nil
+	g := &gzipFormat{inner: f, level: level}
+	g.pool.New = func() any {
+		zw, _ := gzip.NewWriterLevel(io.Discard, level) // level checked above
+		return zw
+	}
+	return g, nil
 }
+
+// gzipChunk is the uncompressed size of one gzip member.
+const gzipChunk = 128 << 10
 
 type gzipFormat struct {
 	inner Format
 	level int
+	pool  sync.Pool // *gzip.Writer
 }
 
 func (g *gzipFormat) Extension() string { return g.inner.Extension() + ".gz" }
@@ -40,15 +59,66 @@ func (g *gzipFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 	if w == nil {
 		return nil, errors.New("gzip: nil writer")
 	}
-	zw, err := gzip.NewWriterLevel(w, g.level)
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
+	zw := &chunkedGzip{g: g, w: w}
 	rw, err := g.inner.NewWriter(zw)
 	if err != nil {
 		return nil, err
 	}
 	return &gzipWriter{rw: rw, zw: zw}, nil
+}
+
+// chunkedGzip buffers up to gzipChunk bytes and writes each full buffer as
+// one gzip member.
+type chunkedGzip struct {
+	g       *gzipFormat
+	w       io.Writer
+	buf     []byte
+	members int
+}
+
+func (c *chunkedGzip) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if c.buf == nil {
+			c.buf = make([]byte, 0, gzipChunk)
+		}
+		k := min(len(p), gzipChunk-len(c.buf))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == gzipChunk {
+			if err := c.member(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// member compresses the buffer as one gzip member.
+func (c *chunkedGzip) member() error {
+	zw := c.g.pool.Get().(*gzip.Writer)
+	defer c.g.pool.Put(zw)
+	zw.Reset(c.w)
+	if _, err := zw.Write(c.buf); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	c.buf = c.buf[:0]
+	c.members++
+	return nil
+}
+
+// Close writes the last member (an empty one if nothing was written, so the
+// object is still a gzip stream) and releases the buffer.
+func (c *chunkedGzip) Close() error {
+	var err error
+	if len(c.buf) > 0 || c.members == 0 {
+		err = c.member()
+	}
+	c.buf = nil
+	return err
 }
 
 func (g *gzipFormat) NewReader(r io.Reader) (RecordReader, error) {
@@ -68,7 +138,7 @@ func (g *gzipFormat) NewReader(r io.Reader) (RecordReader, error) {
 
 type gzipWriter struct {
 	rw     RecordWriter
-	zw     *gzip.Writer
+	zw     *chunkedGzip
 	closed bool
 }
 

@@ -1,9 +1,11 @@
 package format
 
 import (
+	"bufio"
 	"bytes"
 	stdgzip "compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -153,4 +155,56 @@ func FuzzGzipJSONReader(f *testing.F) {
 			t.Fatalf("values %q rewrite and read as %q, %v", got, back, err)
 		}
 	})
+}
+
+// TestGzipChunkedMembers checks that a large object is written as several
+// gzip members that the standard library reads back as one stream.
+func TestGzipChunkedMembers(t *testing.T) {
+	f, err := WithGzip(NewJSON(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := f.NewWriter(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for i := range 20000 {
+		v := fmt.Appendf(nil, `{"i":%d,"pad":"%040d"}`, i, i)
+		want.Write(v)
+		want.WriteByte('\n')
+		if err := w.Write(&Record{Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Count members with the standard library, one at a time.
+	br := bufio.NewReader(bytes.NewReader(out.Bytes()))
+	zr, err := stdgzip.NewReader(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := 0
+	var got bytes.Buffer
+	for {
+		zr.Multistream(false)
+		if _, err := io.Copy(&got, zr); err != nil {
+			t.Fatal(err)
+		}
+		members++
+		if err := zr.Reset(br); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("decompressed %d bytes, want %d", got.Len(), want.Len())
+	}
+	if wantMembers := (want.Len() + gzipChunk - 1) / gzipChunk; members != wantMembers {
+		t.Fatalf("members = %d, want %d", members, wantMembers)
+	}
 }
