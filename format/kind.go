@@ -78,7 +78,7 @@ func (k Kind) ClassName() string {
 }
 
 // Supported reports whether kafkas3 implements k.
-func (k Kind) Supported() bool { return k == KindJSON || k == KindBytes }
+func (k Kind) Supported() bool { return k.valid() }
 
 // Lookup maps a format.class value to its Kind. It accepts Confluent's
 // class names (io.confluent.connect.s3.format.json.JsonFormat,
@@ -146,15 +146,18 @@ func ParseCompression(s string) (Compression, error) {
 // There are no implicit defaults: the zero CompressionLevel is level 0
 // (stored, not compressed); Confluent's default is -1.
 type Config struct {
-	Kind             Kind        // format.class
-	Bytes            BytesConfig // for KindBytes
-	Compression      Compression // s3.compression.type
-	CompressionLevel int         // s3.compression.level, -1..9
+	Kind             Kind          // format.class
+	Bytes            BytesConfig   // for KindBytes
+	Avro             AvroConfig    // for KindAvro
+	Parquet          ParquetConfig // for KindParquet
+	Compression      Compression   // s3.compression.type (json and bytes only)
+	CompressionLevel int           // s3.compression.level, -1..9
 }
 
-// New builds the format cfg describes, compression included. This is the
-// seam where Avro and Parquet will be added; they are never gzip-wrapped
-// (they compress inside the file).
+// New builds the format cfg describes, compression included. Avro and
+// Parquet are never gzip-wrapped: they compress inside the file (avro.codec,
+// parquet.codec), and s3.compression.type does not apply to them, as in
+// Confluent's connector.
 func New(cfg Config) (Format, error) {
 	var f Format
 	var err error
@@ -163,8 +166,10 @@ func New(cfg Config) (Format, error) {
 		f = NewJSON()
 	case KindBytes:
 		f, err = NewBytes(cfg.Bytes)
-	case KindAvro, KindParquet:
-		return nil, fmt.Errorf("%s %s: %w", KeyFormatClass, cfg.Kind.ClassName(), ErrNotSupported)
+	case KindAvro:
+		return NewAvro(cfg.Avro)
+	case KindParquet:
+		return NewParquet(cfg.Parquet)
 	default:
 		return nil, fmt.Errorf("%w: %s %v", ErrUnknownFormat, KeyFormatClass, cfg.Kind)
 	}
