@@ -167,6 +167,7 @@ type session struct {
 	targets map[tp]int64 // --once: end offsets seen at start
 	done    map[tp]bool  // --once: partitions archived up to their target
 
+	budget       *budget    // bytes of fetched records in flight to workers
 	commitSerial sync.Mutex // one commit request at a time
 	commitMu     sync.Mutex // guards toCommit and committed
 	toCommit     map[tp]kgo.EpochOffset
@@ -226,6 +227,7 @@ func (s *Sink) session(parent context.Context) error {
 	}
 	ss.pollCtx, ss.pollCancel = context.WithCancel(ctx)
 	defer ss.pollCancel()
+	ss.budget = newBudget(ctx, fetchBudget)
 
 	// Checks and --once targets use a client outside the group: a group
 	// client starts joining (and may be assigned partitions) at once.
@@ -476,9 +478,14 @@ func (ss *session) poll() error {
 		})
 		ss.mu.Unlock()
 		for _, b := range batches {
+			held, ok := ss.budget.acquire(batchBytes(b.recs))
+			if !ok {
+				break
+			}
 			select {
-			case b.w.in <- b.recs:
+			case b.w.in <- inBatch{b.recs, held}:
 			case <-ss.ctx.Done():
+				ss.budget.release(held)
 			}
 		}
 		ss.cl.AllowRebalance()
@@ -636,7 +643,7 @@ type worker struct {
 	tp     tp
 	target int64 // --once: stop at this offset; -1 otherwise
 	pw     *partitionWriter
-	in     chan []*kgo.Record
+	in     chan inBatch
 	quit   chan struct{}
 	exited chan struct{}
 	once   sync.Once
@@ -647,7 +654,7 @@ func newWorker(ss *session, k tp, target int64) *worker {
 	return &worker{
 		ss: ss, tp: k, target: target,
 		pw:     newPartitionWriter(k.topic, k.partition, &ss.s.cfg, ss.s.store, ss.s.log),
-		in:     make(chan []*kgo.Record, 2),
+		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
@@ -662,6 +669,7 @@ func (w *worker) stop() {
 
 func (w *worker) run() {
 	defer close(w.exited)
+	defer w.releaseQueued()
 	// Use a context that survives the session's cancellation only for the
 	// abort calls, so that nothing half-written is left behind.
 	defer func() {
@@ -691,8 +699,9 @@ func (w *worker) run() {
 			}
 			w.publish(epoch)
 			timer.Reset(time.Until(nextBoundary(now, w.ss.s.cfg.RotateScheduleInterval, w.ss.s.cfg.Timezone)))
-		case recs := <-w.in:
-			finished, err := w.process(recs, &epoch)
+		case b := <-w.in:
+			finished, err := w.process(b.recs, &epoch)
+			w.ss.budget.release(b.held)
 			if err != nil {
 				w.publish(epoch)
 				w.ss.fail(err)
@@ -714,10 +723,24 @@ func (w *worker) run() {
 func (w *worker) drain() {
 	for {
 		select {
-		case <-w.in:
+		case b := <-w.in:
+			w.ss.budget.release(b.held)
 		case <-w.quit:
 			return
 		case <-w.ss.ctx.Done():
+			return
+		}
+	}
+}
+
+// releaseQueued returns the budget of batches still queued when the worker
+// exits (nothing sends to a worker that was removed from the session).
+func (w *worker) releaseQueued() {
+	for {
+		select {
+		case b := <-w.in:
+			w.ss.budget.release(b.held)
+		default:
 			return
 		}
 	}

@@ -1,0 +1,82 @@
+package archive
+
+import (
+	"context"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// fetchBudget is how many bytes of fetched records may wait for, or be in,
+// the partition workers at once. Without a shared bound the records queued
+// per worker grow with the number of partitions.
+const fetchBudget = 32 << 20
+
+// budget bounds a shared quantity (bytes of records in flight). A request
+// larger than the whole budget is clamped, so it waits until nothing else
+// is held and never deadlocks.
+type budget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	max  int64
+	used int64
+	done bool
+}
+
+// newBudget returns a budget of max; waits end when ctx is done.
+func newBudget(ctx context.Context, max int64) *budget {
+	b := &budget{max: max}
+	b.cond = sync.NewCond(&b.mu)
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.done = true
+		b.mu.Unlock()
+		b.cond.Broadcast()
+	})
+	return b
+}
+
+// acquire takes n (clamped to the budget) and returns what it took; it
+// returns false if ctx ended first.
+func (b *budget) acquire(n int64) (int64, bool) {
+	n = min(n, b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used+n > b.max && !b.done {
+		b.cond.Wait()
+	}
+	if b.done {
+		return 0, false
+	}
+	b.used += n
+	return n, true
+}
+
+// release returns n taken by acquire.
+func (b *budget) release(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// batchBytes approximates the memory a fetched batch holds.
+func batchBytes(recs []*kgo.Record) int64 {
+	var n int64
+	for _, r := range recs {
+		n += int64(len(r.Key)+len(r.Value)) + 64
+		for _, h := range r.Headers {
+			n += int64(len(h.Key) + len(h.Value))
+		}
+	}
+	return n
+}
+
+// inBatch is a fetched batch for one worker with the budget it holds.
+type inBatch struct {
+	recs []*kgo.Record
+	held int64
+}
