@@ -37,6 +37,18 @@ type Config struct {
 	Format  format.Format // with compression, as the sink wrote it
 	OnError OnError
 
+	// ValueEncoder frames typed values (Avro and Parquet archives) in
+	// Confluent's wire format for the target's Schema Registry, registering
+	// each schema under "<target topic>-value" when absent. It is required
+	// when the archive holds typed values; JSON and bytes values are
+	// produced as read.
+	ValueEncoder Encoder
+	// KeyEncoder does the same for typed keys read from .keys objects,
+	// under "<target topic>-key". Nil restores string and bytes keys as
+	// their bytes (StringConverter, ByteArrayConverter) and refuses other
+	// key types.
+	KeyEncoder Encoder
+
 	// ArchiveTopics is what the same config would archive (sink's topics /
 	// topics.regex); restoring into one of them is refused unless
 	// AllowSameTopic (feedback-loop guard).

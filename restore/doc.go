@@ -19,6 +19,25 @@
 // malformed names are skipped and counted by reason. A topic's partition
 // count is the highest partition seen plus one.
 //
+// # Typed archives, keys and headers
+//
+// Avro and Parquet objects hold typed values. Each is produced in
+// Confluent's wire format for the target cluster's Schema Registry
+// (Config.ValueEncoder, convert.AvroConverter): the schema from the object
+// is registered under "<target topic>-value" (TopicNameStrategy) when
+// absent, and the value is framed with the target's schema id.
+//
+// Confluent's store.kafka.keys and store.kafka.headers write parallel
+// objects "<base>.keys<ext>" and "<base>.headers<ext>" next to "<base><ext>"
+// (ext may be another format's: keys.format.class). Plan pairs them with
+// their value object; record i of each is the key or the headers of record
+// i of the value object, and a count mismatch stops the restore
+// (ErrParallelMismatch). Typed keys are framed under "<target topic>-key"
+// with Config.KeyEncoder, or restored as their bytes when they are strings
+// or bytes. Headers are Confluent's array of {key, value} strings. A .keys
+// or .headers object without a value object (a tombstone's, under
+// behavior.on.null.values=write) is skipped and counted.
+//
 // # Exactly once without a local state file
 //
 // The restore keeps its state on the target cluster. For each target

@@ -105,7 +105,7 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 			continue
 		}
 		var reportedBytes int64
-		n, read, err := r.readObject(ctx, obj, func(rec *format.Record, read int64) error {
+		n, read, err := r.readObject(ctx, obj, target, func(rec *format.Record, read int64) error {
 			if idx < already {
 				if idx >= already-window {
 					tail = append(tail, rec)
@@ -167,14 +167,30 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 }
 
 // readObject reads every record of obj and calls fn for each, with the
-// archive bytes read so far. It returns the number of records and the
-// bytes read (the object's size once it is complete). Errors name the key.
-func (r *Restorer) readObject(ctx context.Context, obj Object, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
+// archive bytes read so far. Each record is what the target gets: typed
+// values framed for the target registry, the key and headers taken from
+// obj's parallel .keys and .headers objects when it has them. It returns
+// the number of records and the bytes read (the object's size once it is
+// complete). Errors name the key.
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
 	rc, err := r.store.Open(ctx, obj.Key)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
 	}
 	defer rc.Close()
+	var keys, headers *parallelReader
+	if obj.KeysKey != "" {
+		if keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, true); err != nil {
+			return 0, 0, err
+		}
+		defer keys.close()
+	}
+	if obj.HeadersKey != "" {
+		if headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, false); err != nil {
+			return 0, 0, err
+		}
+		defer headers.close()
+	}
 	cr := &countingReader{r: rc}
 	rd, err := r.cfg.Format.NewReader(cr)
 	if err != nil {
@@ -189,10 +205,38 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, fn func(rec *form
 		if err != nil {
 			return n, cr.n, fmt.Errorf("read object %q: record %d: %w", obj.Key, n, err)
 		}
+		if err := r.typedValue(ctx, rec, target, obj.Key, n); err != nil {
+			return n, cr.n, err
+		}
+		if keys != nil {
+			krec, err := keys.next(obj.Key)
+			if err != nil {
+				return n, cr.n, err
+			}
+			if rec.Key, err = r.keyFrom(ctx, krec, target, keys.key, n); err != nil {
+				return n, cr.n, err
+			}
+		}
+		if headers != nil {
+			hrec, err := headers.next(obj.Key)
+			if err != nil {
+				return n, cr.n, err
+			}
+			if rec.Headers, err = headersFrom(hrec, headers.key, n); err != nil {
+				return n, cr.n, err
+			}
+		}
 		if err := fn(rec, cr.n); err != nil {
 			return n, cr.n, err
 		}
 		n++
+	}
+	for _, p := range []*parallelReader{keys, headers} {
+		if p != nil {
+			if err := p.finish(obj.Key); err != nil {
+				return n, cr.n, err
+			}
+		}
 	}
 	// Count the whole object as read even if the reader stopped before
 	// a trailer.

@@ -18,6 +18,10 @@ const (
 	SkipNoTopicFolder    = "not in a topic folder"
 	SkipOtherExtension   = "other extension"
 	SkipMalformed        = "malformed name"
+	// SkipParallelOrphan counts .keys and .headers objects without a value
+	// object of the same base name (Confluent writes keys-only objects for
+	// tombstones under behavior.on.null.values=write; they are not restored).
+	SkipParallelOrphan = "keys or headers without a value object"
 )
 
 // Object is one archive object of one Kafka partition.
@@ -25,6 +29,15 @@ type Object struct {
 	Key         string
 	Size        int64
 	StartOffset int64 // parsed from the key
+
+	// KeysKey and HeadersKey name the parallel objects Confluent's
+	// store.kafka.keys and store.kafka.headers write next to the value
+	// object ("<base>.keys<ext>", "<base>.headers<ext>", ext possibly
+	// another format's), or are empty. Record i of each is the key or the
+	// headers of record i of the value object.
+	KeysKey, HeadersKey   string
+	keysExt, headersExt   string // their extensions after the infix
+	KeysSize, HeadersSize int64
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start
@@ -44,6 +57,9 @@ type TopicPlan struct {
 	Partitions int32
 	Objects    int
 	Bytes      int64
+	// KeysObjects and HeadersObjects count the value objects that have a
+	// parallel .keys or .headers object.
+	KeysObjects, HeadersObjects int
 	// FirstOffset and LastOffset are the smallest and largest object start
 	// offsets over all partitions (-1 when there are no objects).
 	FirstOffset, LastOffset int64
@@ -102,8 +118,17 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects, %s; keys skipped: %s\n",
-		len(p.Topics), p.Partitions(), p.Objects(), formatBytes(p.Bytes()), formatSkipped(p.Skipped))
+	var withKeys, withHeaders int
+	for _, t := range p.Topics {
+		withKeys += t.KeysObjects
+		withHeaders += t.HeadersObjects
+	}
+	parallel := ""
+	if withKeys+withHeaders > 0 {
+		parallel = fmt.Sprintf(" (%d with .keys, %d with .headers objects)", withKeys, withHeaders)
+	}
+	_, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s\n",
+		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped))
 	return err
 }
 
@@ -117,6 +142,12 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		part  int32
 	}
 	objects := map[partKey][]Object{}
+	type parallelInfo struct {
+		key, ext string
+		size     int64
+	}
+	type parallelPair struct{ keys, headers *parallelInfo }
+	parallel := map[string]*parallelPair{} // base key -> its .keys / .headers objects
 	topics := map[string]bool{}
 	skipped := map[string]int{}
 	ext := r.cfg.Format.Extension()
@@ -139,11 +170,28 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 			return nil
 		}
 		topics[topic] = true
+		name, err := r.cfg.Keys.ParseObjectKey(info.Key)
+		if err == nil && name.Ext != ext {
+			if infix, pext, ok := parallelExt(name.Ext); ok {
+				base := strings.TrimSuffix(info.Key, name.Ext)
+				pp := parallel[base]
+				if pp == nil {
+					pp = &parallelPair{}
+					parallel[base] = pp
+				}
+				pi := &parallelInfo{key: info.Key, ext: pext, size: info.Size}
+				if infix == keysInfix {
+					pp.keys = pi
+				} else {
+					pp.headers = pi
+				}
+				return nil
+			}
+		}
 		if !strings.HasSuffix(info.Key, ext) {
 			skipped[SkipOtherExtension]++
 			return nil
 		}
-		name, err := r.cfg.Keys.ParseObjectKey(info.Key)
 		if err == nil && name.Ext != ext {
 			// e.g. a ".keys.json" file next to ".json" files.
 			skipped[SkipOtherExtension]++
@@ -201,6 +249,22 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		index[t.Source] = i
 	}
 	for k, objs := range objects {
+		t := &plan.Topics[index[k.topic]]
+		for i := range objs {
+			pp := parallel[strings.TrimSuffix(objs[i].Key, ext)]
+			if pp == nil {
+				continue
+			}
+			if pp.keys != nil {
+				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize = pp.keys.key, pp.keys.ext, pp.keys.size
+				t.KeysObjects++
+			}
+			if pp.headers != nil {
+				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+				t.HeadersObjects++
+			}
+			delete(parallel, strings.TrimSuffix(objs[i].Key, ext))
+		}
 		sort.SliceStable(objs, func(i, j int) bool {
 			if objs[i].StartOffset != objs[j].StartOffset {
 				return objs[i].StartOffset < objs[j].StartOffset
@@ -211,7 +275,6 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		for _, o := range objs {
 			pp.Bytes += o.Size
 		}
-		t := &plan.Topics[index[k.topic]]
 		t.Parts = append(t.Parts, pp)
 		t.Objects += len(objs)
 		t.Bytes += pp.Bytes
@@ -221,11 +284,30 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		}
 		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
 	}
+	for _, pp := range parallel {
+		if pp.keys != nil {
+			skipped[SkipParallelOrphan]++
+		}
+		if pp.headers != nil {
+			skipped[SkipParallelOrphan]++
+		}
+	}
 	for i := range plan.Topics {
 		parts := plan.Topics[i].Parts
 		sort.Slice(parts, func(a, b int) bool { return parts[a].Partition < parts[b].Partition })
 	}
 	return plan, nil
+}
+
+// parallelExt splits a .keys or .headers extension (".keys.avro") into its
+// infix and the format's extension (".avro").
+func parallelExt(e string) (infix, ext string, ok bool) {
+	for _, in := range []string{keysInfix, headersInfix} {
+		if rest, found := strings.CutPrefix(e, in); found && strings.HasPrefix(rest, ".") {
+			return in, rest, true
+		}
+	}
+	return "", "", false
 }
 
 // selected reports whether an archived topic folder is to be restored.
