@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -16,6 +17,62 @@ const (
 	NullFail   NullBehavior = "fail"
 	NullIgnore NullBehavior = "ignore"
 )
+
+// Compatibility is schema.compatibility: what a value schema that differs
+// from the open file's schema does.
+type Compatibility string
+
+// Schema compatibility modes, as Confluent's storage connectors define them.
+const (
+	// CompatNone rotates on any different schema.
+	CompatNone Compatibility = "NONE"
+	// CompatBackward rotates on a newer schema version and projects records
+	// of an older version to the file's (newer) schema.
+	CompatBackward Compatibility = "BACKWARD"
+	// CompatForward rotates on an older schema version and projects records
+	// of a newer version to the file's (older) schema.
+	CompatForward Compatibility = "FORWARD"
+	// CompatFull behaves as CompatBackward when writing.
+	CompatFull Compatibility = "FULL"
+)
+
+// Tolerance is errors.tolerance.
+type Tolerance string
+
+// Error tolerances.
+const (
+	// ToleranceNone stops the sink at the first bad record.
+	ToleranceNone Tolerance = "none"
+	// ToleranceAll skips bad records, sending them to the dead letter
+	// queue when one is configured.
+	ToleranceAll Tolerance = "all"
+)
+
+// Converter decodes a record's key or value the way a Kafka Connect
+// converter does. It returns nil and no error for null data and for
+// schemaless converters. An error caused by the record's bytes must match
+// ErrBadData (see BadData): the record is then a bad record, handled by
+// ErrorsConfig. Any other error (a registry that cannot be reached) is
+// transient: the sink drops its open files and resumes from the committed
+// offsets after a backoff. The returned Typed may alias data.
+type Converter interface {
+	Convert(ctx context.Context, topic string, isKey bool, data []byte) (*format.Typed, error)
+}
+
+// ErrorsConfig is Connect's error handling: errors.tolerance,
+// errors.deadletterqueue.* and errors.log.enable.
+type ErrorsConfig struct {
+	Tolerance Tolerance // "" means none
+	// DLQTopic receives bad records when Tolerance is all; "" skips them.
+	DLQTopic string
+	// DLQReplicationFactor is used when the sink creates a missing DLQTopic;
+	// 0 means 3 (Connect's default), capped at the number of brokers.
+	DLQReplicationFactor int16
+	// DLQContextHeaders adds Connect's __connect.errors.* headers.
+	DLQContextHeaders bool
+	// Log logs every bad record (topic, partition, offset, error).
+	Log bool
+}
 
 // Config is the sink's typed configuration, built and validated by cmd.
 type Config struct {
@@ -34,6 +91,22 @@ type Config struct {
 	Format      format.Format // already wrapped with compression
 	Partitioner partition.Partitioner
 	NullValues  NullBehavior
+
+	// ValueConverter and KeyConverter, when set, decode each record's value
+	// and key before it is written (Record.ValueTyped, Record.KeyTyped).
+	// ValueConverterClass and KeyConverterClass are their Connect class
+	// names, for the dead letter queue's context headers.
+	ValueConverter      Converter
+	KeyConverter        Converter
+	ValueConverterClass string
+	KeyConverterClass   string
+	// TypedJSON writes typed values (ValueTyped) as Connect's JsonConverter
+	// with schemas.enable=false would: set it for the JSON format.
+	TypedJSON bool
+	// Compatibility is schema.compatibility; "" means NONE.
+	Compatibility Compatibility
+	// Errors is the bad-record handling.
+	Errors ErrorsConfig
 
 	// Once archives up to the end offsets seen at start, completes the
 	// final files, commits and returns.

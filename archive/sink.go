@@ -85,6 +85,23 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	if cfg.NullValues == "" {
 		cfg.NullValues = NullFail
 	}
+	switch cfg.Compatibility {
+	case "":
+		cfg.Compatibility = CompatNone
+	case CompatNone, CompatBackward, CompatForward, CompatFull:
+	default:
+		return nil, fmt.Errorf("archive: schema.compatibility %q; want NONE, BACKWARD, FORWARD or FULL", cfg.Compatibility)
+	}
+	switch cfg.Errors.Tolerance {
+	case "":
+		cfg.Errors.Tolerance = ToleranceNone
+	case ToleranceNone, ToleranceAll:
+	default:
+		return nil, fmt.Errorf("archive: errors.tolerance %q; want none or all", cfg.Errors.Tolerance)
+	}
+	if cfg.Errors.DLQTopic != "" && cfg.Errors.Tolerance != ToleranceAll {
+		return nil, errors.New("archive: errors.deadletterqueue.topic.name needs errors.tolerance=all")
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -109,14 +126,19 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 			return s.summary(start), nil // interrupted: a clean stop
 		}
 		var se *StoreError
-		if err == nil || !errors.As(err, &se) {
+		var ce *ConverterError
+		if err == nil || !errors.As(err, &se) && !errors.As(err, &ce) {
 			return s.summary(start), err
 		}
 		if time.Since(began) > 2*maxBackoff {
 			backoff = minBackoff // a new outage after healthy running
 		}
 		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
-		s.log.Warn("object store failed; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
+		what := "object store failed"
+		if ce != nil {
+			what = "converter failed (schema registry)"
+		}
+		s.log.Warn(what+"; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return s.summary(start), nil
@@ -167,9 +189,10 @@ type session struct {
 	targets map[tp]int64 // --once: end offsets seen at start
 	done    map[tp]bool  // --once: partitions archived up to their target
 
-	budget       *budget    // bytes of fetched records in flight to workers
-	commitSerial sync.Mutex // one commit request at a time
-	commitMu     sync.Mutex // guards toCommit and committed
+	budget       *budget     // bytes of fetched records in flight to workers
+	dlq          *kgo.Client // dead letter queue producer; nil without a DLQ topic
+	commitSerial sync.Mutex  // one commit request at a time
+	commitMu     sync.Mutex  // guards toCommit and committed
 	toCommit     map[tp]kgo.EpochOffset
 	committed    map[tp]int64
 	doneCh       chan struct{}
@@ -238,6 +261,14 @@ func (s *Sink) session(parent context.Context) error {
 		s.log.Info("nothing to archive: committed offsets are at the end offsets")
 		return nil
 	}
+	if s.cfg.Errors.DLQTopic != "" {
+		dlq, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.cfg.Brokers...), kgo.ProducerLinger(0)}, s.cfg.KafkaOpts...)...)
+		if err != nil {
+			return fmt.Errorf("kafka producer for errors.deadletterqueue.topic.name: %w", err)
+		}
+		ss.dlq = dlq
+		defer dlq.Close()
+	}
 	cl, err := kgo.NewClient(s.clientOpts(ss)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
@@ -289,6 +320,9 @@ func (ss *session) prepare(ctx context.Context) error {
 	}
 	adm := kadm.NewClient(cl)
 	if err := ss.checkTopics(ctx, adm); err != nil {
+		return err
+	}
+	if err := ss.ensureDLQ(ctx, adm); err != nil {
 		return err
 	}
 	if ss.s.cfg.Once {
@@ -648,6 +682,7 @@ type worker struct {
 	exited chan struct{}
 	once   sync.Once
 	rec    format.Record
+	dlq    []*kgo.Record // bad records to produce to the DLQ before the next publish
 }
 
 func newWorker(ss *session, k tp, target int64) *worker {
@@ -697,18 +732,26 @@ func (w *worker) run() {
 				w.drain()
 				return
 			}
-			w.publish(epoch)
+			if err := w.publish(epoch); err != nil {
+				w.ss.fail(err)
+				w.drain()
+				return
+			}
 			timer.Reset(time.Until(nextBoundary(now, w.ss.s.cfg.RotateScheduleInterval, w.ss.s.cfg.Timezone)))
 		case b := <-w.in:
 			finished, err := w.process(b.recs, &epoch)
 			w.ss.budget.release(b.held)
 			if err != nil {
-				w.publish(epoch)
+				_ = w.publish(epoch) // what is complete stays committable
 				w.ss.fail(err)
 				w.drain()
 				return
 			}
-			w.publish(epoch)
+			if err := w.publish(epoch); err != nil {
+				w.ss.fail(err)
+				w.drain()
+				return
+			}
 			if finished {
 				w.ss.markDone(w.tp)
 				w.drain()
@@ -758,7 +801,15 @@ func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
 			w.pw.skip(kr.Offset)
 		} else {
 			toFormat(kr, &w.rec)
-			if err := w.pw.write(w.ss.ctx, &w.rec); err != nil {
+			err := w.convert(&w.rec)
+			if err == nil {
+				err = w.pw.write(w.ss.ctx, &w.rec)
+			}
+			var bad *BadRecordError
+			if errors.As(err, &bad) {
+				err = w.badRecord(kr, bad)
+			}
+			if err != nil {
 				return false, err
 			}
 		}
@@ -769,12 +820,19 @@ func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
 	return false, nil
 }
 
-// publish hands completed files to the stats and their offset to the committer.
-func (w *worker) publish(epoch int32) {
+// publish hands completed files to the stats and their offset to the
+// committer. Bad records waiting for the dead letter queue are produced
+// first: an offset past a bad record becomes committable only once the
+// record is in the DLQ. If that fails, nothing is made committable.
+func (w *worker) publish(epoch int32) error {
 	w.ss.s.addFiles(w.pw.takeDone())
+	if err := w.flushDLQ(); err != nil {
+		return err
+	}
 	if w.pw.pending >= 0 {
 		w.ss.setCommittable(w.tp, w.pw.pending, epoch)
 	}
+	return nil
 }
 
 // toFormat converts a franz-go record, reusing dst's header slice.

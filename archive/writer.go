@@ -37,17 +37,26 @@ type openFile struct {
 	first   int64
 	last    int64
 	records int64
+	// schema is the value schema of the file's records (nil for
+	// schemaless data); typed tells which of the two the file holds.
+	schema *format.Schema
+	typed  bool
 }
 
-// countingWriter counts the bytes written to the object.
+// countingWriter counts the bytes written to the object and remembers the
+// first write error, which tells store failures from bad records.
 type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
+	w   interface{ Write([]byte) (int, error) }
+	n   int64
+	err error
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -78,6 +87,10 @@ type partitionWriter struct {
 	last    int64                // offset of the last record consumed; -1 before any
 	pending int64                // next offset that may be committed (all files up to it complete); -1 if none
 	done    []FileStats          // completed files not yet reported
+
+	schemas *schemas     // schema.compatibility decisions and projections
+	json    *connectJSON // typed values as JSON (Config.TypedJSON)
+	jsonBuf []byte
 }
 
 func newPartitionWriter(topic string, p int32, cfg *Config, store s3store.Store, log *slog.Logger) *partitionWriter {
@@ -86,11 +99,15 @@ func newPartitionWriter(topic string, p int32, cfg *Config, store s3store.Store,
 		log:   log.With("topic", topic, "partition", p),
 		files: make(map[string]*openFile),
 		last:  -1, pending: -1,
+		schemas: newSchemas(cfg.Compatibility),
+		json:    newConnectJSON(),
 	}
 }
 
-// write consumes one record: it may rotate before (record-time interval)
-// and after (flush.size) writing it.
+// write consumes one record: it may rotate before (record-time interval,
+// schema change) and after (flush.size) writing it. A record that cannot be
+// written because of its data gives a *BadRecordError, and the writer is
+// left as if the record had not been given.
 func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	if w.cfg.RotateInterval > 0 && w.count > 0 && r.Timestamp.Sub(w.baseTS) >= w.cfg.RotateInterval {
 		if err := w.rotate(ctx); err != nil {
@@ -108,17 +125,51 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	if err != nil {
 		return fmt.Errorf("topic %s partition %d offset %d: partitioner: %w", r.Topic, r.Partition, r.Offset, err)
 	}
-	f, ok := w.files[encoded]
-	if !ok {
+	f := w.files[encoded]
+	if f != nil {
+		var rs *format.Schema
+		if r.ValueTyped != nil {
+			rs = r.ValueTyped.Schema
+		}
+		act, err := w.schemas.decide(f.typed, f.schema, rs)
+		if err != nil {
+			return w.bad(r, err)
+		}
+		switch act {
+		case schemaRotate:
+			if err := w.rotate(ctx); err != nil {
+				return err
+			}
+			f = nil
+		case schemaProject:
+			p, err := w.schemas.project(r.ValueTyped, f.schema)
+			if err != nil {
+				return w.bad(r, err)
+			}
+			r.ValueTyped = p
+		}
+	}
+	if f == nil {
 		if f, err = w.open(ctx, encoded, r.Offset); err != nil {
 			return err
 		}
+		if r.ValueTyped != nil {
+			f.schema, f.typed = r.ValueTyped.Schema, true
+		}
 	}
-	if err := f.rw.Write(r); err != nil {
+	if err := w.writeTo(f, r); err != nil {
+		if f.counter.err != nil {
+			return &StoreError{Key: f.key, Err: err}
+		}
 		if errors.Is(err, format.ErrNullValue) {
 			return fmt.Errorf("topic %s partition %d offset %d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
-		return &StoreError{Key: f.key, Err: err}
+		if f.records == 0 {
+			// The record would have been the file's first: forget the
+			// file, so the next record starts it with its own offset.
+			w.drop(ctx, encoded)
+		}
+		return w.bad(r, err)
 	}
 	f.last = r.Offset
 	f.records++
@@ -131,6 +182,44 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 		return w.rotate(ctx)
 	}
 	return nil
+}
+
+// writeTo writes r to f, rendering a typed value as JSON first for the JSON
+// format.
+func (w *partitionWriter) writeTo(f *openFile, r *format.Record) error {
+	if !w.cfg.TypedJSON || r.ValueTyped == nil {
+		return f.rw.Write(r)
+	}
+	buf, err := w.json.appendValue(w.jsonBuf[:0], r.ValueTyped)
+	if err != nil {
+		return fmt.Errorf("rendering the typed value as JSON: %w", err)
+	}
+	w.jsonBuf = buf
+	orig := r.Value
+	r.Value = buf
+	err = f.rw.Write(r)
+	r.Value = orig
+	return err
+}
+
+// bad wraps a record's data error.
+func (w *partitionWriter) bad(r *format.Record, err error) error {
+	return &BadRecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Stage: StageTaskPut, Class: sinkTaskClass, Err: err}
+}
+
+// drop aborts the open file of encoded, which holds no record.
+func (w *partitionWriter) drop(ctx context.Context, encoded string) {
+	f := w.files[encoded]
+	if err := f.obj.Abort(ctx); err != nil {
+		w.log.Warn("abort failed", "key", f.key, "err", err)
+	}
+	delete(w.files, encoded)
+	for i, e := range w.order {
+		if e == encoded {
+			w.order = append(w.order[:i], w.order[i+1:]...)
+			break
+		}
+	}
 }
 
 // skip consumes a record that is not written (an ignored null, a control

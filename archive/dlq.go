@@ -1,0 +1,159 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Connect's dead letter queue context headers
+// (errors.deadletterqueue.context.headers.enable).
+const (
+	HeaderErrTopic          = "__connect.errors.topic"
+	HeaderErrPartition      = "__connect.errors.partition"
+	HeaderErrOffset         = "__connect.errors.offset"
+	HeaderErrConnector      = "__connect.errors.connector.name"
+	HeaderErrTaskID         = "__connect.errors.task.id"
+	HeaderErrStage          = "__connect.errors.stage"
+	HeaderErrClass          = "__connect.errors.class.name"
+	HeaderErrExceptionClass = "__connect.errors.exception.class.name"
+	HeaderErrMessage        = "__connect.errors.exception.message"
+)
+
+// dataExceptionClass is the exception class Connect reports for bad data.
+const dataExceptionClass = "org.apache.kafka.connect.errors.DataException"
+
+// defaultDLQReplication is Connect's errors.deadletterqueue.topic.replication.factor.
+const defaultDLQReplication = 3
+
+// ensureDLQ creates the dead letter queue topic when it does not exist, as
+// Connect does (one partition; the replication factor capped at the number
+// of brokers).
+func (ss *session) ensureDLQ(ctx context.Context, adm *kadm.Client) error {
+	topic := ss.s.cfg.Errors.DLQTopic
+	if topic == "" {
+		return nil
+	}
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("kafka metadata of %s (errors.deadletterqueue.topic.name): %w", topic, err)
+	}
+	if d, ok := md.Topics[topic]; ok && d.Err == nil {
+		return nil
+	}
+	rf := ss.s.cfg.Errors.DLQReplicationFactor
+	if rf <= 0 {
+		rf = defaultDLQReplication
+	}
+	if n := len(md.Brokers); n > 0 && int(rf) > n {
+		rf = int16(n)
+	}
+	resp, err := adm.CreateTopic(ctx, 1, rf, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating the dead letter queue topic %s (errors.deadletterqueue.topic.name): %w", topic, err)
+	}
+	ss.s.log.Info("created the dead letter queue topic", "topic", topic, "replication_factor", rf)
+	return nil
+}
+
+// convert sets r's KeyTyped and ValueTyped with the configured converters.
+// A bad key or value gives a *BadRecordError, any other converter failure
+// a *ConverterError.
+func (w *worker) convert(r *format.Record) error {
+	r.KeyTyped, r.ValueTyped = nil, nil
+	cfg := &w.ss.s.cfg
+	if cfg.KeyConverter != nil && r.Key != nil {
+		t, err := cfg.KeyConverter.Convert(w.ss.ctx, r.Topic, true, r.Key)
+		if err != nil {
+			return w.convertError(r, StageKeyConverter, cfg.KeyConverterClass, err)
+		}
+		r.KeyTyped = t
+	}
+	if cfg.ValueConverter != nil && r.Value != nil {
+		t, err := cfg.ValueConverter.Convert(w.ss.ctx, r.Topic, false, r.Value)
+		if err != nil {
+			return w.convertError(r, StageValueConverter, cfg.ValueConverterClass, err)
+		}
+		r.ValueTyped = t
+	}
+	return nil
+}
+
+func (w *worker) convertError(r *format.Record, stage, class string, err error) error {
+	if errors.Is(err, ErrBadData) {
+		return &BadRecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Stage: stage, Class: class, Err: err}
+	}
+	if w.ss.ctx.Err() != nil {
+		return w.ss.ctx.Err()
+	}
+	return &ConverterError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
+}
+
+// badRecord applies errors.tolerance to a record that cannot be archived:
+// none returns the error (the sink stops, and nothing at or past the record
+// is committed); all skips it, logs it with errors.log.enable and queues it
+// for the dead letter queue.
+func (w *worker) badRecord(kr *kgo.Record, bad *BadRecordError) error {
+	ecfg := &w.ss.s.cfg.Errors
+	if ecfg.Tolerance != ToleranceAll {
+		return fmt.Errorf("%w; errors.tolerance is none, so the sink stops (set errors.tolerance=all to skip bad records)", bad)
+	}
+	if ecfg.Log {
+		w.ss.s.log.Error("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset,
+			"stage", bad.Stage, "err", bad.Err, "dlq", ecfg.DLQTopic)
+	} else {
+		w.ss.s.log.Debug("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset, "err", bad.Err)
+	}
+	if ecfg.DLQTopic != "" {
+		w.dlq = append(w.dlq, w.dlqRecord(kr, bad))
+	}
+	w.pw.skip(kr.Offset)
+	return nil
+}
+
+// dlqRecord is the record Connect writes to the dead letter queue: the
+// original key, value, timestamp and headers, plus the context headers
+// when enabled.
+func (w *worker) dlqRecord(kr *kgo.Record, bad *BadRecordError) *kgo.Record {
+	ecfg := &w.ss.s.cfg.Errors
+	out := &kgo.Record{Topic: ecfg.DLQTopic, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp}
+	out.Headers = append(out.Headers, kr.Headers...)
+	if ecfg.DLQContextHeaders {
+		add := func(k, v string) { out.Headers = append(out.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
+		add(HeaderErrTopic, kr.Topic)
+		add(HeaderErrPartition, strconv.Itoa(int(kr.Partition)))
+		add(HeaderErrOffset, strconv.FormatInt(kr.Offset, 10))
+		add(HeaderErrConnector, w.ss.s.cfg.Name)
+		add(HeaderErrTaskID, "0")
+		add(HeaderErrStage, bad.Stage)
+		if bad.Class != "" {
+			add(HeaderErrClass, bad.Class)
+		}
+		add(HeaderErrExceptionClass, dataExceptionClass)
+		add(HeaderErrMessage, bad.Err.Error())
+	}
+	return out
+}
+
+// flushDLQ produces the queued bad records and waits until they are
+// acknowledged.
+func (w *worker) flushDLQ() error {
+	if len(w.dlq) == 0 {
+		return nil
+	}
+	if err := w.ss.dlq.ProduceSync(w.ss.ctx, w.dlq...).FirstErr(); err != nil {
+		return fmt.Errorf("producing %d bad records to the dead letter queue %s: %w", len(w.dlq), w.ss.s.cfg.Errors.DLQTopic, err)
+	}
+	clear(w.dlq)
+	w.dlq = w.dlq[:0]
+	return nil
+}

@@ -1,0 +1,79 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBadData is matched by Converter errors caused by the record's bytes.
+var ErrBadData = errors.New("bad record data")
+
+// ErrSchemaSwitch is wrapped when a record with a schema follows one
+// without, or the other way round, in the same open file.
+var ErrSchemaSwitch = errors.New("switch between schema-based and schema-less data is not supported")
+
+// ErrSchemaVersion is wrapped when schema.compatibility needs the schema
+// versions of two different schemas and one of them has none.
+var ErrSchemaVersion = errors.New("schema version required")
+
+// BadData returns err marked as bad record data: errors.Is(result,
+// ErrBadData) holds, and its message is err's. Converter adapters use it.
+func BadData(err error) error {
+	if err == nil {
+		return nil
+	}
+	return badData{err}
+}
+
+type badData struct{ err error }
+
+func (b badData) Error() string        { return b.err.Error() }
+func (b badData) Unwrap() error        { return b.err }
+func (b badData) Is(target error) bool { return target == ErrBadData }
+
+// Stages of a bad record, as Connect names them in the
+// __connect.errors.stage header.
+const (
+	StageKeyConverter   = "KEY_CONVERTER"
+	StageValueConverter = "VALUE_CONVERTER"
+	StageTaskPut        = "TASK_PUT"
+)
+
+// sinkTaskClass is the class Connect reports for errors of the task's put.
+const sinkTaskClass = "io.confluent.connect.s3.S3SinkTask"
+
+// BadRecordError is a record that cannot be converted or written: its data
+// does not match its schema, its schema cannot be projected, or it
+// switches between schema-based and schemaless data. With errors.tolerance
+// none it stops the sink; with all it is skipped (and sent to the dead
+// letter queue when one is configured).
+type BadRecordError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Stage     string // StageKeyConverter, StageValueConverter or StageTaskPut
+	Class     string // the converter or task class, for the DLQ headers
+	Err       error
+}
+
+func (e *BadRecordError) Error() string {
+	return fmt.Sprintf("bad record at topic %s partition %d offset %d (%s): %v", e.Topic, e.Partition, e.Offset, e.Stage, e.Err)
+}
+
+func (e *BadRecordError) Unwrap() error { return e.Err }
+
+// ConverterError is a converter failure not caused by the record (the
+// schema registry cannot be reached, refuses the credentials, answers with
+// a server error). The sink treats it as transient, like a StoreError.
+type ConverterError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *ConverterError) Error() string {
+	return fmt.Sprintf("converting topic %s partition %d offset %d: %v", e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+func (e *ConverterError) Unwrap() error { return e.Err }
