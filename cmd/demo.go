@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,11 +12,14 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/internal/srfake"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
+	"github.com/twmb/avro"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -23,6 +27,7 @@ import (
 // demoOptions are the flags of `kafkas3 demo`.
 type demoOptions struct {
 	Dir     string
+	Format  string // avro (default) or json
 	Verbose bool
 }
 
@@ -30,17 +35,25 @@ func newDemoCmd(streams IO) *cobra.Command {
 	opts := demoOptions{}
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the quick start on an in-process broker and a local directory",
-		Long: `demo starts an in-process Kafka broker, produces the nine quick-start records
-{"f1":"value1"} … {"f1":"value9"} to s3_topic, archives them with flush.size=3 in
-JSON into a local directory, and prints every object key with its contents.
+		Short: "Run the quick start on an in-process broker, schema registry and a local directory",
+		Long: `demo reproduces Confluent's S3 sink quick start. It starts an in-process Kafka
+broker and an in-process Schema Registry (Confluent's REST API on 127.0.0.1),
+produces the nine quick-start records {"f1":"value1"} … {"f1":"value9"} to
+s3_topic as Avro in Confluent's wire format, with the quick-start schema
+  {"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}
+archives them as the connector would with
+  value.converter=io.confluent.connect.avro.AvroConverter
+  format.class=io.confluent.connect.s3.format.avro.AvroFormat  flush.size=3
+into a local directory, and prints every object key with its records decoded.
 
 It then closes the loop: it restores the archive of s3_topic into
 copy_of_s3_topic on the same broker, as
   kafkas3 source --topic-rename 'copy_of_$0' --create-topics
-would, and prints the restored records (partition, offset, value) read back
-from copy_of_s3_topic.
+would (values re-framed for the registry under copy_of_s3_topic-value), and
+prints the restored records (partition, offset, value) read back from
+copy_of_s3_topic.
 
+--format json runs the same with JSON values and JsonFormat (.json objects).
 It needs no network and no configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -48,6 +61,7 @@ It needs no network and no configuration.`,
 		},
 	}
 	c.Flags().StringVar(&opts.Dir, "dir", "kafkas3-demo", "local directory that receives the archive")
+	c.Flags().StringVar(&opts.Format, "format", "avro", "archive format: avro (Avro values with a schema registry) or json")
 	c.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "log what the sink does")
 	return c
 }
@@ -57,11 +71,48 @@ const demoTopic = "s3_topic"
 // demoStepTimeout bounds the archive and the restore step of the demo.
 const demoStepTimeout = time.Minute
 
+// demoSchema is the quick start's value schema.
+const demoSchema = `{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}`
+
+// demoRun is what differs between the Avro and the JSON demo.
+type demoRun struct {
+	format    format.Format
+	converter *convert.AvroConverter // nil for JSON
+	schema    *format.Schema         // nil for JSON
+}
+
 func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	log := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
 		log = slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	var run demoRun
+	switch strings.ToLower(strings.TrimSpace(opts.Format)) {
+	case "avro":
+		reg, err := srfake.Start(srfake.Config{Logger: log})
+		if err != nil {
+			return fmt.Errorf("start in-process schema registry: %w", err)
+		}
+		defer reg.Close()
+		if run.converter, err = convert.NewAvro(convert.Config{Kind: convert.KindAvro,
+			KeyPrefix: "value.converter.", SchemaRegistryURL: reg.URL(), Logger: log}); err != nil {
+			return err
+		}
+		parsed, err := avro.Parse(demoSchema)
+		if err != nil {
+			return err
+		}
+		run.schema = &format.Schema{Avro: parsed, Text: demoSchema}
+		if run.format, err = format.NewAvro(format.AvroConfig{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.Out, "schema registry listening on %s\n", reg.URL())
+	case "json":
+		run.format = format.NewJSON()
+	default:
+		return fmt.Errorf("%w: --format %q; allowed: avro, json", ErrConfig, opts.Format)
+	}
+
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, demoTopic))
 	if err != nil {
 		return fmt.Errorf("start in-process broker: %w", err)
@@ -69,10 +120,14 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	defer cluster.Close()
 	brokers := cluster.ListenAddrs()
 
-	if err := demoProduce(ctx, brokers); err != nil {
+	if err := demoProduce(ctx, brokers, run); err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "produced 9 records to %s on an in-process broker\n", demoTopic)
+	if run.converter != nil {
+		fmt.Fprintf(streams.Out, "produced 9 Avro records (Confluent wire format, subject %s-value) to %s on an in-process broker\n", demoTopic, demoTopic)
+	} else {
+		fmt.Fprintf(streams.Out, "produced 9 records to %s on an in-process broker\n", demoTopic)
+	}
 
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -83,16 +138,21 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return err
 	}
 	keys := partition.DefaultKeyConfig()
-	sink, err := archive.New(archive.Config{
+	acfg := archive.Config{
 		Name:        "s3-sink",
 		Brokers:     brokers,
 		Topics:      []string{demoTopic},
 		FlushSize:   3,
 		Keys:        keys,
-		Format:      format.NewJSON(),
+		Format:      run.format,
 		Partitioner: partition.NewDefault(),
 		Once:        true,
-	}, store, log)
+	}
+	if run.converter != nil {
+		acfg.ValueConverter = run.converter
+		acfg.ValueConverterClass = convert.KindAvro.ClassName()
+	}
+	sink, err := archive.New(acfg, store, log)
 	if err != nil {
 		return err
 	}
@@ -111,23 +171,27 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return fmt.Errorf("archiving %s did not finish within %v (archived %d of 9 records)", demoTopic, demoStepTimeout, sum.Records)
 	}
 	fmt.Fprintf(streams.Out, "archived into %s: %s\n\n", dir, sum)
-	if err := printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic)); err != nil {
+	if err := printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic), run.format); err != nil {
 		return err
 	}
 
 	// Restore s3_topic into copy_of_s3_topic, as
 	// `kafkas3 source --topic-rename 'copy_of_$0' --create-topics` does.
-	r, err := restore.New(restore.Config{
+	rcfg := restore.Config{
 		Brokers:       brokers,
 		Topics:        []string{demoTopic},
 		Rename:        "copy_of_$0",
 		RenameRegex:   regexp.MustCompile(defaultRenameRegex),
 		Keys:          keys,
-		Format:        format.NewJSON(),
+		Format:        run.format,
 		ArchiveTopics: []string{demoTopic}, // what the sink above archives: the feedback-loop guard
 		CreateTopics:  true,
 		Identity:      sourceIdentity("file://"+dir, keys.TopicsDir),
-	}, store, log)
+	}
+	if run.converter != nil {
+		rcfg.ValueEncoder = run.converter
+	}
+	r, err := restore.New(rcfg, store, log)
 	if err != nil {
 		return err
 	}
@@ -138,14 +202,46 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	fmt.Fprintf(streams.Out, "restored %s into %s: %s\n\n", demoTopic, demoCopyTopic, summaryFields(rsum))
-	return printTopic(ctx, streams.Out, brokers, demoCopyTopic, 9)
+	return printTopic(ctx, streams.Out, brokers, demoCopyTopic, 9, run.show)
+}
+
+// show renders a restored value: as is for JSON; for Avro, decoded from the
+// wire format against the registry, as Avro JSON with the schema id and
+// its version under the topic's value subject (0 if not registered there).
+func (d demoRun) show(ctx context.Context, topic string, v []byte) (string, error) {
+	if d.converter == nil {
+		return string(v), nil
+	}
+	t, err := d.converter.Convert(ctx, topic, false, v)
+	if err != nil {
+		return "", err
+	}
+	s, err := avroJSON(t)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (schema id %d, %s v%d)", s, t.Schema.ID, convert.SubjectName(topic, false), t.Schema.Version), nil
+}
+
+// avroJSON renders a typed value as Avro's JSON encoding.
+func avroJSON(t *format.Typed) (string, error) {
+	native, err := format.AvroNative(t)
+	if err != nil {
+		return "", err
+	}
+	b, err := t.Schema.Avro.EncodeJSON(native)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 const demoCopyTopic = "copy_of_" + demoTopic
 
 // printTopic consumes topic from the start until want records arrived and
-// prints each record's partition, offset and value.
-func printTopic(ctx context.Context, out io.Writer, brokers []string, topic string, want int) error {
+// prints each record's partition, offset and value, as show renders it.
+func printTopic(ctx context.Context, out io.Writer, brokers []string, topic string, want int,
+	show func(ctx context.Context, topic string, v []byte) (string, error)) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -163,49 +259,93 @@ func printTopic(ctx context.Context, out io.Writer, brokers []string, topic stri
 		if err := fs.Err(); err != nil {
 			return fmt.Errorf("read %s: %w", topic, err)
 		}
+		var serr error
 		fs.EachRecord(func(rec *kgo.Record) {
-			fmt.Fprintf(out, "    partition=%d offset=%d value=%s\n", rec.Partition, rec.Offset, rec.Value)
+			v, err := show(cctx, topic, rec.Value)
+			if err != nil && serr == nil {
+				serr = fmt.Errorf("read %s: offset %d: %w", topic, rec.Offset, err)
+			}
+			fmt.Fprintf(out, "    partition=%d offset=%d value=%s\n", rec.Partition, rec.Offset, v)
 			n++
 		})
+		if serr != nil {
+			return serr
+		}
 	}
 	return nil
 }
 
-func demoProduce(ctx context.Context, brokers []string) error {
+// demoProduce produces the nine quick-start records: JSON text, or Avro in
+// Confluent's wire format (the schema registered under s3_topic-value over
+// the registry's REST API, as a producer's serializer does).
+func demoProduce(ctx context.Context, brokers []string, run demoRun) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	recs := make([]*kgo.Record, 9)
-	for i := range recs {
-		recs[i] = &kgo.Record{Topic: demoTopic, Value: fmt.Appendf(nil, `{"f1":"value%d"}`, i+1)}
-	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	recs := make([]*kgo.Record, 9)
+	for i := range recs {
+		v := fmt.Appendf(nil, `{"f1":"value%d"}`, i+1)
+		if run.converter != nil {
+			var err error
+			v, err = run.converter.Encode(pctx, convert.SubjectName(demoTopic, false), run.schema,
+				map[string]any{"f1": fmt.Sprintf("value%d", i+1)})
+			if err != nil {
+				return fmt.Errorf("encode demo record %d: %w", i+1, err)
+			}
+		}
+		recs[i] = &kgo.Record{Topic: demoTopic, Value: v}
+	}
 	if err := cl.ProduceSync(pctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("produce demo records: %w", err)
 	}
 	return nil
 }
 
-// printObjects lists every object under prefix and prints its key and contents.
-func printObjects(ctx context.Context, out io.Writer, store s3store.Store, prefix string) error {
+// printObjects lists every object under prefix and prints its key and
+// contents: JSON lines as stored, Avro records decoded to Avro JSON (what
+// avro-tools tojson prints).
+func printObjects(ctx context.Context, out io.Writer, store s3store.Store, prefix string, f format.Format) error {
 	return store.List(ctx, prefix, func(oi s3store.ObjectInfo) error {
 		rc, err := store.Open(ctx, oi.Key)
 		if err != nil {
 			return err
 		}
 		defer rc.Close()
-		b, err := io.ReadAll(rc)
+		fmt.Fprintf(out, "%s\n", oi.Key)
+		if f.Extension() != ".avro" {
+			b, err := io.ReadAll(rc)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", oi.Key, err)
+			}
+			for _, line := range strings.SplitAfter(string(b), "\n") {
+				if line != "" {
+					fmt.Fprintf(out, "    %s", line)
+				}
+			}
+			fmt.Fprintln(out)
+			return nil
+		}
+		rd, err := f.NewReader(rc)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", oi.Key, err)
 		}
-		fmt.Fprintf(out, "%s\n", oi.Key)
-		for _, line := range strings.SplitAfter(string(b), "\n") {
-			if line != "" {
-				fmt.Fprintf(out, "    %s", line)
+		for {
+			rec, err := rd.Read()
+			if errors.Is(err, io.EOF) {
+				break
 			}
+			if err != nil {
+				return fmt.Errorf("read %s: %w", oi.Key, err)
+			}
+			s, err := avroJSON(rec.ValueTyped)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", oi.Key, err)
+			}
+			fmt.Fprintf(out, "    %s\n", s)
 		}
 		fmt.Fprintln(out)
 		return nil
