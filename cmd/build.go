@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -72,11 +75,53 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 	if o.BytesExtension != "" {
 		bc.Extension = o.BytesExtension
 	}
-	f, err := format.New(format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel})
+	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel}
+	if o.AvroCodec != "" {
+		if cfg.Avro.Codec, err = format.ParseAvroCodec(o.AvroCodec); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		cfg.Avro.Level = -1
+	}
+	cfg.Parquet.Codec = o.ParquetCodec
+	f, err := format.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return f, nil
+}
+
+// buildConverter builds the converter prefix (value.converter or
+// key.converter) names; nil when none is set. Errors wrap ErrConfig.
+func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (convert.Converter, string, error) {
+	if o.Class == "" {
+		return nil, "", nil
+	}
+	kind, err := convert.Lookup(o.Class)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrConfig, prefix, err)
+	}
+	c, err := convert.New(convert.Config{
+		Kind: kind, KeyPrefix: prefix + ".", SchemaRegistryURL: o.RegistryURL,
+		BasicAuthCredentialsSource: o.CredentialsSource, BasicAuthUserInfo: o.UserInfo,
+		SchemasEnable: o.SchemasEnable, Logger: log,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return c, kind.ClassName(), nil
+}
+
+// sinkConverter adapts a convert.Converter to archive.Converter: bad data
+// (convert.ErrBadData) becomes archive.ErrBadData; registry failures stay
+// transient.
+type sinkConverter struct{ c convert.Converter }
+
+func (s sinkConverter) Convert(ctx context.Context, topic string, isKey bool, data []byte) (*format.Typed, error) {
+	t, err := s.c.Convert(ctx, topic, isKey, data)
+	if err != nil && errors.Is(err, convert.ErrBadData) {
+		return nil, archive.BadData(err)
+	}
+	return t, err
 }
 
 // keyConfig builds the object key layout. Errors wrap ErrConfig.

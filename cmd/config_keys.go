@@ -112,9 +112,12 @@ const (
 //   - store.local.dir is the one setting that selects the local-directory
 //     store. storage.class is accepted for Connect compatibility; "local" or
 //     "file" there also needs store.local.dir.
-//   - errors.tolerance=none is what kafkas3 does anyway, so it is accepted;
-//     "all" and a dead letter queue topic are "not supported yet". The
-//     errors.log.*, errors.retry.* and other DLQ tuning keys are ignored.
+//   - errors.tolerance, the dead letter queue keys and errors.log.enable act
+//     as in Kafka Connect, for the sink. errors.retry.* and
+//     errors.log.include.messages are ignored.
+//   - key.converter and value.converter (with their schema.registry.url,
+//     basic.auth.* and schemas.enable) are active; their other settings
+//     (key.converter.* and value.converter.*) are ignored.
 //   - transforms change records, and an archive must hold them unchanged, so
 //     transforms and transforms.* are rejected rather than ignored.
 //   - Keys of the other command are ignored, so sink and source can share a file.
@@ -241,10 +244,41 @@ func configKeys() []keySpec {
 			choices: []choice{
 				{name: "json", aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
 				{name: "bytes", aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
-				{name: "avro", aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}, unsupported: true},
-				{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}, unsupported: true},
+				{name: "avro", aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
+				{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
 			},
-			doc: "File format. Confluent class names and short names both work."},
+			doc: "File format. Confluent class names and short names both work. avro and parquet need a schema-aware value.converter (AvroConverter, or JsonConverter with schemas)."},
+		{key: "avro.codec", kind: kindChoice, def: "null", commands: CommandSink,
+			choices: []choice{{name: "null"}, {name: "deflate"}, {name: "snappy"}, {name: "bzip2"}, {name: "zstandard", aliases: []string{"zstd"}}},
+			doc:     "Block compression inside .avro files (Confluent's null, deflate, snappy, bzip2, plus zstandard)."},
+		{key: "parquet.codec", kind: kindChoice, def: "snappy", commands: cmdBoth,
+			choices: []choice{{name: "none", aliases: []string{"uncompressed"}}, {name: "snappy"}, {name: "gzip"}, {name: "zstd"}, {name: "lz4_raw"}, {name: "brotli"},
+				{name: "lz4", unsupported: true}, {name: "lzo", unsupported: true}},
+			doc: "Compression inside .parquet files; it also names the extension (.snappy.parquet, .gz.parquet, .zstd.parquet, .lz4raw.parquet, .br.parquet, .parquet). Hadoop-framed lz4 and lzo are not supported."},
+
+		// Converters.
+		{key: "value.converter", kind: kindChoice, commands: cmdBoth, choices: converterChoices(),
+			doc: "How record values are decoded before writing, as Kafka Connect's converter: avro (Confluent wire format with a Schema Registry), json (JsonConverter), string, bytearray. Unset: the raw bytes."},
+		{key: "value.converter.schema.registry.url", commands: cmdBoth, allowed: "URL, or comma-separated URLs",
+			doc: "Schema Registry of the value converter; required with avro. user:password@ in the URL is used with basic.auth.credentials.source URL."},
+		{key: "value.converter.basic.auth.credentials.source", kind: kindChoice, def: "URL", commands: cmdBoth,
+			choices: []choice{{name: "URL"}, {name: "USER_INFO"}},
+			doc:     "Where the registry credentials come from: the URL, or value.converter.basic.auth.user.info."},
+		{key: "value.converter.basic.auth.user.info", secret: true, commands: cmdBoth, allowed: "user:password",
+			doc: "Registry credentials with basic.auth.credentials.source USER_INFO."},
+		{key: "value.converter.schemas.enable", kind: kindBool, def: "true", commands: cmdBoth,
+			doc: "JsonConverter: values are {\"schema\", \"payload\"} envelopes (Connect's default); false: plain JSON without a schema."},
+		{key: "key.converter", kind: kindChoice, commands: cmdBoth, choices: converterChoices(),
+			doc: "How record keys are decoded, as value.converter. A key that cannot be decoded makes the record a bad record (see errors.tolerance). Unset: keys are not decoded."},
+		{key: "key.converter.schema.registry.url", commands: cmdBoth, allowed: "URL, or comma-separated URLs",
+			doc: "Schema Registry of the key converter; required with avro."},
+		{key: "key.converter.basic.auth.credentials.source", kind: kindChoice, def: "URL", commands: cmdBoth,
+			choices: []choice{{name: "URL"}, {name: "USER_INFO"}},
+			doc:     "Where the key converter's registry credentials come from."},
+		{key: "key.converter.basic.auth.user.info", secret: true, commands: cmdBoth, allowed: "user:password",
+			doc: "Key converter registry credentials with USER_INFO."},
+		{key: "key.converter.schemas.enable", kind: kindBool, def: "true", commands: cmdBoth,
+			doc: "JsonConverter keys: schema envelopes (Connect's default) or plain JSON."},
 		{key: "format.bytearray.separator", def: "\n", raw: true, commands: cmdBoth, allowed: "any string, whitespace kept",
 			doc: "Bytes written after each record by the bytes format."},
 		{key: "format.bytearray.extension", def: ".bin", commands: cmdBoth, allowed: "string starting with a dot",
@@ -262,12 +296,21 @@ func configKeys() []keySpec {
 			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "write", unsupported: true}},
 			doc:     "What to do with a record whose value is null (a tombstone)."},
 		{key: "schema.compatibility", kind: kindChoice, def: "NONE", commands: CommandSink,
-			choices: []choice{{name: "NONE"}, {name: "BACKWARD", unsupported: true},
-				{name: "FORWARD", unsupported: true}, {name: "FULL", unsupported: true}},
-			doc: "Schema evolution rule deciding when a schema change rotates a file."},
+			choices: []choice{{name: "NONE"}, {name: "BACKWARD"}, {name: "FORWARD"}, {name: "FULL"}},
+			doc: "What a value schema different from the open file's does. NONE: it rotates (all open files of the partition are committed). " +
+				"BACKWARD and FULL: a newer version rotates, an older one is projected to the file's schema. FORWARD: an older version rotates, a newer one is projected. " +
+				"The modes other than NONE need registry versions (AvroConverter)."},
 		{key: "errors.tolerance", kind: kindChoice, def: "none", commands: cmdBoth,
-			choices: []choice{{name: "none"}, {name: "all", unsupported: true}},
-			doc:     "none: a record that cannot be written stops the run."},
+			choices: []choice{{name: "none"}, {name: "all"}},
+			doc:     "none: a record that cannot be converted or written stops the sink, naming topic, partition and offset, and nothing from it on is committed. all: such records are skipped (sent to the dead letter queue when one is set)."},
+		{key: "errors.deadletterqueue.topic.name", commands: CommandSink, allowed: "a Kafka topic name; needs errors.tolerance=all",
+			doc: "Topic that receives bad records unchanged (key, value, headers, timestamp), on the same brokers; created when missing. A bad record's offset is committed only after the DLQ has it."},
+		{key: "errors.deadletterqueue.topic.replication.factor", kind: kindInt, def: "3", min: 1, max: 32767, commands: CommandSink,
+			doc: "Replication factor of a DLQ topic the sink creates, capped at the number of brokers."},
+		{key: "errors.deadletterqueue.context.headers.enable", kind: kindBool, def: "false", commands: CommandSink,
+			doc: "Add Connect's __connect.errors.* headers (topic, partition, offset, stage, class, exception class and message) to DLQ records."},
+		{key: "errors.log.enable", kind: kindBool, def: "false", commands: CommandSink,
+			doc: "Log each bad record (topic, partition, offset, error) at error level."},
 
 		// Source command.
 		{key: "s3.poll.interval.ms", kind: kindInt, def: "60000", min: 1, max: maxInt64, commands: CommandSource,
@@ -293,10 +336,6 @@ func configKeys() []keySpec {
 			doc: "S3 transfer acceleration."},
 		{key: "s3.proxy.url", status: statusUnsupported, commands: cmdBoth,
 			doc: "HTTP proxy for S3 requests."},
-		{key: "avro.codec", status: statusUnsupported, def: "null", commands: cmdBoth,
-			doc: "Avro block compression."},
-		{key: "parquet.codec", status: statusUnsupported, def: "snappy", commands: cmdBoth,
-			doc: "Parquet compression."},
 		{key: "partition.field.name", status: statusUnsupported, commands: cmdBoth,
 			doc: "Fields used by the field partitioner."},
 		{key: "path.format", status: statusUnsupported, commands: cmdBoth,
@@ -317,8 +356,6 @@ func configKeys() []keySpec {
 			doc: "Format of .headers files."},
 		{key: "tombstone.encoded.partition", status: statusUnsupported, def: "tombstone", commands: cmdBoth,
 			doc: "Folder of tombstones with behavior.on.null.values=write."},
-		{key: "errors.deadletterqueue.topic.name", status: statusUnsupported, commands: cmdBoth,
-			doc: "Dead letter queue topic for records that cannot be written."},
 		{key: "hive.integration", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
 			doc: "Hive table maintenance."},
 
@@ -327,14 +364,10 @@ func configKeys() []keySpec {
 			doc: "Connector implementation; checked to be the S3 connector of the running command, then ignored."},
 		{key: "tasks.max", status: statusIgnored, commands: cmdBoth,
 			doc: "Connect task count; kafkas3 scales by running more instances in the same group."},
-		{key: "key.converter", status: statusIgnored, commands: cmdBoth,
-			doc: "Connect converter; kafkas3 reads the raw bytes."},
 		{key: "key.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
-			doc: "Connect converter settings."},
-		{key: "value.converter", status: statusIgnored, commands: cmdBoth,
-			doc: "Connect converter; kafkas3 reads the raw bytes."},
+			doc: "Other Connect converter settings (auto.register.schemas, ...)."},
 		{key: "value.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
-			doc: "Connect converter settings."},
+			doc: "Other Connect converter settings (auto.register.schemas, ...)."},
 		{key: "header.converter", status: statusIgnored, commands: cmdBoth,
 			doc: "Connect converter; kafkas3 reads the raw bytes."},
 		{key: "header.converter.", prefix: true, status: statusIgnored, commands: cmdBoth,
@@ -353,14 +386,8 @@ func configKeys() []keySpec {
 			doc: "Connect conversion retry time."},
 		{key: "errors.retry.delay.max.ms", status: statusIgnored, commands: cmdBoth,
 			doc: "Connect conversion retry delay."},
-		{key: "errors.log.enable", status: statusIgnored, commands: cmdBoth,
-			doc: "Connect error logging."},
 		{key: "errors.log.include.messages", status: statusIgnored, commands: cmdBoth,
 			doc: "Connect error logging."},
-		{key: "errors.deadletterqueue.topic.replication.factor", status: statusIgnored, commands: cmdBoth,
-			doc: "Dead letter queue topic replication."},
-		{key: "errors.deadletterqueue.context.headers.enable", status: statusIgnored, commands: cmdBoth,
-			doc: "Dead letter queue context headers."},
 		{key: "predicates", status: statusIgnored, commands: cmdBoth,
 			doc: "Connect predicates; only used by transforms."},
 		{key: "predicates.", prefix: true, status: statusIgnored, commands: cmdBoth,
@@ -379,6 +406,16 @@ func configKeys() []keySpec {
 			doc: "Single message transforms change records; an archive keeps them unchanged."},
 		{key: "transforms.", prefix: true, status: statusRejected, commands: cmdBoth,
 			doc: "Settings of single message transforms."},
+	}
+}
+
+// converterChoices are the values of key.converter and value.converter.
+func converterChoices() []choice {
+	return []choice{
+		{name: "avro", aliases: []string{"io.confluent.connect.avro.AvroConverter", "AvroConverter"}},
+		{name: "json", aliases: []string{"org.apache.kafka.connect.json.JsonConverter", "JsonConverter"}},
+		{name: "string", aliases: []string{"org.apache.kafka.connect.storage.StringConverter", "StringConverter"}},
+		{name: "bytearray", aliases: []string{"bytes", "org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter"}},
 	}
 }
 

@@ -62,7 +62,9 @@ type StoreSettings struct {
 
 // FormatSettings selects the record format and its compression.
 type FormatSettings struct {
-	Format          string // FormatJSON or FormatBytes
+	Format          string // FormatJSON, FormatBytes, FormatAvro or FormatParquet
+	AvroCodec       string // avro.codec (the sink's)
+	ParquetCodec    string // parquet.codec
 	BytesSeparator  string
 	BytesExtension  string
 	CompressionType string // CompressionNone or CompressionGzip
@@ -282,10 +284,65 @@ func (p *valueParser) format(why string) FormatSettings {
 	o.CompressionLevel = int(p.int("s3.compression.level"))
 	o.Format = p.choice("format.class")
 	p.need("format.class", why)
+	o.AvroCodec = p.choice("avro.codec")
+	o.ParquetCodec = p.choice("parquet.codec")
 	o.BytesSeparator = p.raw("format.bytearray.separator")
 	o.BytesExtension = p.str("format.bytearray.extension")
 	if !strings.HasPrefix(o.BytesExtension, ".") || strings.ContainsAny(o.BytesExtension, "/\\") {
 		p.fail("format.bytearray.extension", o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
 	}
 	return o
+}
+
+// Converter names, as ConverterSettings.Class reports them.
+const (
+	ConverterAvro      = "avro"
+	ConverterJSON      = "json"
+	ConverterString    = "string"
+	ConverterByteArray = "bytearray"
+)
+
+// ConverterSettings is one Connect converter: key.converter or
+// value.converter and its settings.
+type ConverterSettings struct {
+	// Class is "" (no converter: the raw bytes), or ConverterAvro,
+	// ConverterJSON, ConverterString or ConverterByteArray.
+	Class             string
+	RegistryURL       string // schema.registry.url
+	CredentialsSource string // basic.auth.credentials.source: URL or USER_INFO
+	UserInfo          string // basic.auth.user.info
+	SchemasEnable     bool   // schemas.enable (JsonConverter)
+}
+
+// Schemaful reports whether the converter attaches schemas to the data.
+func (c ConverterSettings) Schemaful() bool {
+	return c.Class == ConverterAvro || (c.Class == ConverterJSON && c.SchemasEnable)
+}
+
+// converter parses prefix ("value.converter" or "key.converter") and its
+// settings.
+func (p *valueParser) converter(prefix string) ConverterSettings {
+	c := ConverterSettings{
+		Class:             p.choice(prefix),
+		RegistryURL:       p.str(prefix + ".schema.registry.url"),
+		CredentialsSource: p.choice(prefix + ".basic.auth.credentials.source"),
+		UserInfo:          p.str(prefix + ".basic.auth.user.info"),
+		SchemasEnable:     p.bool(prefix + ".schemas.enable"),
+	}
+	if c.Class == ConverterAvro && c.RegistryURL == "" {
+		p.missing(prefix+".schema.registry.url", prefix+" is avro")
+	}
+	for _, u := range strings.Split(c.RegistryURL, ",") {
+		if u = strings.TrimSpace(u); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			p.fail(prefix+".schema.registry.url", c.RegistryURL, "is not an http(s) URL; want http(s)://host:port, comma-separated for several")
+			break
+		}
+	}
+	if c.CredentialsSource == "USER_INFO" && c.UserInfo == "" && c.Class == ConverterAvro {
+		p.missing(prefix+".basic.auth.user.info", prefix+".basic.auth.credentials.source is USER_INFO")
+	}
+	if c.UserInfo != "" && !strings.Contains(c.UserInfo, ":") {
+		p.fail(prefix+".basic.auth.user.info", c.UserInfo, "is not user:password")
+	}
+	return c
 }

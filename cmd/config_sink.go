@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,8 +13,10 @@ import (
 
 // Canonical values of the choice keys, as SinkOptions reports them.
 const (
-	FormatJSON  = "json"
-	FormatBytes = "bytes"
+	FormatJSON    = "json"
+	FormatBytes   = "bytes"
+	FormatAvro    = "avro"
+	FormatParquet = "parquet"
 
 	StoreS3    = "s3"
 	StoreLocal = "local"
@@ -60,7 +63,20 @@ type SinkOptions struct {
 	FormatSettings
 
 	NullValues          string // NullValuesFail or NullValuesIgnore
-	SchemaCompatibility string // NONE
+	SchemaCompatibility string // NONE, BACKWARD, FORWARD or FULL
+
+	// ValueConverter and KeyConverter decode values and keys; a Class of ""
+	// means the raw bytes. Avro and Parquet need a schema-aware value
+	// converter.
+	ValueConverter ConverterSettings
+	KeyConverter   ConverterSettings
+
+	// Connect's error handling.
+	ErrorsTolerance      string // none or all
+	DLQTopic             string // errors.deadletterqueue.topic.name
+	DLQReplicationFactor int16  // errors.deadletterqueue.topic.replication.factor
+	DLQContextHeaders    bool   // errors.deadletterqueue.context.headers.enable
+	ErrorsLog            bool   // errors.log.enable
 }
 
 // Sink types and validates the settings for `kafkas3 sink`. It reports
@@ -101,7 +117,31 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	o.FormatSettings = p.format("")
 	o.NullValues = p.choice("behavior.on.null.values")
 	o.SchemaCompatibility = p.choice("schema.compatibility")
-	p.choice("errors.tolerance")
+	o.ValueConverter = p.converter("value.converter")
+	o.KeyConverter = p.converter("key.converter")
+	const schemaful = "io.confluent.connect.avro.AvroConverter, or org.apache.kafka.connect.json.JsonConverter with value.converter.schemas.enable=true"
+	if (o.Format == FormatAvro || o.Format == FormatParquet) && !o.ValueConverter.Schemaful() && p.ok("value.converter") {
+		if o.ValueConverter.Class == "" {
+			p.missing("value.converter", "format.class "+o.Format+" needs values with a schema: set "+schemaful)
+		} else {
+			p.fail("value.converter", p.str("value.converter"), "gives values without a schema, but format.class "+o.Format+" needs one; want "+schemaful)
+		}
+	}
+	o.ErrorsTolerance = p.choice("errors.tolerance")
+	o.DLQTopic = p.str("errors.deadletterqueue.topic.name")
+	if o.DLQTopic != "" {
+		switch {
+		case !validTopicName(o.DLQTopic):
+			p.fail("errors.deadletterqueue.topic.name", o.DLQTopic, "is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)")
+		case o.ErrorsTolerance != "all" && p.ok("errors.tolerance"):
+			p.fail("errors.deadletterqueue.topic.name", o.DLQTopic, "needs errors.tolerance=all (with none the sink stops at the first bad record)")
+		case slices.Contains(o.Topics, o.DLQTopic):
+			p.fail("errors.deadletterqueue.topic.name", o.DLQTopic, "is one of the archived topics (topics)")
+		}
+	}
+	o.DLQReplicationFactor = int16(p.int("errors.deadletterqueue.topic.replication.factor"))
+	o.DLQContextHeaders = p.bool("errors.deadletterqueue.context.headers.enable")
+	o.ErrorsLog = p.bool("errors.log.enable")
 
 	if err := problems(p.errs); err != nil {
 		return nil, err

@@ -67,6 +67,9 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	p.locale()
 	o.StoreSettings = p.store()
 	o.FormatSettings = p.format("the source reads the objects in the format the sink wrote")
+	if o.Format == FormatAvro || o.Format == FormatParquet {
+		p.fail("format.class", p.str("format.class"), "is not supported yet by kafkas3 source; want json or bytes")
+	}
 	p.choice("errors.tolerance")
 
 	o.PollInterval = p.millis("s3.poll.interval.ms")

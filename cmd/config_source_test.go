@@ -42,7 +42,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 			Partitioner: PartitionerDefault},
 		StoreSettings: StoreSettings{Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
 			PartRetries: 3, RetryBackoff: 200 * time.Millisecond},
-		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin"},
+		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, ParquetCodec: "snappy", BytesSeparator: "\n", BytesExtension: ".bin"},
 		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200,
 	}
 	if !reflect.DeepEqual(o, want) {

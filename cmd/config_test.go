@@ -52,11 +52,17 @@ func quickStart() *SinkOptions {
 			CompressionType:  CompressionNone,
 			CompressionLevel: -1,
 			Format:           FormatJSON,
+			AvroCodec:        "null",
+			ParquetCodec:     "snappy",
 			BytesSeparator:   "\n",
 			BytesExtension:   ".bin",
 		},
-		NullValues:          NullValuesFail,
-		SchemaCompatibility: "NONE",
+		NullValues:           NullValuesFail,
+		SchemaCompatibility:  "NONE",
+		ValueConverter:       ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
+		KeyConverter:         ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
+		ErrorsTolerance:      "none",
+		DLQReplicationFactor: 3,
 	}
 }
 
@@ -271,10 +277,34 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"timezone: required key is not set (rotate.schedule.interval.ms is set)"}},
 		{"bad tz", minimalYAML, []string{"timezone=Mars/Olympus"},
 			[]string{`timezone: "Mars/Olympus" is not a known IANA zone; want a name like UTC or Europe/Berlin`}},
-		{"avro", minimalYAML, []string{"format.class=io.confluent.connect.s3.format.avro.AvroFormat"},
-			[]string{`format.class: "io.confluent.connect.s3.format.avro.AvroFormat" is not supported yet by this version; want one of json, bytes`}},
-		{"parquet", minimalYAML, []string{"format.class=parquet"},
-			[]string{`format.class: "parquet" is not supported yet by this version`}},
+		{"avro needs a converter", minimalYAML, []string{"format.class=io.confluent.connect.s3.format.avro.AvroFormat"},
+			[]string{`value.converter: required key is not set (format.class avro needs values with a schema`}},
+		{"parquet needs a schemaful converter", minimalYAML, []string{"format.class=parquet", "value.converter=org.apache.kafka.connect.storage.StringConverter"},
+			[]string{`value.converter: "org.apache.kafka.connect.storage.StringConverter" gives values without a schema, but format.class parquet needs one`}},
+		{"parquet json without schemas", minimalYAML, []string{"format.class=parquet", "value.converter=JsonConverter", "value.converter.schemas.enable=false"},
+			[]string{`value.converter: "JsonConverter" gives values without a schema`}},
+		{"avro converter needs registry", minimalYAML, []string{"format.class=avro", "value.converter=io.confluent.connect.avro.AvroConverter"},
+			[]string{"value.converter.schema.registry.url: required key is not set (value.converter is avro)"}},
+		{"registry url", minimalYAML, []string{"key.converter=avro", "key.converter.schema.registry.url=localhost:8081"},
+			[]string{`key.converter.schema.registry.url: "localhost:8081" is not an http(s) URL`}},
+		{"user info needed", minimalYAML, []string{"value.converter=avro", "value.converter.schema.registry.url=http://r:8081", "value.converter.basic.auth.credentials.source=USER_INFO"},
+			[]string{"value.converter.basic.auth.user.info: required key is not set (value.converter.basic.auth.credentials.source is USER_INFO)"}},
+		{"user info secret", minimalYAML, []string{"value.converter.basic.auth.user.info=hunter2"},
+			[]string{"value.converter.basic.auth.user.info: the value is not user:password"}},
+		{"unknown converter", minimalYAML, []string{"value.converter=io.confluent.connect.protobuf.ProtobufConverter"},
+			[]string{`value.converter: "io.confluent.connect.protobuf.ProtobufConverter" is not allowed; want one of avro, json, string, bytearray`}},
+		{"avro codec", minimalYAML, []string{"avro.codec=lz4"},
+			[]string{`avro.codec: "lz4" is not allowed; want one of null, deflate, snappy, bzip2, zstandard`}},
+		{"parquet lzo", minimalYAML, []string{"parquet.codec=lzo"},
+			[]string{`parquet.codec: "lzo" is not supported yet by this version; want one of none, snappy, gzip, zstd, lz4_raw, brotli`}},
+		{"parquet lz4", minimalYAML, []string{"parquet.codec=LZ4"},
+			[]string{`parquet.codec: "LZ4" is not supported yet`}},
+		{"dlq needs tolerance all", minimalYAML, []string{"errors.deadletterqueue.topic.name=dlq"},
+			[]string{`errors.deadletterqueue.topic.name: "dlq" needs errors.tolerance=all`}},
+		{"dlq topic name", minimalYAML, []string{"errors.tolerance=all", "errors.deadletterqueue.topic.name=bad topic"},
+			[]string{`errors.deadletterqueue.topic.name: "bad topic" is not a Kafka topic name`}},
+		{"dlq is archived", minimalYAML, []string{"errors.tolerance=all", "errors.deadletterqueue.topic.name=t"},
+			[]string{`errors.deadletterqueue.topic.name: "t" is one of the archived topics`}},
 		{"unknown format", minimalYAML, []string{"format.class=csv"},
 			[]string{`format.class: "csv" is not allowed; want one of json, bytes, avro, parquet`}},
 		{"format missing", strings.Replace(minimalYAML, "format.class: json\n", "", 1), nil,
@@ -283,8 +313,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{`partitioner.class: "io.confluent.connect.storage.partitioner.TimeBasedPartitioner" is not supported yet by this version; want one of default`}},
 		{"null write", minimalYAML, []string{"behavior.on.null.values=write"},
 			[]string{`behavior.on.null.values: "write" is not supported yet by this version; want one of fail, ignore`}},
-		{"schema compat", minimalYAML, []string{"schema.compatibility=BACKWARD"},
-			[]string{`schema.compatibility: "BACKWARD" is not supported yet`}},
+		{"schema compat", minimalYAML, []string{"schema.compatibility=SIDEWAYS"},
+			[]string{`schema.compatibility: "SIDEWAYS" is not allowed; want one of NONE, BACKWARD, FORWARD, FULL`}},
 		{"bucket missing", strings.Replace(minimalYAML, "s3.bucket.name: bkt\n", "", 1), nil,
 			[]string{"s3.bucket.name: required key is not set (the store is S3"}},
 		{"local needs dir", minimalYAML, []string{"storage.class=local"},
@@ -323,12 +353,12 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"transforms: not supported: single message transforms change records", "transforms.unwrap.type: not supported"}},
 		{"assume role", minimalYAML, []string{"s3.credentials.provider.class=io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"},
 			[]string{"s3.credentials.provider.class", "is not supported yet"}},
-		{"errors tolerance all", minimalYAML, []string{"errors.tolerance=all"},
-			[]string{`errors.tolerance: "all" is not supported yet by this version; want one of none`}},
+		{"errors tolerance", minimalYAML, []string{"errors.tolerance=some"},
+			[]string{`errors.tolerance: "some" is not allowed; want one of none, all`}},
 		{"bad -p", minimalYAML, []string{"flush.size"},
 			[]string{`-p "flush.size": want key=value`}},
 		{"several at once", minimalYAML, []string{"flush.size=x", "s3.part.size=1", "format.class=avro"},
-			[]string{"3 configuration problems:", "flush.size:", "s3.part.size:", "format.class:"}},
+			[]string{"3 configuration problems:", "flush.size:", "s3.part.size:", "value.converter:"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -449,8 +479,7 @@ behavior.on.error: log
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"behavior.on.error", "consumer.override.max.poll.records", "errors.log.enable", "header.converter",
-		"key.converter", "s3.poll.interval.ms", "value.converter", "value.converter.schemas.enable"}
+	want := []string{"behavior.on.error", "consumer.override.max.poll.records", "header.converter", "s3.poll.interval.ms"}
 	if got := st.Ignored(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Ignored() = %q\nwant %q", got, want)
 	}

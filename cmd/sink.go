@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 }
 
 // buildSinkConfig turns validated options into the archive config.
-func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
+func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Config, error) {
 	keys, err := keyConfig(o.LayoutSettings)
 	if err != nil {
 		return archive.Config{}, err
@@ -111,13 +112,34 @@ func buildSinkConfig(o *SinkOptions, once bool) (archive.Config, error) {
 	if o.NullValues == NullValuesIgnore {
 		null = archive.NullIgnore
 	}
-	return archive.Config{
+	cfg := archive.Config{
 		Name: o.Name, Brokers: o.BootstrapServers, GroupID: o.GroupID,
 		Topics: o.Topics, TopicsRegex: o.TopicsRegex,
 		FlushSize: int(o.FlushSize), RotateInterval: o.RotateInterval, RotateScheduleInterval: o.RotateScheduleInterval,
 		Timezone: o.Location, Keys: keys, Format: fm, Partitioner: pt, NullValues: null,
 		Once: once, KafkaOpts: kopts,
-	}, nil
+		TypedJSON:     o.Format == FormatJSON,
+		Compatibility: archive.Compatibility(o.SchemaCompatibility),
+		Errors: archive.ErrorsConfig{
+			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,
+			DLQReplicationFactor: o.DLQReplicationFactor, DLQContextHeaders: o.DLQContextHeaders, Log: o.ErrorsLog,
+		},
+	}
+	vc, vclass, err := buildConverter("value.converter", o.ValueConverter, log)
+	if err != nil {
+		return archive.Config{}, err
+	}
+	if vc != nil {
+		cfg.ValueConverter, cfg.ValueConverterClass = sinkConverter{vc}, vclass
+	}
+	kc, kclass, err := buildConverter("key.converter", o.KeyConverter, log)
+	if err != nil {
+		return archive.Config{}, err
+	}
+	if kc != nil {
+		cfg.KeyConverter, cfg.KeyConverterClass = sinkConverter{kc}, kclass
+	}
+	return cfg, nil
 }
 
 func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
@@ -129,7 +151,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := buildSinkConfig(opts, f.Once)
+	cfg, err := buildSinkConfig(opts, f.Once, log)
 	if err != nil {
 		return err
 	}
