@@ -75,6 +75,36 @@ func batchBytes(recs []*kgo.Record) int64 {
 	return n
 }
 
+// detach copies the keys, values and header values of a batch into one
+// buffer of its own. Fetched records alias the fetch response (up to
+// FetchMaxBytes); a few records queued per partition would otherwise keep
+// many whole responses alive, and memory would grow with the partitions.
+func detach(recs []*kgo.Record) {
+	var n int
+	for _, r := range recs {
+		n += len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			n += len(h.Value)
+		}
+	}
+	buf := make([]byte, 0, n)
+	clone := func(b []byte) []byte {
+		if b == nil {
+			return nil // keep Kafka nulls null
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	for _, r := range recs {
+		r.Key = clone(r.Key)
+		r.Value = clone(r.Value)
+		for i := range r.Headers {
+			r.Headers[i].Value = clone(r.Headers[i].Value)
+		}
+	}
+}
+
 // inBatch is a fetched batch for one worker with the budget it holds.
 type inBatch struct {
 	recs []*kgo.Record

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestBudget(t *testing.T) {
@@ -33,5 +35,22 @@ func TestBudget(t *testing.T) {
 	cancel()
 	if n := <-got; n != 0 {
 		t.Fatal("acquire succeeded after the context ended")
+	}
+}
+
+func TestDetachCopiesAndKeepsNulls(t *testing.T) {
+	resp := []byte("keyvalueHV")
+	recs := []*kgo.Record{
+		{Key: resp[0:3], Value: resp[3:8], Headers: []kgo.RecordHeader{{Key: "h", Value: resp[8:10]}, {Key: "n", Value: nil}}},
+		{Key: nil, Value: resp[0:0]},
+	}
+	detach(recs)
+	copy(resp, "XXXXXXXXXX") // the fetch response is reused or freed
+	r := recs[0]
+	if string(r.Key) != "key" || string(r.Value) != "value" || string(r.Headers[0].Value) != "HV" || r.Headers[1].Value != nil {
+		t.Fatalf("detached record changed: %q %q %q %v", r.Key, r.Value, r.Headers[0].Value, r.Headers[1].Value)
+	}
+	if recs[1].Key != nil || recs[1].Value == nil || len(recs[1].Value) != 0 {
+		t.Fatalf("null key or empty value not kept: key %v value %v", recs[1].Key, recs[1].Value)
 	}
 }

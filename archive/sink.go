@@ -516,6 +516,7 @@ func (ss *session) poll() error {
 			if !ok {
 				break
 			}
+			detach(b.recs)
 			select {
 			case b.w.in <- inBatch{b.recs, held}:
 			case <-ss.ctx.Done():
@@ -792,6 +793,7 @@ func (w *worker) releaseQueued() {
 // process writes a fetched batch. It reports finished when --once has
 // reached the target offset.
 func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
+	defer w.forget()
 	for _, kr := range recs {
 		if w.target >= 0 && kr.Offset >= w.target {
 			return true, w.pw.flush(w.ss.ctx)
@@ -818,6 +820,14 @@ func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// forget drops the reused record's references into the batch, so an idle
+// worker does not keep its last batch's buffer alive.
+func (w *worker) forget() {
+	h := w.rec.Headers
+	clear(h)
+	w.rec = format.Record{Headers: h[:0]}
 }
 
 // publish hands completed files to the stats and their offset to the

@@ -36,13 +36,11 @@ func WithGzip(f Format, level int) (Format, error) {
 	if level < -1 || level > 9 {
 		return nil, fmt.Errorf("%w: %s is %d, want -1 (default) or 0..9", ErrInvalidConfig, KeyCompressionLevel, level)
 	}
-	g := &gzipFormat{inner: f, level: level}
-	g.pool.New = func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, level) // level checked above
-		return zw
-	}
-	return g, nil
+	return &gzipFormat{inner: f, level: level, pool: make(chan *gzip.Writer, gzipCompressors)}, nil
 }
+
+// gzipCompressors bounds the compressors of one format (about 1 MiB each).
+const gzipCompressors = 4
 
 // gzipChunk is the uncompressed size of one gzip member.
 const gzipChunk = 128 << 10
@@ -50,7 +48,28 @@ const gzipChunk = 128 << 10
 type gzipFormat struct {
 	inner Format
 	level int
-	pool  sync.Pool // *gzip.Writer
+
+	mu      sync.Mutex
+	created int
+	pool    chan *gzip.Writer // idle compressors
+}
+
+// compressor borrows a compressor, waiting when all are in use.
+func (g *gzipFormat) compressor() *gzip.Writer {
+	select {
+	case zw := <-g.pool:
+		return zw
+	default:
+	}
+	g.mu.Lock()
+	if g.created < cap(g.pool) {
+		g.created++
+		g.mu.Unlock()
+		zw, _ := gzip.NewWriterLevel(io.Discard, g.level) // level checked by WithGzip
+		return zw
+	}
+	g.mu.Unlock()
+	return <-g.pool
 }
 
 func (g *gzipFormat) Extension() string { return g.inner.Extension() + ".gz" }
@@ -96,8 +115,8 @@ func (c *chunkedGzip) Write(p []byte) (int, error) {
 
 // member compresses the buffer as one gzip member.
 func (c *chunkedGzip) member() error {
-	zw := c.g.pool.Get().(*gzip.Writer)
-	defer c.g.pool.Put(zw)
+	zw := c.g.compressor()
+	defer func() { c.g.pool <- zw }()
 	zw.Reset(c.w)
 	if _, err := zw.Write(c.buf); err != nil {
 		return err
