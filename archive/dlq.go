@@ -95,6 +95,9 @@ func (w *worker) convertError(r *format.Record, stage, class string, err error) 
 	if w.ss.ctx.Err() != nil {
 		return w.ss.ctx.Err()
 	}
+	if errors.Is(err, ErrPermanent) {
+		return fmt.Errorf("topic %s partition %d offset %d: %s: %w", r.Topic, r.Partition, r.Offset, class, err)
+	}
 	return &ConverterError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
 }
 

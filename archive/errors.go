@@ -31,6 +31,24 @@ func (b badData) Error() string        { return b.err.Error() }
 func (b badData) Unwrap() error        { return b.err }
 func (b badData) Is(target error) bool { return target == ErrBadData }
 
+// ErrPermanent is matched by Converter errors that no retry can fix (the
+// registry refuses the credentials): the sink stops instead of retrying.
+var ErrPermanent = errors.New("permanent converter failure")
+
+// Permanent returns err marked as permanent: errors.Is(result, ErrPermanent).
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err}
+}
+
+type permanent struct{ err error }
+
+func (p permanent) Error() string        { return p.err.Error() }
+func (p permanent) Unwrap() error        { return p.err }
+func (p permanent) Is(target error) bool { return target == ErrPermanent }
+
 // Stages of a bad record, as Connect names them in the
 // __connect.errors.stage header.
 const (

@@ -112,14 +112,19 @@ func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (conve
 }
 
 // sinkConverter adapts a convert.Converter to archive.Converter: bad data
-// (convert.ErrBadData) becomes archive.ErrBadData; registry failures stay
-// transient.
+// (convert.ErrBadData) becomes archive.ErrBadData; refused registry
+// credentials are permanent; other registry failures stay transient.
 type sinkConverter struct{ c convert.Converter }
 
 func (s sinkConverter) Convert(ctx context.Context, topic string, isKey bool, data []byte) (*format.Typed, error) {
 	t, err := s.c.Convert(ctx, topic, isKey, data)
-	if err != nil && errors.Is(err, convert.ErrBadData) {
+	switch {
+	case err == nil:
+		return t, nil
+	case errors.Is(err, convert.ErrBadData):
 		return nil, archive.BadData(err)
+	case errors.Is(err, convert.ErrRegistryAuth):
+		return nil, archive.Permanent(err)
 	}
 	return t, err
 }

@@ -127,6 +127,16 @@ func registryNotFound(err error) bool {
 	return errors.As(err, &re) && (re.StatusCode == 404 || sr.IsNotFoundError(re.ErrorCode))
 }
 
+// registryErr classifies a registry failure: ErrRegistry, with
+// ErrRegistryAuth when the credentials were refused.
+func registryErr(err error) error {
+	var re *sr.ResponseError
+	if errors.As(err, &re) && (re.StatusCode == 401 || re.StatusCode == 403) {
+		return fmt.Errorf("%w: %w", ErrRegistry, ErrRegistryAuth)
+	}
+	return ErrRegistry
+}
+
 // Convert decodes Confluent's wire format. The result's Raw aliases data
 // (data[5:]); its Schema is shared between records with the same id and
 // subject and must not be modified. The datum is checked structurally
@@ -169,7 +179,7 @@ func (c *AvroConverter) byIDCached(ctx context.Context, id int) (*avroEntry, err
 		if registryNotFound(err) {
 			return nil, fmt.Errorf("%w: not found in the registry: %w", ErrBadData, err)
 		}
-		return nil, fmt.Errorf("%w: fetching the schema: %w", ErrRegistry, err)
+		return nil, fmt.Errorf("%w: fetching the schema: %w", registryErr(err), err)
 	}
 	if s.Type != sr.TypeAvro {
 		return nil, fmt.Errorf("%w: registry schema is %s, not Avro", ErrBadData, s.Type)
@@ -256,11 +266,11 @@ func (c *AvroConverter) Register(ctx context.Context, subject string, schema *fo
 	case registryNotFound(err):
 		id, err = c.cl.RegisterSchema(ctx, subject, sr.Schema{Schema: text}, -1, -1)
 		if err != nil {
-			return 0, fmt.Errorf("avro converter: registering a schema under subject %q: %w: %w", subject, ErrRegistry, err)
+			return 0, fmt.Errorf("avro converter: registering a schema under subject %q: %w: %w", subject, registryErr(err), err)
 		}
 		c.log.Debug("schema registered", "subject", subject, "id", id)
 	default:
-		return 0, fmt.Errorf("avro converter: looking up a schema under subject %q: %w: %w", subject, ErrRegistry, err)
+		return 0, fmt.Errorf("avro converter: looking up a schema under subject %q: %w: %w", subject, registryErr(err), err)
 	}
 	c.mu.Lock()
 	c.reg[key] = id

@@ -27,6 +27,10 @@ var ErrUnknownConverter = errors.New("unknown converter")
 // not about the record (network, authentication, server errors).
 var ErrRegistry = errors.New("schema registry")
 
+// ErrRegistryAuth is wrapped (with ErrRegistry) when the registry refuses
+// the credentials (HTTP 401 or 403): retrying cannot help.
+var ErrRegistryAuth = errors.New("schema registry refused the credentials (check basic.auth.user.info)")
+
 // Converter decodes a Kafka key or value the way a Connect converter does.
 type Converter interface {
 	// Convert decodes data from topic (a key when isKey). It returns nil

@@ -191,7 +191,7 @@ func TestAvroConvertBasicAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = c.Convert(ctx, "t", false, data)
-		if !errors.Is(err, ErrRegistry) || !strings.Contains(err.Error(), "Unauthorized") {
+		if !errors.Is(err, ErrRegistry) || !errors.Is(err, ErrRegistryAuth) || !strings.Contains(err.Error(), "Unauthorized") {
 			t.Errorf("unauthenticated %d: %v", i, err)
 		}
 	}
