@@ -33,6 +33,15 @@ type SourceOptions struct {
 	StoreSettings
 	FormatSettings
 
+	// ValueConverter and KeyConverter are value.converter and key.converter
+	// with their settings, read for the target side: Avro and Parquet
+	// values are framed in Confluent's wire format for the registry at
+	// ValueConverter.RegistryURL (required with those formats), and typed
+	// keys of .keys objects for KeyConverter's registry when key.converter
+	// is avro.
+	ValueConverter ConverterSettings
+	KeyConverter   ConverterSettings
+
 	// The Confluent source's own keys.
 	PollInterval time.Duration // s3.poll.interval.ms
 	OnError      string        // behavior.on.error: OnErrorFail, OnErrorIgnore or OnErrorLog
@@ -67,8 +76,17 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	p.locale()
 	o.StoreSettings = p.store()
 	o.FormatSettings = p.format("the source reads the objects in the format the sink wrote")
+	o.ValueConverter = p.converter("value.converter")
+	o.KeyConverter = p.converter("key.converter")
 	if o.Format == FormatAvro || o.Format == FormatParquet {
-		p.fail("format.class", p.str("format.class"), "is not supported yet by kafkas3 source; want json or bytes")
+		switch vc := o.ValueConverter; {
+		case vc.Class != "" && vc.Class != ConverterAvro:
+			p.fail("value.converter", p.str("value.converter"), fmt.Sprintf(
+				"is not supported by kafkas3 source with format.class %s: the source produces the archived values in Confluent's Avro wire format; want avro (io.confluent.connect.avro.AvroConverter) or unset", o.Format))
+		case vc.RegistryURL == "" && p.ok("value.converter.schema.registry.url"):
+			p.missing("value.converter.schema.registry.url", fmt.Sprintf(
+				"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", o.Format))
+		}
 	}
 	p.choice("errors.tolerance")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -79,6 +81,15 @@ record.batch.max.size and s3.path.style.access. The topics to restore are
 topics are also what the sink archives, so restoring into them is refused
 (a feedback loop) unless --allow-same-topic; rename the targets with
 --topic-rename, as Connect's RegexRouter does: --topic-rename 'copy_of_$0'.
+
+Avro and Parquet archives are restored in Confluent's Avro wire format: each
+value schema is registered under <target topic>-value in the Schema Registry
+at value.converter.schema.registry.url (the target cluster's; required with
+those formats) and the values are framed with its id. Keys and headers come
+from the parallel .keys and .headers objects (store.kafka.keys and
+store.kafka.headers) when the archive has them; typed keys are framed for
+key.converter.schema.registry.url when key.converter is avro, string and
+bytes keys are restored as their bytes.
 
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
@@ -197,6 +208,35 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	return cfg, problems(errs)
 }
 
+// sourceEncoders builds the target-side Avro encoders: for values when the
+// archive format is typed (Avro, Parquet), from value.converter's registry
+// settings; for keys read from .keys objects when key.converter is avro.
+// Either is nil when not needed. They make no request until the first
+// record. Errors wrap ErrConfig.
+func sourceEncoders(o *SourceOptions, log *slog.Logger) (value, key restore.Encoder, err error) {
+	build := func(prefix string, c ConverterSettings) (*convert.AvroConverter, error) {
+		enc, err := convert.NewAvro(convert.Config{
+			Kind: convert.KindAvro, KeyPrefix: prefix + ".", SchemaRegistryURL: c.RegistryURL,
+			BasicAuthCredentialsSource: c.CredentialsSource, BasicAuthUserInfo: c.UserInfo, Logger: log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		return enc, nil
+	}
+	if (o.Format == FormatAvro || o.Format == FormatParquet) && o.ValueConverter.RegistryURL != "" {
+		if value, err = build("value.converter", o.ValueConverter); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.KeyConverter.Class == ConverterAvro {
+		if key, err = build("key.converter", o.KeyConverter); err != nil {
+			return nil, nil, err
+		}
+	}
+	return value, key, nil
+}
+
 // sourceIdentity names the archive in the restore's resume markers: the
 // store and topics.dir. runSourceCmd makes a local directory absolute
 // first, so the identity does not depend on the working directory.
@@ -222,6 +262,9 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	}
 	cfg, err := buildSourceConfig(opts, f)
 	if err != nil {
+		return err
+	}
+	if cfg.ValueEncoder, cfg.KeyEncoder, err = sourceEncoders(opts, log); err != nil {
 		return err
 	}
 	store, ident, err := buildStore(ctx, opts.StoreSettings, log)
