@@ -222,7 +222,8 @@ func TestIntegrationTypedArchives(t *testing.T) {
 	for _, tc := range []struct {
 		name, class, codecKey, codec, ext, wantCodec string
 	}{
-		{"Avro", "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec", "snappy", ".avro", "snappy"},
+		// deflate: fastavro reads it with zlib alone (its snappy needs cramjam).
+		{"Avro", "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec", "deflate", ".avro", "deflate"},
 		{"Parquet", "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec", "zstd", ".zstd.parquet", "ZSTD"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,9 +335,10 @@ func TestIntegrationTypedArchives(t *testing.T) {
 					}
 				})
 			}
-			if dstReg.Requests("POST", "/subjects/"+target+"-value/versions") != 1 {
-				t.Errorf("the target registry got %d registrations under %s-value, want 1",
-					dstReg.Requests("POST", "/subjects/"+target+"-value/versions"), target)
+			// Partitions are restored in parallel, so each may register the
+			// (same) schema once; every record above decoded as version 1.
+			if n := dstReg.Requests("POST", "/subjects/"+target+"-value/versions"); n < 1 || n > parts {
+				t.Errorf("the target registry got %d registrations under %s-value, want 1..%d", n, target, parts)
 			}
 			if !t.Failed() {
 				t.Logf("restored %d records into %s, framed for the second registry, every value equal", parts*perPart, target)
