@@ -36,9 +36,15 @@ bench:
 testbed:
 	$(GO) run ./internal/testbed/cmd/testbed
 
-# Short fuzz runs of every parser and format reader.
+# Short fuzz runs of every parser and format reader (FUZZTIME each).
+FUZZTIME ?= 15s
+FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip \
+	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
+	./format:FuzzGzipJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
+	./format:FuzzParquetReader ./convert:FuzzJSONConverter ./cmd:FuzzParseProperties
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseObjectKey -fuzztime 20s ./partition
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$fn ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
