@@ -16,7 +16,28 @@ type NullBehavior string
 const (
 	NullFail   NullBehavior = "fail"
 	NullIgnore NullBehavior = "ignore"
+	// NullWrite writes a tombstone's key (and headers, when stored) to
+	// .keys (.headers) objects under Config.TombstonePartition, with no
+	// value object. It needs Config.KeysFormat.
+	NullWrite NullBehavior = "write"
 )
+
+// DefaultTombstonePartition is tombstone.encoded.partition's default.
+const DefaultTombstonePartition = "tombstone"
+
+// PartFormat is how the parallel .keys or .headers objects of
+// store.kafka.keys and store.kafka.headers are written.
+type PartFormat struct {
+	// Format writes the objects; its Extension follows ".keys" or
+	// ".headers" in the object key.
+	Format format.Format
+	// Kind tells how a key or the headers become a record of Format:
+	// JSON renders typed keys as JsonConverter would, Avro gives untyped
+	// keys the schema "bytes" ("string" with StringConverter keys), and
+	// headers are an array of {key, value} records. Parquet and bytes
+	// headers are not supported.
+	Kind format.Kind
+}
 
 // Compatibility is schema.compatibility: what a value schema that differs
 // from the open file's schema does.
@@ -91,6 +112,18 @@ type Config struct {
 	Format      format.Format // already wrapped with compression
 	Partitioner partition.Partitioner
 	NullValues  NullBehavior
+
+	// KeysFormat, when set (store.kafka.keys), writes each record's key to
+	// a "<base>.keys<ext>" object next to its value object, record for
+	// record; a record with a null key is a bad record.
+	KeysFormat *PartFormat
+	// HeadersFormat, when set (store.kafka.headers), does the same with the
+	// headers in "<base>.headers<ext>"; a record without headers is a bad
+	// record (as in Confluent's connector).
+	HeadersFormat *PartFormat
+	// TombstonePartition is tombstone.encoded.partition: the encoded
+	// partition of tombstones with NullWrite; "" means "tombstone".
+	TombstonePartition string
 
 	// ValueConverter and KeyConverter, when set, decode each record's value
 	// and key before it is written (Record.ValueTyped, Record.KeyTyped).

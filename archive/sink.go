@@ -82,8 +82,29 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "connect-" + cfg.Name
 	}
-	if cfg.NullValues == "" {
+	switch cfg.NullValues {
+	case "":
 		cfg.NullValues = NullFail
+	case NullFail, NullIgnore:
+	case NullWrite:
+		if cfg.KeysFormat == nil {
+			return nil, errors.New("archive: behavior.on.null.values=write needs store.kafka.keys=true")
+		}
+	default:
+		return nil, fmt.Errorf("archive: behavior.on.null.values %q; want fail, ignore or write", cfg.NullValues)
+	}
+	if cfg.TombstonePartition == "" {
+		cfg.TombstonePartition = DefaultTombstonePartition
+	}
+	if pf := cfg.KeysFormat; pf != nil {
+		if pf.Format == nil || (pf.Kind != format.KindJSON && pf.Kind != format.KindBytes && pf.Kind != format.KindAvro) {
+			return nil, fmt.Errorf("archive: keys.format.class %v: want json, bytes or avro", pf.Kind)
+		}
+	}
+	if pf := cfg.HeadersFormat; pf != nil {
+		if pf.Format == nil || (pf.Kind != format.KindJSON && pf.Kind != format.KindAvro) {
+			return nil, fmt.Errorf("archive: headers.format.class %v: want json or avro", pf.Kind)
+		}
 	}
 	switch cfg.Compatibility {
 	case "":
@@ -166,7 +187,9 @@ func (s *Sink) addFiles(files []FileStats) {
 	s.mu.Lock()
 	for _, f := range files {
 		s.stats.objects++
-		s.stats.records += f.Records
+		if f.Part == "" {
+			s.stats.records += f.Records
+		}
 		s.stats.bytes += f.Bytes
 	}
 	s.mu.Unlock()
@@ -217,7 +240,10 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 		kgo.OnPartitionsLost(ss.lost),
 	}
 	if s.cfg.TopicsRegex != "" {
-		opts = append(opts, kgo.ConsumeTopics(s.cfg.TopicsRegex), kgo.ConsumeRegex())
+		// topics.regex matches whole names, as in Kafka Connect; new
+		// matching topics are found at each metadata refresh.
+		opts = append(opts, kgo.ConsumeTopics("^(?:"+s.cfg.TopicsRegex+")$"), kgo.ConsumeRegex(),
+			kgo.MetadataMaxAge(regexMetadataMaxAge))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
 	}
@@ -307,6 +333,10 @@ func (s *Sink) session(parent context.Context) error {
 }
 
 var errSessionOver = errors.New("session over")
+
+// regexMetadataMaxAge bounds how long a new topic matching topics.regex
+// waits before the sink starts archiving it.
+const regexMetadataMaxAge = time.Minute
 
 // prepare checks the brokers and topics and, for --once, records targets.
 func (ss *session) prepare(ctx context.Context) error {

@@ -1,0 +1,132 @@
+package archive
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/avro"
+)
+
+// This file turns a record's key and headers into the records of the
+// parallel .keys and .headers objects (store.kafka.keys,
+// store.kafka.headers), the way Confluent's KeyRecordView and
+// HeaderRecordView do.
+
+// ErrNullKey is wrapped by the bad-record error of a record with a null key
+// when keys are stored.
+var ErrNullKey = errors.New("record has a null key, but store.kafka.keys needs one")
+
+// ErrNoHeaders is wrapped by the bad-record error of a record without
+// headers when headers are stored (Confluent's connector refuses them too).
+var ErrNoHeaders = errors.New("record has no headers, but store.kafka.headers needs them")
+
+// headersSchemaText is the Avro schema of a .headers record: Connect's
+// array of {key, value} structs. The value is nullable here (Confluent's is
+// a plain string and fails on a null header value), so null values survive.
+const headersSchemaText = `{"type":"array","items":{"type":"record","name":"ConnectDefault","namespace":"io.confluent.connect.avro",` +
+	`"fields":[{"name":"key","type":"string"},{"name":"value","type":["null","string"]}]}}`
+
+// Part names, as FileStats.Part reports them.
+const (
+	PartKeys    = "keys"
+	PartHeaders = "headers"
+)
+
+// partSchemas holds the fixed schemas of untyped keys and of headers.
+type partSchemas struct {
+	bytes, str, headers *format.Schema
+}
+
+func newPartSchemas() *partSchemas {
+	mk := func(text string) *format.Schema {
+		return &format.Schema{Avro: avro.MustParse(text), Text: text}
+	}
+	return &partSchemas{bytes: mk(`"bytes"`), str: mk(`"string"`), headers: mk(headersSchemaText)}
+}
+
+// stringKeyConverter is the Connect class whose keys are strings.
+const stringKeyConverter = "org.apache.kafka.connect.storage.StringConverter"
+
+// keyRecord returns the record the .keys object gets for r: r's key as the
+// value. A null key is a data error (ErrNullKey).
+func (w *partitionWriter) keyRecord(r *format.Record) (*format.Record, error) {
+	if r.Key == nil {
+		return nil, ErrNullKey
+	}
+	out := partRecord(r)
+	out.Value = r.Key
+	t := r.KeyTyped
+	switch w.cfg.KeysFormat.Kind {
+	case format.KindJSON:
+		if t != nil {
+			buf, err := w.json.appendValue(nil, t)
+			if err != nil {
+				return nil, fmt.Errorf("rendering the typed key as JSON: %w", err)
+			}
+			out.Value = buf
+		}
+	case format.KindAvro:
+		if t == nil {
+			if w.cfg.KeyConverterClass == stringKeyConverter {
+				t = &format.Typed{Schema: w.parts.str, Native: string(r.Key)}
+			} else {
+				t = &format.Typed{Schema: w.parts.bytes, Native: r.Key}
+			}
+		}
+		out.ValueTyped = t
+	}
+	return out, nil
+}
+
+// headersRecord returns the record the .headers object gets for r: its
+// headers, in order, duplicates and null values kept. A record without
+// headers is a data error (ErrNoHeaders).
+func (w *partitionWriter) headersRecord(r *format.Record) (*format.Record, error) {
+	if len(r.Headers) == 0 {
+		return nil, ErrNoHeaders
+	}
+	out := partRecord(r)
+	switch w.cfg.HeadersFormat.Kind {
+	case format.KindJSON:
+		type header struct {
+			Key   string  `json:"key"`
+			Value *string `json:"value"`
+		}
+		hs := make([]header, len(r.Headers))
+		for i, h := range r.Headers {
+			hs[i].Key = h.Key
+			if h.Value != nil {
+				if !utf8.Valid(h.Value) {
+					return nil, fmt.Errorf("header %d (%q): value is not UTF-8 text, which JSON headers files cannot hold; use headers.format.class avro", i, h.Key)
+				}
+				v := string(h.Value)
+				hs[i].Value = &v
+			}
+		}
+		buf, err := json.Marshal(hs)
+		if err != nil {
+			return nil, fmt.Errorf("rendering the headers as JSON: %w", err)
+		}
+		out.Value = buf
+	default:
+		list := make([]any, len(r.Headers))
+		for i, h := range r.Headers {
+			var v any
+			if h.Value != nil {
+				v = string(h.Value)
+			}
+			list[i] = map[string]any{"key": h.Key, "value": v}
+		}
+		out.Value = []byte{} // not null: the writers check Value for tombstones
+		out.ValueTyped = &format.Typed{Schema: w.parts.headers, Native: list}
+	}
+	return out, nil
+}
+
+// partRecord copies r's coordinates (for error messages) into a new record.
+func partRecord(r *format.Record) *format.Record {
+	return &format.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, TimestampType: r.TimestampType}
+}
