@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +80,10 @@ func BenchmarkKafkas3(b *testing.B) {
 		}
 	}
 
+	// Typed formats: Avro (fast path) and Parquet from an Avro topic, with
+	// ratios against that topic's own raw consume.
+	e.typedRows()
+
 	// Restore against a bare idempotent producer writing the same records.
 	base1 := e.produceRow("baseline: franz-go idempotent producer (1 of 2)", withTopic(main, "baseline_1"), "new")
 	e.restoreRow("source bytes archive → copy_of_bench", main, fmtBytes, "copy_of_$0")
@@ -148,6 +153,8 @@ type env struct {
 	start            time.Time
 	facts            facts
 	rows             []*row
+	// registryURL is the in-process schema registry of the typed runs.
+	registryURL string
 	// archives maps a format to the bucket the main sink run wrote it to.
 	archives map[string]string
 	// failures are checks that failed after the runs; the benchmark fails
@@ -378,6 +385,9 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 		keys["format.class"] = "json"
 		keys["s3.compression.type"] = "gzip"
 	}
+	if typedFormat(f) {
+		maps.Copy(keys, e.typedConfig(f))
+	}
 	for k, v := range extra {
 		keys[k] = v
 	}
@@ -439,14 +449,18 @@ func (e *env) sinkRow(name string, d dataset, f string, flushSize int, partSize 
 		e.b.Fatalf("%s: %s%s holds %d bytes in %d objects, want %d (records × (value + newline))",
 			name, bucket, dir, stored, len(objs), d.Records*(valueSize+1))
 	}
+	note := fmt.Sprintf("%d objects, %s stored", len(objs), human(stored))
+	if typedFormat(f) {
+		note += e.checkTypedObjects(name, d, f, bucket, objs)
+	}
 	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions {
 		e.archives[f] = bucket
 	}
-	if !local {
+	if !local && !typedFormat(f) { // the in-process profile run has no converters
 		e.profileSink(name, d, f, flushSize, partSize)
 	}
 	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
-		bucket: bucket, note: fmt.Sprintf("%d objects, %s stored", len(objs), human(stored))})
+		bucket: bucket, note: note})
 }
 
 // localObjects lists the regular files under dir.

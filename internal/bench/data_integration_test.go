@@ -18,6 +18,10 @@ const (
 	// kindRandom is a JSON object holding base64 of random bytes: gzip
 	// shrinks it only to about 3/4, so objects stay large.
 	kindRandom = "random"
+	// kindAvro is a record of the Avro schema eventSchema in the Confluent
+	// wire format (magic byte 0, the 4-byte schema id, the Avro binary
+	// encoding), its text field drawn from the same vocabulary as kindText.
+	kindAvro = "avro"
 )
 
 // bodyPool is how many distinct bodies a generator draws from. Bodies are
@@ -37,6 +41,8 @@ type dataset struct {
 	// Run is how many consecutive records go to one partition before the
 	// next: with 200 partitions, one record each would make tiny batches.
 	Run int64 `json:"run,omitempty"`
+	// SchemaID is the registry id written in each kindAvro value's header.
+	SchemaID uint32 `json:"schema_id,omitempty"`
 }
 
 // partition is the partition of record i.
@@ -73,7 +79,7 @@ func newGenerator(d dataset) (*generator, error) {
 	for i := range g.bodies {
 		var sb strings.Builder
 		switch d.Kind {
-		case kindText:
+		case kindText, kindAvro:
 			for sb.Len() < d.ValueSize {
 				sb.WriteString(g.words[rnd.IntN(len(g.words))])
 				sb.WriteByte(' ')
@@ -95,6 +101,9 @@ func newGenerator(d dataset) (*generator, error) {
 // value appends record i's value to dst.
 func (g *generator) value(dst []byte, i int64) []byte {
 	start := len(dst)
+	if g.d.Kind == kindAvro {
+		return g.avroValue(dst, i)
+	}
 	switch g.d.Kind {
 	case kindText:
 		dst = append(dst, `{"id":`...)
