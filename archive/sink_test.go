@@ -19,6 +19,7 @@ import (
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -407,3 +408,61 @@ func TestSinkUnreachableBroker(t *testing.T) {
 }
 
 var _ = bytes.Equal
+
+// TestSinkRegexPicksUpNewTopics checks that topics.regex matches whole
+// names and that a matching topic created while the sink runs is archived.
+func TestSinkRegexPicksUpNewTopics(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "ev-a", "ev-a-copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	produce(t, brokers, "ev-a", 1, 0, 2)
+	produce(t, brokers, "ev-a-copy", 1, 0, 2) // "ev-." must not match it
+	cfg := testConfig(brokers)
+	cfg.TopicsRegex = "ev-."
+	cfg.Once = false
+	cfg.FlushSize = 2
+	cfg.KafkaOpts = []kgo.Opt{kgo.MetadataMinAge(100 * time.Millisecond), kgo.MetadataMaxAge(300 * time.Millisecond)}
+	store := s3store.NewMemory()
+	s, _ := New(cfg, store, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var seen sync.Map
+	s.OnObject = func(f FileStats) {
+		seen.Store(f.Key, true)
+		if _, ok := seen.Load("topics/ev-b/partition=0/ev-b+0+0000000000.json"); ok {
+			cancel()
+		}
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Run(ctx); done <- err }()
+	// Create the new topic once the sink has archived the first one.
+	for {
+		if _, ok := seen.Load("topics/ev-a/partition=0/ev-a+0+0000000000.json"); ok {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("sink stopped before archiving ev-a: %v", err)
+		case <-ctx.Done():
+			t.Fatal("ev-a was not archived")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	adm, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	defer adm.Close()
+	if _, err := kadm.NewClient(adm).CreateTopic(ctx, 1, 1, nil, "ev-b"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, brokers, "ev-b", 1, 0, 2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := keysOf(snapshot(t, store))
+	want := "topics/ev-a/partition=0/ev-a+0+0000000000.json topics/ev-b/partition=0/ev-b+0+0000000000.json"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("keys %v, want %s", got, want)
+	}
+}
