@@ -2,7 +2,6 @@ package srfake
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -461,9 +460,9 @@ func (s *Server) URL() string { return s.url }
 // the first call's result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := s.srv.Shutdown(ctx)
+		// Close, not Shutdown: a client's connection that never sent a
+		// request stays "new" for 5 s and would hold Shutdown that long.
+		err := s.srv.Close()
 		if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 			err = serr
 		}
