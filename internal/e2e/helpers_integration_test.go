@@ -145,6 +145,14 @@ type proc struct {
 // stderr go to files; TMPDIR (the spool dir) is a directory of its own.
 func startSink(t *testing.T, label, cfgPath string, args ...string) *proc {
 	t.Helper()
+	return startKafkas3(t, label, "sink", cfgPath, args...)
+}
+
+// startKafkas3 starts `kafkas3 <command> --config cfgPath args...` with
+// stdout and stderr in files, its own TMPDIR, no AWS_ or KAFKAS3_
+// environment, and death with the test process.
+func startKafkas3(t *testing.T, label, command, cfgPath string, args ...string) *proc {
+	t.Helper()
 	dir := t.TempDir()
 	p := &proc{t: t, name: label, outPath: filepath.Join(dir, "stdout"), errPath: filepath.Join(dir, "stderr"),
 		tmpDir: filepath.Join(dir, "tmp"), done: make(chan struct{})}
@@ -159,7 +167,7 @@ func startSink(t *testing.T, label, cfgPath string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(binPath, append([]string{"sink", "--config", cfgPath}, args...)...)
+	p.cmd = exec.Command(binPath, append([]string{command, "--config", cfgPath}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
 	p.cmd.Env = append(filterEnv(os.Environ(), "AWS_", "KAFKAS3_"), "TMPDIR="+p.tmpDir)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -7,14 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,44 +36,7 @@ func srcMarkerGroup(target string) string { return "kafkas3-restore-" + target }
 // no AWS_ or KAFKAS3_ settings, and the process dies with the test.
 func srcStart(t *testing.T, label, cfgPath string, args ...string) *proc {
 	t.Helper()
-	dir := t.TempDir()
-	p := &proc{t: t, name: label, outPath: filepath.Join(dir, "stdout"), errPath: filepath.Join(dir, "stderr"),
-		tmpDir: filepath.Join(dir, "tmp"), done: make(chan struct{})}
-	if err := os.Mkdir(p.tmpDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := os.Create(p.outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := os.Create(p.errPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(binPath, append([]string{"source", "--config", cfgPath}, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	p.cmd.Env = append(filterEnv(os.Environ(), "AWS_", "KAFKAS3_"), "TMPDIR="+p.tmpDir)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", label, err)
-	}
-	p.started = time.Now()
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		p.ended = time.Now()
-		stdout.Close()
-		stderr.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	return startKafkas3(t, label, "source", cfgPath, args...)
 }
 
 // srcRun runs the source to completion and returns its exit code.
