@@ -90,6 +90,23 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 	return f, nil
 }
 
+// buildPartFormat builds the format of .keys or .headers objects (key names
+// the setting): name is FormatJSON, FormatBytes or FormatAvro, with the value
+// format's codec, bytes and compression settings. Errors wrap ErrConfig.
+func buildPartFormat(key, name string, value FormatSettings) (*archive.PartFormat, error) {
+	fs := value
+	fs.Format = name
+	f, err := buildFormat(fs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	kind, err := format.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, key, err)
+	}
+	return &archive.PartFormat{Format: f, Kind: kind}, nil
+}
+
 // buildConverter builds the converter prefix (value.converter or
 // key.converter) names; nil when none is set. Errors wrap ErrConfig.
 func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (convert.Converter, string, error) {

@@ -293,8 +293,8 @@ func configKeys() []keySpec {
 			},
 			doc: "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."},
 		{key: "behavior.on.null.values", kind: kindChoice, def: "fail", commands: CommandSink,
-			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "write", unsupported: true}},
-			doc:     "What to do with a record whose value is null (a tombstone)."},
+			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "write"}},
+			doc:     "What to do with a record whose value is null (a tombstone). write needs store.kafka.keys=true: it writes the tombstone's key (and headers, with store.kafka.headers) to .keys (.headers) objects under tombstone.encoded.partition, and a switch between tombstones and other records rotates."},
 		{key: "schema.compatibility", kind: kindChoice, def: "NONE", commands: CommandSink,
 			choices: []choice{{name: "NONE"}, {name: "BACKWARD"}, {name: "FORWARD"}, {name: "FULL"}},
 			doc: "What a value schema different from the open file's does. NONE: it rotates (all open files of the partition are committed). " +
@@ -346,16 +346,18 @@ func configKeys() []keySpec {
 			doc: "Which time time-based partitioners use."},
 		{key: "timestamp.field", status: statusUnsupported, def: "timestamp", commands: cmdBoth,
 			doc: "Record field holding the time for timestamp.extractor=RecordField."},
-		{key: "store.kafka.keys", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
-			doc: "Write record keys to .keys files."},
-		{key: "store.kafka.headers", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
-			doc: "Write record headers to .headers files."},
-		{key: "keys.format.class", status: statusUnsupported, def: s3FormatPkg + "avro.AvroFormat", commands: cmdBoth,
-			doc: "Format of .keys files."},
-		{key: "headers.format.class", status: statusUnsupported, def: s3FormatPkg + "avro.AvroFormat", commands: cmdBoth,
-			doc: "Format of .headers files."},
-		{key: "tombstone.encoded.partition", status: statusUnsupported, def: "tombstone", commands: cmdBoth,
-			doc: "Folder of tombstones with behavior.on.null.values=write."},
+		{key: "store.kafka.keys", kind: kindBool, def: "false", commands: CommandSink,
+			doc: "Also write each record's key to a parallel <base>.keys<ext> object (same start offset, same records in the same order), committed with its value object. A record with a null key is a bad record (see errors.tolerance), as in Confluent's connector."},
+		{key: "store.kafka.headers", kind: kindBool, def: "false", commands: CommandSink,
+			doc: "Also write each record's headers to a parallel <base>.headers<ext> object: an array of {key, value} (order and duplicates kept; a null value stays null). A record without headers is a bad record, as in Confluent's connector."},
+		{key: "keys.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
+			choices: partFormatChoices(false),
+			doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are Avro \"bytes\" (\"string\" with StringConverter). JSON writes keys as the JSON format writes values. s3.compression.type applies to json and bytes."},
+		{key: "headers.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
+			choices: partFormatChoices(true),
+			doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."},
+		{key: "tombstone.encoded.partition", def: "tombstone", commands: CommandSink,
+			doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim."},
 		{key: "hive.integration", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
 			doc: "Hive table maintenance."},
 
@@ -464,6 +466,12 @@ func envName(key string) string {
 
 // matchChoice returns the choice value names, by its name or an alias,
 // ignoring case.
+// isChoice reports whether value means the choice named name.
+func (s *keySpec) isChoice(value, name string) bool {
+	c, ok := s.matchChoice(value)
+	return ok && c.name == name
+}
+
 func (s *keySpec) matchChoice(value string) (choice, bool) {
 	for _, c := range s.choices {
 		if strings.EqualFold(value, c.name) {
@@ -476,4 +484,20 @@ func (s *keySpec) matchChoice(value string) (choice, bool) {
 		}
 	}
 	return choice{}, false
+}
+
+// partFormatChoices are the values of keys.format.class and
+// headers.format.class. Headers cannot be bytes (Settings.Sink says so when
+// asked); Parquet keys and headers are not supported yet.
+func partFormatChoices(headers bool) []choice {
+	cs := []choice{
+		{name: "json", aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
+		{name: "bytes", aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
+		{name: "avro", aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
+		{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}, unsupported: true},
+	}
+	if headers {
+		cs = append(cs[:1], cs[2:]...)
+	}
+	return cs
 }

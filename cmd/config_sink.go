@@ -28,6 +28,7 @@ const (
 
 	NullValuesFail   = "fail"
 	NullValuesIgnore = "ignore"
+	NullValuesWrite  = "write"
 )
 
 // SinkOptions is the sink's configuration, typed and fully validated. It
@@ -62,7 +63,17 @@ type SinkOptions struct {
 	StoreSettings
 	FormatSettings
 
-	NullValues          string // NullValuesFail or NullValuesIgnore
+	NullValues string // NullValuesFail, NullValuesIgnore or NullValuesWrite
+
+	// StoreKeys and StoreHeaders write parallel .keys and .headers
+	// objects, in KeysFormat and HeadersFormat (FormatJSON, FormatBytes
+	// (keys only) or FormatAvro).
+	StoreKeys     bool
+	StoreHeaders  bool
+	KeysFormat    string
+	HeadersFormat string
+	// TombstonePartition is tombstone.encoded.partition.
+	TombstonePartition  string
 	SchemaCompatibility string // NONE, BACKWARD, FORWARD or FULL
 
 	// ValueConverter and KeyConverter decode values and keys; a Class of ""
@@ -116,6 +127,31 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	o.StoreSettings = p.store()
 	o.FormatSettings = p.format("")
 	o.NullValues = p.choice("behavior.on.null.values")
+	o.StoreKeys = p.bool("store.kafka.keys")
+	o.StoreHeaders = p.bool("store.kafka.headers")
+	o.KeysFormat = p.choice("keys.format.class")
+	if o.KeysFormat == "" {
+		o.KeysFormat = FormatAvro
+	}
+	if v := p.str("headers.format.class"); v != "" && p.spec("format.class").isChoice(v, FormatBytes) {
+		p.fail("headers.format.class", v, "cannot hold headers (an array of {key, value}); want avro or json")
+	} else if o.HeadersFormat = p.choice("headers.format.class"); o.HeadersFormat == "" {
+		o.HeadersFormat = FormatAvro
+	}
+	o.TombstonePartition = p.str("tombstone.encoded.partition")
+	delim := o.DirectoryDelim
+	if delim == "" {
+		delim = "/"
+	}
+	if _, set := p.st.values["tombstone.encoded.partition"]; set && (o.TombstonePartition == "" || strings.Contains(o.TombstonePartition, delim)) {
+		p.fail("tombstone.encoded.partition", o.TombstonePartition, "is not a folder name; want a non-empty name without directory.delim")
+	}
+	if o.TombstonePartition == "" {
+		o.TombstonePartition = "tombstone"
+	}
+	if o.NullValues == NullValuesWrite && !o.StoreKeys && p.ok("store.kafka.keys") {
+		p.fail("behavior.on.null.values", "write", "needs store.kafka.keys=true (a tombstone is archived as its key)")
+	}
 	o.SchemaCompatibility = p.choice("schema.compatibility")
 	o.ValueConverter = p.converter("value.converter")
 	o.KeyConverter = p.converter("key.converter")

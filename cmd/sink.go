@@ -109,8 +109,11 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 		return archive.Config{}, err
 	}
 	null := archive.NullFail
-	if o.NullValues == NullValuesIgnore {
+	switch o.NullValues {
+	case NullValuesIgnore:
 		null = archive.NullIgnore
+	case NullValuesWrite:
+		null = archive.NullWrite
 	}
 	cfg := archive.Config{
 		Name: o.Name, Brokers: o.BootstrapServers, GroupID: o.GroupID,
@@ -124,6 +127,17 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,
 			DLQReplicationFactor: o.DLQReplicationFactor, DLQContextHeaders: o.DLQContextHeaders, Log: o.ErrorsLog,
 		},
+	}
+	cfg.TombstonePartition = o.TombstonePartition
+	if o.StoreKeys {
+		if cfg.KeysFormat, err = buildPartFormat("keys.format.class", o.KeysFormat, o.FormatSettings); err != nil {
+			return archive.Config{}, err
+		}
+	}
+	if o.StoreHeaders {
+		if cfg.HeadersFormat, err = buildPartFormat("headers.format.class", o.HeadersFormat, o.FormatSettings); err != nil {
+			return archive.Config{}, err
+		}
 	}
 	vc, vclass, err := buildConverter("value.converter", o.ValueConverter, log)
 	if err != nil {
