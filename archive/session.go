@@ -1,0 +1,518 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// session is one consumer-group membership: from join to shutdown or failure.
+type session struct {
+	s      *Sink
+	cl     *kgo.Client
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	workers map[tp]*worker
+	targets map[tp]int64 // --once: end offsets seen at start
+	done    map[tp]bool  // --once: partitions archived up to their target
+
+	budget       *budget     // bytes of fetched records in flight to workers
+	dlq          *kgo.Client // dead letter queue producer; nil without a DLQ topic
+	commitSerial sync.Mutex  // one commit request at a time
+	commitMu     sync.Mutex  // guards toCommit and committed
+	toCommit     map[tp]kgo.EpochOffset
+	committed    map[tp]int64
+	doneCh       chan struct{}
+	// pollCtx is ctx, also cancelled when --once is done.
+	pollCtx    context.Context
+	pollCancel context.CancelFunc
+}
+
+func (s *Sink) clientOpts(ss *session) []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(s.cfg.Brokers...),
+		kgo.ConsumerGroup(s.cfg.GroupID),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(16 << 20),
+		kgo.FetchMaxPartitionBytes(1 << 20),
+		kgo.OnPartitionsAssigned(ss.assigned),
+		kgo.OnPartitionsRevoked(ss.revoked),
+		kgo.OnPartitionsLost(ss.lost),
+	}
+	if s.cfg.TopicsRegex != "" {
+		// topics.regex matches whole names, as in Kafka Connect; new
+		// matching topics are found at each metadata refresh.
+		opts = append(opts, kgo.ConsumeTopics("^(?:"+s.cfg.TopicsRegex+")$"), kgo.ConsumeRegex(),
+			kgo.MetadataMaxAge(regexMetadataMaxAge))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
+	}
+	return append(opts, s.cfg.KafkaOpts...)
+}
+
+// Ping checks that a broker answers, naming the addresses when none does.
+func ping(ctx context.Context, cl *kgo.Client, brokers []string) error {
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("cannot reach Kafka at %s (bootstrap.servers): %w", strings.Join(brokers, ","), err)
+	}
+	return nil
+}
+
+func (s *Sink) session(parent context.Context) error {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	ss := &session{
+		s: s, ctx: ctx, cancel: cancel,
+		workers:   map[tp]*worker{},
+		done:      map[tp]bool{},
+		toCommit:  map[tp]kgo.EpochOffset{},
+		committed: map[tp]int64{},
+		doneCh:    make(chan struct{}),
+	}
+	ss.pollCtx, ss.pollCancel = context.WithCancel(ctx)
+	defer ss.pollCancel()
+	ss.budget = newBudget(ctx, fetchBudget)
+
+	// Checks and --once targets use a client outside the group: a group
+	// client starts joining (and may be assigned partitions) at once.
+	if err := ss.prepare(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Once && ss.allDone() {
+		s.log.Info("nothing to archive: committed offsets are at the end offsets")
+		return nil
+	}
+	if s.cfg.Errors.DLQTopic != "" {
+		dlq, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.cfg.Brokers...), kgo.ProducerLinger(0)}, s.cfg.KafkaOpts...)...)
+		if err != nil {
+			return fmt.Errorf("kafka producer for errors.deadletterqueue.topic.name: %w", err)
+		}
+		ss.dlq = dlq
+		defer dlq.Close()
+	}
+	cl, err := kgo.NewClient(s.clientOpts(ss)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	ss.cl = cl
+	defer cl.Close()
+
+	commitDone := make(chan struct{})
+	go func() { defer close(commitDone); ss.commitLoop() }()
+
+	err = ss.poll()
+
+	// Shutdown: stop every worker (completed files are committed, open
+	// files aborted), then a final commit with a fresh deadline.
+	ss.mu.Lock()
+	ws := make([]*worker, 0, len(ss.workers))
+	for _, w := range ss.workers {
+		ws = append(ws, w)
+	}
+	clear(ss.workers)
+	ss.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	cancel(errSessionOver)
+	<-commitDone
+	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ccancel()
+	if cerr := ss.commitNow(cctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer lcancel()
+	_ = cl.LeaveGroupContext(lctx)
+	return err
+}
+
+var errSessionOver = errors.New("session over")
+
+// regexMetadataMaxAge bounds how long a new topic matching topics.regex
+// waits before the sink starts archiving it.
+const regexMetadataMaxAge = time.Minute
+
+// prepare checks the brokers and topics and, for --once, records targets.
+func (ss *session) prepare(ctx context.Context) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(ss.s.cfg.Brokers...)}, ss.s.cfg.KafkaOpts...)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	if err := ping(ctx, cl, ss.s.cfg.Brokers); err != nil {
+		return err
+	}
+	adm := kadm.NewClient(cl)
+	if err := ss.checkTopics(ctx, adm); err != nil {
+		return err
+	}
+	if err := ss.ensureDLQ(ctx, adm); err != nil {
+		return err
+	}
+	if ss.s.cfg.Once {
+		return ss.captureTargets(ctx, adm)
+	}
+	return nil
+}
+
+// checkTopics fails when a named topic does not exist.
+func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
+	if len(ss.s.cfg.Topics) == 0 {
+		return nil
+	}
+	md, err := adm.Metadata(ctx, ss.s.cfg.Topics...)
+	if err != nil {
+		return fmt.Errorf("kafka metadata: %w", err)
+	}
+	var missing []string
+	for _, t := range ss.s.cfg.Topics {
+		d, ok := md.Topics[t]
+		if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, t)
+		} else if d.Err != nil {
+			return fmt.Errorf("topic %s: %w", t, d.Err)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("topics: %s: topic does not exist", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// captureTargets records, for --once, each partition's end offset, and
+// marks partitions with nothing to archive as done.
+func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
+	topics := ss.s.cfg.Topics
+	if ss.s.cfg.TopicsRegex != "" {
+		re, err := regexp.Compile("^(?:" + ss.s.cfg.TopicsRegex + ")$")
+		if err != nil {
+			return fmt.Errorf("topics.regex: %w", err)
+		}
+		all, err := adm.ListTopics(ctx)
+		if err != nil {
+			return fmt.Errorf("list topics: %w", err)
+		}
+		for _, t := range all.Names() {
+			if re.MatchString(t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		ss.targets = map[tp]int64{}
+		return nil
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list end offsets: %w", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("list start offsets: %w", err)
+	}
+	committed, err := fetchCommitted(ctx, adm, ss.s.cfg.GroupID)
+	if err != nil {
+		return fmt.Errorf("fetch committed offsets of group %s: %w", ss.s.cfg.GroupID, err)
+	}
+	ss.targets = map[tp]int64{}
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			ferr = fmt.Errorf("end offset of %s[%d]: %w", o.Topic, o.Partition, o.Err)
+			return
+		}
+		k := tp{o.Topic, o.Partition}
+		ss.targets[k] = o.Offset
+		pos := int64(0)
+		if so, ok := starts.Lookup(o.Topic, o.Partition); ok {
+			pos = so.Offset
+		}
+		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.At > pos {
+			pos = c.At
+		}
+		if pos >= o.Offset {
+			ss.done[k] = true
+		}
+	})
+	return ferr
+}
+
+// fetchCommitted returns the group's committed offsets (none for a group
+// that does not exist yet). It retries retriable errors for up to 30 s: on
+// a fresh cluster the coordinator answers COORDINATOR_NOT_AVAILABLE while
+// it creates the offsets topic on first use.
+func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		committed, err := adm.FetchOffsets(ctx, group)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return kadm.OffsetResponses{}, nil
+		}
+		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return committed, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (ss *session) allDone() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for k := range ss.targets {
+		if !ss.done[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (ss *session) markDone(k tp) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.done[k] {
+		return
+	}
+	ss.done[k] = true
+	for t := range ss.targets {
+		if !ss.done[t] {
+			return
+		}
+	}
+	close(ss.doneCh)
+	ss.pollCancel() // wake the poll loop
+}
+
+// poll is the fetch loop: it hands each partition's records to its worker.
+func (ss *session) poll() error {
+	for {
+		fetches := ss.cl.PollRecords(ss.pollCtx, 4096)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		select {
+		case <-ss.doneCh:
+			ss.cl.AllowRebalance()
+			return nil
+		default:
+		}
+		if err := context.Cause(ss.ctx); err != nil {
+			ss.cl.AllowRebalance()
+			if errors.Is(err, context.Canceled) {
+				return nil // the parent context: a clean stop
+			}
+			return err
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			if !kerr.IsRetriable(err) && ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+				ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			ss.cl.AllowRebalance()
+			return ferr
+		}
+		// The worker set cannot change between PollRecords and
+		// AllowRebalance, so look workers up first and send unlocked (a
+		// worker may need the lock to report that it is done).
+		type batch struct {
+			w    *worker
+			recs []*kgo.Record
+		}
+		var batches []batch
+		ss.mu.Lock()
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
+				batches = append(batches, batch{w, p.Records})
+			}
+		})
+		ss.mu.Unlock()
+		for _, b := range batches {
+			held, ok := ss.budget.acquire(batchBytes(b.recs))
+			if !ok {
+				break
+			}
+			detach(b.recs)
+			select {
+			case b.w.in <- inBatch{b.recs, held}:
+			case <-ss.ctx.Done():
+				ss.budget.release(held)
+			}
+		}
+		ss.cl.AllowRebalance()
+		if ss.s.cfg.Once {
+			select {
+			case <-ss.doneCh:
+				return nil
+			default:
+			}
+		}
+	}
+}
+
+func (ss *session) fail(err error) { ss.cancel(err) }
+
+func (ss *session) assigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for t, ps := range assigned {
+		for _, p := range ps {
+			k := tp{t, p}
+			target := int64(-1)
+			if ss.s.cfg.Once {
+				tg, ok := ss.targets[k]
+				if !ok || ss.done[k] {
+					// Not part of this run (new partition) or nothing to do.
+					continue
+				}
+				target = tg
+			}
+			w := newWorker(ss, k, target)
+			ss.workers[k] = w
+			ss.s.mu.Lock()
+			ss.s.stats.topics[t] = true
+			ss.s.stats.partitions[k] = true
+			ss.s.mu.Unlock()
+			go w.run()
+		}
+	}
+}
+
+func (ss *session) revoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	ws := ss.take(revoked)
+	for _, w := range ws {
+		w.stop()
+	}
+	// Commit what the stopped workers completed while we still own it.
+	if err := ss.commitNow(ctx); err != nil {
+		ss.s.log.Warn("commit on revoke failed", "err", err)
+	}
+}
+
+func (ss *session) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	ws := ss.take(lost)
+	for _, w := range ws {
+		w.stop()
+	}
+	ss.commitMu.Lock()
+	for _, w := range ws {
+		delete(ss.toCommit, w.tp)
+	}
+	ss.commitMu.Unlock()
+}
+
+func (ss *session) take(m map[string][]int32) []*worker {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var ws []*worker
+	for t, ps := range m {
+		for _, p := range ps {
+			k := tp{t, p}
+			if w := ss.workers[k]; w != nil {
+				ws = append(ws, w)
+				delete(ss.workers, k)
+			}
+		}
+	}
+	return ws
+}
+
+// setCommittable records that every record of k before offset is archived.
+func (ss *session) setCommittable(k tp, offset int64, epoch int32) {
+	ss.commitMu.Lock()
+	if offset > ss.committed[k] {
+		ss.toCommit[k] = kgo.EpochOffset{Epoch: epoch, Offset: offset}
+	}
+	ss.commitMu.Unlock()
+}
+
+func (ss *session) commitLoop() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.ctx.Done():
+			return
+		case <-t.C:
+			if err := ss.commitNow(ss.ctx); err != nil && ss.ctx.Err() == nil {
+				ss.s.log.Warn("offset commit failed; will retry", "err", err)
+			}
+		}
+	}
+}
+
+// commitNow commits every pending offset in one request.
+// Commits are serialised by commitSerial; commitMu guards only the maps and
+// is never held across the network call, so a worker publishing an offset
+// never waits for the broker.
+func (ss *session) commitNow(ctx context.Context) error {
+	ss.commitSerial.Lock()
+	defer ss.commitSerial.Unlock()
+	ss.commitMu.Lock()
+	m := map[string]map[int32]kgo.EpochOffset{}
+	for k, eo := range ss.toCommit {
+		if m[k.topic] == nil {
+			m[k.topic] = map[int32]kgo.EpochOffset{}
+		}
+		m[k.topic][k.partition] = eo
+	}
+	ss.commitMu.Unlock()
+	if len(m) == 0 {
+		return nil
+	}
+	var cerr error
+	ss.cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		ss.commitMu.Lock()
+		defer ss.commitMu.Unlock()
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				k := tp{t.Topic, p.Partition}
+				if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+					cerr = fmt.Errorf("commit %s[%d]: %w", t.Topic, p.Partition, e)
+					continue
+				}
+				sent := m[t.Topic][p.Partition]
+				if sent.Offset > ss.committed[k] {
+					ss.committed[k] = sent.Offset
+				}
+				if eo, ok := ss.toCommit[k]; ok && eo.Offset <= ss.committed[k] {
+					delete(ss.toCommit, k)
+				}
+			}
+		}
+	})
+	return cerr
+}
