@@ -34,7 +34,9 @@ type PartFormat struct {
 	// Kind tells how a key or the headers become a record of Format:
 	// JSON renders typed keys as JsonConverter would, Avro gives untyped
 	// keys the schema "bytes" ("string" with StringConverter keys), and
-	// headers are an array of {key, value} records. Parquet and bytes
+	// headers are an array of {key, value} records. Parquet does as Avro,
+	// with Confluent's envelopes: a record "RecordKey" with the field
+	// "key", a record "RecordHeaders" with the field "headers". Bytes
 	// headers are not supported.
 	Kind format.Kind
 }

@@ -29,15 +29,38 @@ var ErrNoHeaders = errors.New("record has no headers, but store.kafka.headers ne
 const headersSchemaText = `{"type":"array","items":{"type":"record","name":"ConnectDefault","namespace":"io.confluent.connect.avro",` +
 	`"fields":[{"name":"key","type":"string"},{"name":"value","type":["null","string"]}]}}`
 
+// Confluent's envelopes for Parquet .keys and .headers objects: a Parquet
+// file holds records, so a key is the field "key" of a record "RecordKey"
+// and the headers are the field "headers" of a record "RecordHeaders". The
+// restorer unwraps both.
+const (
+	keyEnvelopeName     = "RecordKey"
+	keyEnvelopeField    = "key"
+	headersEnvelopeText = `{"type":"record","name":"RecordHeaders","fields":[{"name":"headers","type":` + headersSchemaText + `}]}`
+	headersEnvelopeName = "headers"
+	// maxKeyEnvelopes bounds the cache of key envelopes of one partition
+	// writer; it is cleared when full.
+	maxKeyEnvelopes = 64
+)
+
 // Part names, as FileStats.Part reports them.
 const (
 	PartKeys    = "keys"
 	PartHeaders = "headers"
 )
 
-// partSchemas holds the fixed schemas of untyped keys and of headers.
+// partSchemas holds the fixed schemas of untyped keys and of headers, and
+// the Parquet envelopes built so far.
 type partSchemas struct {
 	bytes, str, headers *format.Schema
+	// headersEnvelope is parsed on first use (Parquet headers only).
+	headersEnvelope *format.Schema
+	// keyEnvelopes maps a key schema to its RecordKey envelope, by pointer
+	// and by schema text, so that records of one key schema share one
+	// envelope (*format.Schema): the Parquet writer and the rotation on a
+	// new key schema compare them by pointer first.
+	keyEnvelopes       map[*format.Schema]*format.Schema
+	keyEnvelopesByText map[string]*format.Schema
 }
 
 func newPartSchemas() *partSchemas {
@@ -45,6 +68,49 @@ func newPartSchemas() *partSchemas {
 		return &format.Schema{Avro: avro.MustParse(text), Text: text}
 	}
 	return &partSchemas{bytes: mk(`"bytes"`), str: mk(`"string"`), headers: mk(headersSchemaText)}
+}
+
+// keyEnvelope returns the schema of the record "RecordKey" whose single
+// field "key" has the schema inner.
+func (p *partSchemas) keyEnvelope(inner *format.Schema) (*format.Schema, error) {
+	if s, ok := p.keyEnvelopes[inner]; ok {
+		return s, nil
+	}
+	if inner == nil || inner.Avro == nil {
+		return nil, errors.New("the key has no parsed Avro schema")
+	}
+	text := inner.Text
+	if text == "" {
+		text = inner.Avro.String()
+	}
+	s, ok := p.keyEnvelopesByText[text]
+	if !ok {
+		root := &avro.SchemaNode{Type: "record", Name: keyEnvelopeName,
+			Fields: []avro.SchemaField{{Name: keyEnvelopeField, Type: *inner.Avro.Root()}}}
+		parsed, err := root.Schema()
+		if err != nil {
+			return nil, fmt.Errorf("wrapping the key schema in a %s record: %w", keyEnvelopeName, err)
+		}
+		s = &format.Schema{Avro: parsed, Text: parsed.String()}
+	}
+	if len(p.keyEnvelopes) >= maxKeyEnvelopes || p.keyEnvelopes == nil {
+		p.keyEnvelopes = make(map[*format.Schema]*format.Schema)
+	}
+	if len(p.keyEnvelopesByText) >= maxKeyEnvelopes || p.keyEnvelopesByText == nil {
+		p.keyEnvelopesByText = make(map[string]*format.Schema)
+	}
+	p.keyEnvelopes[inner] = s
+	p.keyEnvelopesByText[text] = s
+	return s, nil
+}
+
+// headersEnvelopeSchema returns the schema of the record "RecordHeaders"
+// whose single field "headers" is the headers array.
+func (p *partSchemas) headersEnvelopeSchema() *format.Schema {
+	if p.headersEnvelope == nil {
+		p.headersEnvelope = &format.Schema{Avro: avro.MustParse(headersEnvelopeText), Text: headersEnvelopeText}
+	}
+	return p.headersEnvelope
 }
 
 // stringKeyConverter is the Connect class whose keys are strings.
@@ -68,13 +134,24 @@ func (w *partitionWriter) keyRecord(r *format.Record) (*format.Record, error) {
 			}
 			out.Value = buf
 		}
-	case format.KindAvro:
+	case format.KindAvro, format.KindParquet:
 		if t == nil {
 			if w.cfg.KeyConverterClass == stringKeyConverter {
 				t = &format.Typed{Schema: w.parts.str, Native: string(r.Key)}
 			} else {
 				t = &format.Typed{Schema: w.parts.bytes, Native: r.Key}
 			}
+		}
+		if w.cfg.KeysFormat.Kind == format.KindParquet {
+			env, err := w.parts.keyEnvelope(t.Schema)
+			if err != nil {
+				return nil, err
+			}
+			native, err := format.AvroNative(t)
+			if err != nil {
+				return nil, fmt.Errorf("decoding the typed key: %w", err)
+			}
+			t = &format.Typed{Schema: env, Native: map[string]any{keyEnvelopeField: native}}
 		}
 		out.ValueTyped = t
 	}
@@ -121,7 +198,11 @@ func (w *partitionWriter) headersRecord(r *format.Record) (*format.Record, error
 			list[i] = map[string]any{"key": h.Key, "value": v}
 		}
 		out.Value = []byte{} // not null: the writers check Value for tombstones
-		out.ValueTyped = &format.Typed{Schema: w.parts.headers, Native: list}
+		if w.cfg.HeadersFormat.Kind == format.KindParquet {
+			out.ValueTyped = &format.Typed{Schema: w.parts.headersEnvelopeSchema(), Native: map[string]any{headersEnvelopeName: list}}
+		} else {
+			out.ValueTyped = &format.Typed{Schema: w.parts.headers, Native: list}
+		}
 	}
 	return out, nil
 }

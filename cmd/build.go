@@ -91,8 +91,9 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 }
 
 // buildPartFormat builds the format of .keys or .headers objects (key names
-// the setting): name is FormatJSON, FormatBytes or FormatAvro, with the value
-// format's codec, bytes and compression settings. Errors wrap ErrConfig.
+// the setting): name is FormatJSON, FormatBytes, FormatAvro or FormatParquet,
+// with the value format's codec (avro.codec, parquet.codec), bytes and
+// compression settings. Errors wrap ErrConfig.
 func buildPartFormat(key, name string, value FormatSettings) (*archive.PartFormat, error) {
 	fs := value
 	fs.Format = name

@@ -352,10 +352,10 @@ func configKeys() []keySpec {
 			doc: "Also write each record's headers to a parallel <base>.headers<ext> object: an array of {key, value} (order and duplicates kept; a null value stays null). A record without headers is a bad record, as in Confluent's connector."},
 		{key: "keys.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
 			choices: partFormatChoices(false),
-			doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are Avro \"bytes\" (\"string\" with StringConverter). JSON writes keys as the JSON format writes values. s3.compression.type applies to json and bytes."},
+			doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are Avro \"bytes\" (\"string\" with StringConverter). Parquet writes the same key as the field \"key\" of a record \"RecordKey\" (Confluent's envelope), with parquet.codec. JSON writes keys as the JSON format writes values. s3.compression.type applies to json and bytes."},
 		{key: "headers.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
 			choices: partFormatChoices(true),
-			doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."},
+			doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records), parquet (that array as the field \"headers\" of a record \"RecordHeaders\", Confluent's envelope, with parquet.codec) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."},
 		{key: "tombstone.encoded.partition", def: "tombstone", commands: CommandSink,
 			doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim."},
 		{key: "hive.integration", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
@@ -488,13 +488,13 @@ func (s *keySpec) matchChoice(value string) (choice, bool) {
 
 // partFormatChoices are the values of keys.format.class and
 // headers.format.class. Headers cannot be bytes (Settings.Sink says so when
-// asked); Parquet keys and headers are not supported yet.
+// asked).
 func partFormatChoices(headers bool) []choice {
 	cs := []choice{
 		{name: "json", aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
 		{name: "bytes", aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
 		{name: "avro", aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
-		{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}, unsupported: true},
+		{name: "parquet", aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
 	}
 	if headers {
 		cs = append(cs[:1], cs[2:]...)

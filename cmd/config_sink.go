@@ -67,7 +67,7 @@ type SinkOptions struct {
 
 	// StoreKeys and StoreHeaders write parallel .keys and .headers
 	// objects, in KeysFormat and HeadersFormat (FormatJSON, FormatBytes
-	// (keys only) or FormatAvro).
+	// (keys only), FormatAvro or FormatParquet).
 	StoreKeys     bool
 	StoreHeaders  bool
 	KeysFormat    string
@@ -134,7 +134,7 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 		o.KeysFormat = FormatAvro
 	}
 	if v := p.str("headers.format.class"); v != "" && p.spec("format.class").isChoice(v, FormatBytes) {
-		p.fail("headers.format.class", v, "cannot hold headers (an array of {key, value}); want avro or json")
+		p.fail("headers.format.class", v, "cannot hold headers (an array of {key, value}); want avro, parquet or json")
 	} else if o.HeadersFormat = p.choice("headers.format.class"); o.HeadersFormat == "" {
 		o.HeadersFormat = FormatAvro
 	}
