@@ -37,6 +37,13 @@ type Config struct {
 	Format  format.Format // with compression, as the sink wrote it
 	OnError OnError
 
+	// TombstonePartition is the sink's tombstone.encoded.partition: the
+	// folder of the keys-only objects (with their .headers objects) that
+	// behavior.on.null.values=write makes of tombstones. Those objects are
+	// restored as records with a nil value. Empty means
+	// DefaultTombstonePartition.
+	TombstonePartition string
+
 	// ValueEncoder frames typed values (Avro and Parquet archives) in
 	// Confluent's wire format for the target's Schema Registry, registering
 	// each schema under "<target topic>-value" when absent. It is required
@@ -89,4 +96,6 @@ const (
 	DefaultParallelism   = 8
 	DefaultVerifyRecords = 3
 	DefaultPollInterval  = time.Minute
+	// DefaultTombstonePartition is tombstone.encoded.partition's default.
+	DefaultTombstonePartition = "tombstone"
 )

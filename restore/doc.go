@@ -34,9 +34,34 @@
 // i of the value object, and a count mismatch stops the restore
 // (ErrParallelMismatch). Typed keys are framed under "<target topic>-key"
 // with Config.KeyEncoder, or restored as their bytes when they are strings
-// or bytes. Headers are Confluent's array of {key, value} strings. A .keys
-// or .headers object without a value object (a tombstone's, under
-// behavior.on.null.values=write) is skipped and counted.
+// or bytes. Headers are Confluent's array of {key, value} strings.
+//
+// A JSON keys object (keys.format.class=json) holds one JSON value per
+// line, read as the JSON format reads values: the line null is the 4-byte
+// key "null" (the sink refuses null keys when it stores keys, as
+// Confluent's connector does, so that line can only be that text), and a
+// line that is a JSON string is restored as its content. So a key whose
+// text was itself a JSON string literal (`"q"` with its quotes) comes back
+// as q: the line cannot tell the two apart. Use Avro keys where keys must
+// survive byte for byte.
+//
+// # Tombstones
+//
+// Under behavior.on.null.values=write the sink archives a tombstone (a
+// record with a null value) as a record of a keys-only object
+// "<topic>+<partition>+<start>.keys<ext>" (and of its .headers object)
+// under the encoded partition tombstone.encoded.partition
+// (Config.TombstonePartition, "tombstone" by default), and a switch between
+// tombstones and other records always rotates. So each object holds a run
+// of one kind, and the value objects and tombstone objects of a Kafka
+// partition, sorted together by start offset, are the partition's records
+// in order. Plan makes each keys-only object of the tombstone folder a
+// tombstone object (Object.Tombstone) of its Kafka partition; its records
+// are produced with their key, their headers and a nil value, in their
+// place. They count like other records for resuming and are compared like
+// them (a nil value differs from an empty one). A .keys object without a
+// value object outside the tombstone folder, and a .headers object with
+// neither a value nor a keys object, are skipped, counted and logged.
 //
 // # Exactly once without a local state file
 //

@@ -173,6 +173,9 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 // the number of records and the bytes read (the object's size once it is
 // complete). Errors name the key.
 func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
+	if obj.Tombstone {
+		return r.readTombstones(ctx, obj, target, fn)
+	}
 	rc, err := r.store.Open(ctx, obj.Key)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
@@ -240,6 +243,67 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn
 	}
 	// Count the whole object as read even if the reader stopped before
 	// a trailer.
+	return n, max(cr.n, obj.Size), nil
+}
+
+// readTombstones is readObject for a tombstone object: each record of the
+// keys-only object obj.Key becomes a record with that key, a nil value and
+// the headers of the same record of obj.HeadersKey (when set). The bytes
+// read are the keys object's.
+func (r *Restorer) readTombstones(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
+	f, err := r.parallelFormat(obj.keysExt)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read object %q: %w", obj.Key, err)
+	}
+	rc, err := r.store.Open(ctx, obj.Key)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
+	}
+	defer rc.Close()
+	var headers *parallelReader
+	if obj.HeadersKey != "" {
+		if headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, false); err != nil {
+			return 0, 0, err
+		}
+		defer headers.close()
+	}
+	cr := &countingReader{r: rc}
+	rd, err := f.NewReader(cr)
+	if err != nil {
+		return 0, cr.n, fmt.Errorf("read object %q: %w", obj.Key, err)
+	}
+	var n int64
+	for {
+		krec, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, cr.n, fmt.Errorf("read object %q: record %d: %w", obj.Key, n, err)
+		}
+		rec := &format.Record{}
+		if rec.Key, err = r.keyFrom(ctx, krec, target, obj.Key, n); err != nil {
+			return n, cr.n, err
+		}
+		if headers != nil {
+			hrec, err := headers.next(obj.Key)
+			if err != nil {
+				return n, cr.n, err
+			}
+			if rec.Headers, err = headersFrom(hrec, headers.key, n); err != nil {
+				return n, cr.n, err
+			}
+		}
+		if err := fn(rec, cr.n); err != nil {
+			return n, cr.n, err
+		}
+		n++
+	}
+	if headers != nil {
+		if err := headers.finish(obj.Key); err != nil {
+			return n, cr.n, err
+		}
+	}
 	return n, max(cr.n, obj.Size), nil
 }
 
@@ -316,9 +380,11 @@ func (r *Restorer) readTarget(ctx context.Context, topic string, p int32, from i
 	return out, nil
 }
 
-// sameRecord compares what a restore writes: key, value and headers.
+// sameRecord compares what a restore writes: key, value (a nil value, a
+// tombstone, differs from an empty one) and headers.
 func sameRecord(got *kgo.Record, want *format.Record) bool {
-	if !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) || len(got.Headers) != len(want.Headers) {
+	if !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) ||
+		len(got.Headers) != len(want.Headers) {
 		return false
 	}
 	for i, h := range want.Headers {

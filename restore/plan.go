@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -19,8 +20,10 @@ const (
 	SkipOtherExtension   = "other extension"
 	SkipMalformed        = "malformed name"
 	// SkipParallelOrphan counts .keys and .headers objects without a value
-	// object of the same base name (Confluent writes keys-only objects for
-	// tombstones under behavior.on.null.values=write; they are not restored).
+	// object of the same base name that are not a tombstone object either:
+	// a keys-only object outside the tombstone folder
+	// (Config.TombstonePartition), or a headers object without a value or
+	// keys object.
 	SkipParallelOrphan = "keys or headers without a value object"
 )
 
@@ -38,6 +41,12 @@ type Object struct {
 	KeysKey, HeadersKey   string
 	keysExt, headersExt   string // their extensions after the infix
 	KeysSize, HeadersSize int64
+
+	// Tombstone marks a tombstone object: Key is a keys-only object in the
+	// tombstone folder (behavior.on.null.values=write), each record of
+	// which is restored as that key with a nil value, and the headers of
+	// the same record of HeadersKey when it is set. KeysKey is empty.
+	Tombstone bool
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start
@@ -60,6 +69,9 @@ type TopicPlan struct {
 	// KeysObjects and HeadersObjects count the value objects that have a
 	// parallel .keys or .headers object.
 	KeysObjects, HeadersObjects int
+	// TombstoneObjects counts the tombstone objects (Object.Tombstone),
+	// which Objects includes.
+	TombstoneObjects int
 	// FirstOffset and LastOffset are the smallest and largest object start
 	// offsets over all partitions (-1 when there are no objects).
 	FirstOffset, LastOffset int64
@@ -118,14 +130,22 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	var withKeys, withHeaders int
+	var withKeys, withHeaders, tombstones int
 	for _, t := range p.Topics {
 		withKeys += t.KeysObjects
 		withHeaders += t.HeadersObjects
+		tombstones += t.TombstoneObjects
+	}
+	var notes []string
+	if tombstones > 0 {
+		notes = append(notes, fmt.Sprintf("%d tombstone", tombstones))
+	}
+	if withKeys+withHeaders > 0 {
+		notes = append(notes, fmt.Sprintf("%d with .keys, %d with .headers objects", withKeys, withHeaders))
 	}
 	parallel := ""
-	if withKeys+withHeaders > 0 {
-		parallel = fmt.Sprintf(" (%d with .keys, %d with .headers objects)", withKeys, withHeaders)
+	if len(notes) > 0 {
+		parallel = " (" + strings.Join(notes, "; ") + ")"
 	}
 	_, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s\n",
 		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped))
@@ -145,6 +165,7 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	type parallelInfo struct {
 		key, ext string
 		size     int64
+		name     partition.ObjectName
 	}
 	type parallelPair struct{ keys, headers *parallelInfo }
 	parallel := map[string]*parallelPair{} // base key -> its .keys / .headers objects
@@ -179,7 +200,7 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 					pp = &parallelPair{}
 					parallel[base] = pp
 				}
-				pi := &parallelInfo{key: info.Key, ext: pext, size: info.Size}
+				pi := &parallelInfo{key: info.Key, ext: pext, size: info.Size, name: name}
 				if infix == keysInfix {
 					pp.keys = pi
 				} else {
@@ -248,10 +269,12 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	for i, t := range plan.Topics {
 		index[t.Source] = i
 	}
+	// Pair each value object with its .keys and .headers objects.
 	for k, objs := range objects {
 		t := &plan.Topics[index[k.topic]]
 		for i := range objs {
-			pp := parallel[strings.TrimSuffix(objs[i].Key, ext)]
+			base := strings.TrimSuffix(objs[i].Key, ext)
+			pp := parallel[base]
 			if pp == nil {
 				continue
 			}
@@ -263,8 +286,44 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
 				t.HeadersObjects++
 			}
-			delete(parallel, strings.TrimSuffix(objs[i].Key, ext))
+			delete(parallel, base)
 		}
+	}
+	// What is left: keys-only objects in the tombstone folder are
+	// tombstone objects of their Kafka partition (with their .headers
+	// object); everything else is an orphan.
+	tombDir := r.cfg.TombstonePartition
+	if tombDir == "" {
+		tombDir = DefaultTombstonePartition
+	}
+	bases := make([]string, 0, len(parallel))
+	for base := range parallel {
+		bases = append(bases, base)
+	}
+	sort.Strings(bases)
+	for _, base := range bases {
+		pp := parallel[base]
+		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
+			n := pp.keys.name
+			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Tombstone: true, keysExt: pp.keys.ext}
+			if pp.headers != nil {
+				o.HeadersKey, o.headersExt, o.HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+			}
+			k := partKey{n.Topic, n.Partition}
+			objects[k] = append(objects[k], o)
+			plan.Topics[index[n.Topic]].TombstoneObjects++
+			continue
+		}
+		for _, pi := range []*parallelInfo{pp.keys, pp.headers} {
+			if pi != nil {
+				skipped[SkipParallelOrphan]++
+				r.log.Warn("skipping a keys or headers object without a value object, outside the tombstone folder",
+					"key", pi.key, "tombstone.encoded.partition", tombDir)
+			}
+		}
+	}
+	for k, objs := range objects {
+		t := &plan.Topics[index[k.topic]]
 		sort.SliceStable(objs, func(i, j int) bool {
 			if objs[i].StartOffset != objs[j].StartOffset {
 				return objs[i].StartOffset < objs[j].StartOffset
@@ -283,14 +342,6 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 			t.FirstOffset = objs[0].StartOffset
 		}
 		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
-	}
-	for _, pp := range parallel {
-		if pp.keys != nil {
-			skipped[SkipParallelOrphan]++
-		}
-		if pp.headers != nil {
-			skipped[SkipParallelOrphan]++
-		}
 	}
 	for i := range plan.Topics {
 		parts := plan.Topics[i].Parts

@@ -157,13 +157,12 @@ func (r *Restorer) typedValue(ctx context.Context, rec *format.Record, target, k
 // are unwrapped.
 //
 // An untyped key (JSON keys object) is the line's value as the JSON reader
-// restores it; the line null is a null key.
+// restores it. The line null is the 4-byte key "null", not a null key: the
+// sink refuses null keys when it stores keys (as Confluent's connector
+// does), so a null line can only be that text.
 func (r *Restorer) keyFrom(ctx context.Context, krec *format.Record, target, objKey string, i int64) ([]byte, error) {
 	t := krec.ValueTyped
 	if t == nil || t.Schema == nil || t.Schema.Avro == nil {
-		if string(krec.Value) == "null" {
-			return nil, nil
-		}
 		return krec.Value, nil
 	}
 	native, err := format.AvroNative(t)

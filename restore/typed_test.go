@@ -186,7 +186,7 @@ func TestRestoreTypedAvroWithKeysAndHeaders(t *testing.T) {
 	}
 	got := readTopic(t, brokers, "copy")[0]
 	wantNat := append(nat0, nat1...)
-	wantKeys := [][]byte{[]byte("k0"), nil, []byte("k2"), []byte("k3"), nil}
+	wantKeys := [][]byte{[]byte("k0"), nil, []byte("k2"), []byte("k3"), []byte("null")}
 	wantHdrs := [][]kgo.RecordHeader{
 		{{Key: "h", Value: []byte("0")}, {Key: "h"}}, nil,
 		{{Key: "h", Value: []byte("2")}, {Key: "h"}},
