@@ -356,8 +356,8 @@ func configKeys() []keySpec {
 		{key: "headers.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
 			choices: partFormatChoices(true),
 			doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records), parquet (that array as the field \"headers\" of a record \"RecordHeaders\", Confluent's envelope, with parquet.codec) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."},
-		{key: "tombstone.encoded.partition", def: "tombstone", commands: CommandSink,
-			doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim."},
+		{key: "tombstone.encoded.partition", def: "tombstone", commands: cmdBoth,
+			doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim. The source restores the keys-only objects of this folder as tombstones (null values), in their place among the values."},
 		{key: "hive.integration", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,
 			doc: "Hive table maintenance."},
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,9 @@ type SourceOptions struct {
 	// restore.Config.BatchSize, which does not use it (the producer batches
 	// by bytes); see the key's doc.
 	BatchMaxSize int
+	// TombstonePartition is tombstone.encoded.partition: the folder whose
+	// keys-only objects are restored as tombstones ("tombstone" when unset).
+	TombstonePartition string
 }
 
 // Source types and validates the settings for `kafkas3 source`. It reports
@@ -93,6 +97,17 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	o.PollInterval = p.millis("s3.poll.interval.ms")
 	o.OnError = p.choice("behavior.on.error")
 	o.BatchMaxSize = int(p.int("record.batch.max.size"))
+	o.TombstonePartition = p.str("tombstone.encoded.partition")
+	delim := o.DirectoryDelim
+	if delim == "" {
+		delim = "/"
+	}
+	if _, set := p.st.values["tombstone.encoded.partition"]; set && (o.TombstonePartition == "" || strings.Contains(o.TombstonePartition, delim)) {
+		p.fail("tombstone.encoded.partition", o.TombstonePartition, "is not a folder name; want a non-empty name without directory.delim")
+	}
+	if o.TombstonePartition == "" {
+		o.TombstonePartition = "tombstone"
+	}
 
 	if err := problems(p.errs); err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, ParquetCodec: "snappy", BytesSeparator: "\n", BytesExtension: ".bin"},
 		ValueConverter: ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
 		KeyConverter:   ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
-		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200,
+		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200, TombstonePartition: "tombstone",
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("Source() =\n%+v\nwant\n%+v", o, want)

@@ -152,6 +152,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		ArchiveTopics: o.ArchiveTopics, AllowSameTopic: f.AllowSameTopic,
 		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow,
 		PollInterval: o.PollInterval, BatchSize: o.BatchMaxSize, KafkaOpts: kopts,
+		TombstonePartition: o.TombstonePartition,
 	}
 	if o.ArchiveTopicsRegex != "" {
 		if cfg.ArchiveTopicsRegex, err = regexp.Compile(o.ArchiveTopicsRegex); err != nil {
