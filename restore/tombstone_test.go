@@ -15,10 +15,10 @@ import (
 // tombArchive is partition 0 of topic "orders" as the sink writes it with
 // store.kafka.keys (JSON) and behavior.on.null.values=write: value objects
 // at 0 (records 0-1), 5 (5-8) and 10 (10-11), tombstone objects at 2 (2-4,
-// with a .headers object) and 9 (9, without). Start offset 10 sorts after 9
-// only numerically... and after 2 only numerically too. It also holds an
-// orphan .keys object in partition=0 (no value object). It returns, per
-// offset, the key, whether it is a tombstone, and its headers.
+// with a .headers object) and 9 (9, without); the tombstone objects live
+// in folder. It also holds an orphan .keys object in partition=0 (no value
+// object). tombArchive returns, per offset, the key, whether it is a
+// tombstone, and its headers.
 type tombRec struct {
 	key     string
 	tomb    bool
