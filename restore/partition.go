@@ -49,11 +49,14 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	// Records are produced with a context that is never cancelled: a
+	// record failed on the client while later ones are sent would leave a
+	// gap, not a prefix. On cancellation the loop below stops handing
+	// records over and waits for those in flight.
+	pctx := context.WithoutCancel(ctx)
 	var (
 		inflight sync.WaitGroup
 		acked    atomic.Int64
-		next     = j.end // offset the next acknowledged record must have
-		nextMu   sync.Mutex
 		reported int64
 	)
 	report := func(bytes int64) {
@@ -61,17 +64,15 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 		progress.Advance(a-reported, bytes)
 		reported = a
 	}
-	promise := func(rec *kgo.Record, err error) {
+	// promise checks that the archived record number idx landed at
+	// start+idx: anything else is a gap or another writer.
+	promise := func(rec *kgo.Record, err error, idx int64) {
 		defer inflight.Done()
 		if err != nil {
 			cancel(fmt.Errorf("produce to %s/%d: %w", target, p, err))
 			return
 		}
-		nextMu.Lock()
-		want := next
-		next++
-		nextMu.Unlock()
-		if rec.Offset != want {
+		if want := j.start + idx; rec.Offset != want {
 			cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
 				ErrForeignWrite, target, p, rec.Offset, want))
 			return
@@ -119,8 +120,12 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 					return err
 				}
 			}
+			if err := context.Cause(ctx); err != nil {
+				return err // stop handing records over; those in flight land
+			}
 			inflight.Add(1)
-			cl.Produce(ctx, toKgo(rec, target, p), promise)
+			at := idx
+			cl.Produce(pctx, toKgo(rec, target, p), func(kr *kgo.Record, err error) { promise(kr, err, at) })
 			idx++
 			if (idx-already)%progressEvery == 0 {
 				report(read - reportedBytes)
