@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -78,7 +79,42 @@ type ParquetConfig struct {
 	// when its io.Reader is not also an io.ReaderAt with a Size method;
 	// 0 means DefaultParquetMaxReadBytes.
 	MaxReadBytes int64
+	// SpoolDir holds the temp files in which a row group's encoded pages
+	// wait until the row group is written ("" means os.TempDir()). Keeping
+	// them on disk instead of the heap keeps memory flat with many open
+	// Parquet files; the files are unlinked at once, so nothing is left
+	// behind if the process is killed. The output bytes do not depend on it.
+	SpoolDir string
 }
+
+// spoolBuffers is a parquet.BufferPool of unlinked temp files.
+type spoolBuffers struct{ dir string }
+
+func (b spoolBuffers) GetBuffer() io.ReadWriteSeeker {
+	f, err := os.CreateTemp(b.dir, "kafkas3-parquet-*")
+	if err != nil {
+		return errBuffer{err}
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		_ = f.Close()
+		return errBuffer{err}
+	}
+	return f
+}
+
+func (b spoolBuffers) PutBuffer(buf io.ReadWriteSeeker) {
+	if f, ok := buf.(*os.File); ok {
+		_ = f.Close()
+	}
+}
+
+// errBuffer fails every call with the error that kept a spool file from
+// being made.
+type errBuffer struct{ err error }
+
+func (e errBuffer) Read([]byte) (int, error)       { return 0, e.err }
+func (e errBuffer) Write([]byte) (int, error)      { return 0, e.err }
+func (e errBuffer) Seek(int64, int) (int64, error) { return 0, e.err }
 
 // Parquet is Confluent's io.confluent.connect.s3.format.parquet.ParquetFormat:
 // one Parquet file per object, its schema derived from the Avro schema of
@@ -91,6 +127,7 @@ type Parquet struct {
 	rowGroupRecords int64
 	rowGroupBytes   int64
 	maxReadBytes    int64
+	spoolDir        string
 }
 
 // NewParquet returns the Parquet format cfg describes (a *Parquet). A codec kafkas3 does
@@ -107,6 +144,7 @@ func NewParquet(cfg ParquetConfig) (Format, error) {
 		rowGroupRecords: cfg.RowGroupRecords,
 		rowGroupBytes:   cfg.RowGroupBytes,
 		maxReadBytes:    cfg.MaxReadBytes,
+		spoolDir:        cfg.SpoolDir,
 	}
 	for _, c := range parquetCodecs() {
 		if c.name == name {
@@ -258,6 +296,7 @@ func (w *parquetWriter) open(s *Schema) error {
 	cfg.Compression = w.p.codec
 	cfg.MaxRowsPerRowGroup = w.p.rowGroupRecords
 	cfg.KeyValueMetadata = map[string]string{ParquetAvroSchemaKey: text}
+	cfg.ColumnPageBuffers = spoolBuffers{dir: w.p.spoolDir}
 	cfg.Schema = parquet.NewSchema(name, tree.node)
 	w.w = parquet.NewWriter(w.out, cfg)
 	w.schema, w.tree = s, tree

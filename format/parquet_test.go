@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -691,4 +693,66 @@ func FuzzParquetReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParquetSpoolsPagesToUnlinkedFiles checks that a row group's pages wait
+// in unlinked temp files under SpoolDir (nothing is left in the directory,
+// even mid-write) and that the output is readable and the same whichever
+// directory is used.
+func TestParquetSpoolsPagesToUnlinkedFiles(t *testing.T) {
+	s := mustRichSchema(t)
+	values := richValues(t, s)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	pA := mustParquet(t, ParquetConfig{SpoolDir: dirA})
+	var out bytes.Buffer
+	w, err := pA.NewWriter(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*Record
+	for i := range 20000 { // enough to fill pages, which go to the spool
+		r := typedRecord(s, values[i%len(values)], int64(i))
+		recs = append(recs, r)
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spooled := 0
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil &&
+			strings.HasPrefix(target, filepath.Join(dirA, "kafkas3-parquet-")) && strings.HasSuffix(target, "(deleted)") {
+			spooled++
+		}
+	}
+	if left, _ := os.ReadDir(dirA); len(left) != 0 || spooled == 0 {
+		t.Fatalf("mid-write: %d files left in the spool dir, %d unlinked spool files open; want 0 and > 0", len(left), spooled)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readParquet(t, pA, bytes.NewReader(out.Bytes())); len(got) != len(recs) {
+		t.Fatalf("read %d records, want %d", len(got), len(recs))
+	}
+	if other := writeParquet(t, mustParquet(t, ParquetConfig{SpoolDir: dirB}), recs); !bytes.Equal(other, out.Bytes()) {
+		t.Fatal("the output depends on the spool directory")
+	}
+	if _, err := writeParquetErr(mustParquet(t, ParquetConfig{SpoolDir: filepath.Join(dirA, "missing")}), recs); err == nil {
+		t.Fatal("a spool directory that does not exist gave no error")
+	}
+}
+
+// writeParquetErr writes recs and returns the first error.
+func writeParquetErr(p *Parquet, recs []*Record) ([]byte, error) {
+	var out bytes.Buffer
+	w, err := p.NewWriter(&out)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			return nil, err
+		}
+	}
+	return out.Bytes(), w.Close()
 }
