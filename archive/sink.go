@@ -146,6 +146,10 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		if err == nil || !errors.As(err, &se) && !errors.As(err, &ce) {
 			return s.summary(start), err
 		}
+		if se != nil && (errors.Is(err, s3store.ErrAccessDenied) || errors.Is(err, s3store.ErrNotExist)) {
+			// Denied access or a bucket that went away: waiting will not help.
+			return s.summary(start), err
+		}
 		if time.Since(began) > 2*maxBackoff {
 			backoff = minBackoff // a new outage after healthy running
 		}
