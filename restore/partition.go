@@ -226,11 +226,8 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn
 			}
 		}
 		if headers != nil {
-			hrec, err := headers.next(obj.Key)
-			if err != nil {
-				return n, cr.n, err
-			}
-			if rec.Headers, err = headersFrom(hrec, headers.key, n); err != nil {
+			var err error
+			if rec.Headers, err = headers.nextHeaders(obj.Key, n); err != nil {
 				return n, cr.n, err
 			}
 		}
@@ -291,11 +288,8 @@ func (r *Restorer) readTombstones(ctx context.Context, obj Object, target string
 			return n, cr.n, err
 		}
 		if headers != nil {
-			hrec, err := headers.next(obj.Key)
-			if err != nil {
-				return n, cr.n, err
-			}
-			if rec.Headers, err = headersFrom(hrec, headers.key, n); err != nil {
+			var err error
+			if rec.Headers, err = headers.nextHeaders(obj.Key, n); err != nil {
 				return n, cr.n, err
 			}
 		}
@@ -432,4 +426,14 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// nextHeaders reads the next record of a parallel .headers object and
+// returns the headers of record n of the value object objKey.
+func (p *parallelReader) nextHeaders(objKey string, n int64) ([]format.Header, error) {
+	hrec, err := p.next(objKey)
+	if err != nil {
+		return nil, err
+	}
+	return headersFrom(hrec, p.key, n)
 }
