@@ -346,3 +346,20 @@ func (p *valueParser) converter(prefix string) ConverterSettings {
 	}
 	return c
 }
+
+// tombstonePartition reads tombstone.encoded.partition, the folder of
+// tombstone keys objects: a non-empty name without directory.delim
+// (dirDelim, "/" when unset); "tombstone" by default.
+func (p *valueParser) tombstonePartition(dirDelim string) string {
+	v := p.str("tombstone.encoded.partition")
+	if dirDelim == "" {
+		dirDelim = "/"
+	}
+	if _, set := p.st.values["tombstone.encoded.partition"]; set && (v == "" || strings.Contains(v, dirDelim)) {
+		p.fail("tombstone.encoded.partition", v, "is not a folder name; want a non-empty name without directory.delim")
+	}
+	if v == "" {
+		v = "tombstone"
+	}
+	return v
+}

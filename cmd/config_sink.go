@@ -138,17 +138,7 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	} else if o.HeadersFormat = p.choice("headers.format.class"); o.HeadersFormat == "" {
 		o.HeadersFormat = FormatAvro
 	}
-	o.TombstonePartition = p.str("tombstone.encoded.partition")
-	delim := o.DirectoryDelim
-	if delim == "" {
-		delim = "/"
-	}
-	if _, set := p.st.values["tombstone.encoded.partition"]; set && (o.TombstonePartition == "" || strings.Contains(o.TombstonePartition, delim)) {
-		p.fail("tombstone.encoded.partition", o.TombstonePartition, "is not a folder name; want a non-empty name without directory.delim")
-	}
-	if o.TombstonePartition == "" {
-		o.TombstonePartition = "tombstone"
-	}
+	o.TombstonePartition = p.tombstonePartition(o.DirectoryDelim)
 	if o.NullValues == NullValuesWrite && !o.StoreKeys && p.ok("store.kafka.keys") {
 		p.fail("behavior.on.null.values", "write", "needs store.kafka.keys=true (a tombstone is archived as its key)")
 	}

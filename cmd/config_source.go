@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -97,17 +96,7 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	o.PollInterval = p.millis("s3.poll.interval.ms")
 	o.OnError = p.choice("behavior.on.error")
 	o.BatchMaxSize = int(p.int("record.batch.max.size"))
-	o.TombstonePartition = p.str("tombstone.encoded.partition")
-	delim := o.DirectoryDelim
-	if delim == "" {
-		delim = "/"
-	}
-	if _, set := p.st.values["tombstone.encoded.partition"]; set && (o.TombstonePartition == "" || strings.Contains(o.TombstonePartition, delim)) {
-		p.fail("tombstone.encoded.partition", o.TombstonePartition, "is not a folder name; want a non-empty name without directory.delim")
-	}
-	if o.TombstonePartition == "" {
-		o.TombstonePartition = "tombstone"
-	}
+	o.TombstonePartition = p.tombstonePartition(o.DirectoryDelim)
 
 	if err := problems(p.errs); err != nil {
 		return nil, err
