@@ -1,0 +1,156 @@
+package index
+
+import (
+	"slices"
+	"sort"
+)
+
+// Partition is the coverage of one topic partition by the live entries.
+type Partition struct {
+	Topic     string
+	Partition int32
+	// Entries are the partition's live entries by first offset, then key.
+	Entries []Entry
+	// From is the lowest entry From and Commit the highest entry Commit:
+	// the partition is complete when every offset in [From, Commit-1] was
+	// read by the sink (Consumed), with no Gaps.
+	From, Commit int64
+	// Held are the offsets at least one entry holds, merged into runs;
+	// Records counts them (each offset once).
+	Held    []Run
+	Records int64
+	// Consumed are the offsets the sink read for the entries, merged: the
+	// union of each entry's [From, Commit-1]. An offset in Consumed but
+	// not in Held is absent from Kafka (compaction, a transaction marker,
+	// an aborted record) or was skipped by the sink's own rules (an
+	// ignored null, a bad record sent to the DLQ); Absent counts them.
+	Consumed []Run
+	Absent   int64
+	// Gaps are the runs of offsets in [From, Commit-1] outside Consumed:
+	// no index entry says what they held. A deleted index object, or an
+	// archive resumed past offsets it never read, leaves one.
+	Gaps []Run
+	// Overlaps are the runs of offsets held by more than one entry.
+	Overlaps []Overlap
+}
+
+// Overlap is a run of offsets held by every one of Keys (sorted entry
+// keys, at least two).
+type Overlap struct {
+	Run  Run
+	Keys []string
+}
+
+// Clean reports whether the partition has no gap and no overlap.
+func (p *Partition) Clean() bool { return len(p.Gaps) == 0 && len(p.Overlaps) == 0 }
+
+// Analyze groups entries by topic and partition and computes each
+// partition's coverage, gaps and overlaps. Entries must be valid and have
+// distinct keys (as Load returns them). The result is sorted by topic and
+// partition; entries is not modified.
+func Analyze(entries []Entry) []Partition {
+	es := slices.Clone(entries)
+	sortAll(es)
+	var out []Partition
+	for i := 0; i < len(es); {
+		j := i
+		for j < len(es) && es[j].Topic == es[i].Topic && es[j].Partition == es[i].Partition {
+			j++
+		}
+		out = append(out, analyzePartition(es[i:j]))
+		i = j
+	}
+	return out
+}
+
+func analyzePartition(es []Entry) Partition {
+	p := Partition{Topic: es[0].Topic, Partition: es[0].Partition, Entries: es, From: es[0].From, Commit: es[0].Commit}
+	var held, consumed []Run
+	for _, e := range es {
+		p.From = min(p.From, e.From)
+		p.Commit = max(p.Commit, e.Commit)
+		held = append(held, e.Runs...)
+		consumed = append(consumed, Run{e.From, e.Commit - 1})
+	}
+	p.Held = merge(held)
+	p.Consumed = merge(consumed)
+	for _, r := range p.Held {
+		p.Records += r.Len()
+	}
+	var total int64
+	for _, r := range p.Consumed {
+		total += r.Len()
+	}
+	p.Absent = total - p.Records
+	next := p.From
+	for _, r := range p.Consumed {
+		if r.First > next {
+			p.Gaps = append(p.Gaps, Run{next, r.First - 1})
+		}
+		next = r.Last + 1
+	}
+	p.Overlaps = overlaps(es)
+	return p
+}
+
+// merge sorts runs and joins the ones that overlap or touch.
+func merge(runs []Run) []Run {
+	if len(runs) == 0 {
+		return nil
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].First < runs[j].First })
+	out := []Run{runs[0]}
+	for _, r := range runs[1:] {
+		last := &out[len(out)-1]
+		if r.First <= last.Last+1 {
+			last.Last = max(last.Last, r.Last)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// overlaps sweeps the entries' runs and returns the runs of offsets held by
+// two or more entries, adjacent runs with the same entries joined.
+func overlaps(es []Entry) []Overlap {
+	type event struct {
+		pos   int64
+		start bool
+		key   string
+	}
+	var evs []event
+	for _, e := range es {
+		for _, r := range e.Runs {
+			evs = append(evs, event{r.First, true, e.Key}, event{r.Last + 1, false, e.Key})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].pos < evs[j].pos })
+	active := map[string]bool{}
+	var out []Overlap
+	for i := 0; i < len(evs); {
+		pos := evs[i].pos
+		for ; i < len(evs) && evs[i].pos == pos; i++ {
+			if evs[i].start {
+				active[evs[i].key] = true
+			} else {
+				delete(active, evs[i].key)
+			}
+		}
+		if len(active) < 2 || i == len(evs) {
+			continue
+		}
+		keys := make([]string, 0, len(active))
+		for k := range active {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		run := Run{pos, evs[i].pos - 1}
+		if n := len(out); n > 0 && out[n-1].Run.Last+1 == run.First && slices.Equal(out[n-1].Keys, keys) {
+			out[n-1].Run.Last = run.Last
+			continue
+		}
+		out = append(out, Overlap{Run: run, Keys: keys})
+	}
+	return out
+}

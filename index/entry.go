@@ -1,0 +1,213 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Version is the value of every entry's "v" field. A reader refuses other
+// versions rather than guess what a newer writer meant.
+const Version = 1
+
+// Object parts: the value object, and the parallel objects that Confluent's
+// store.kafka.keys and store.kafka.headers write next to it.
+const (
+	PartValue   = ""
+	PartKeys    = "keys"
+	PartHeaders = "headers"
+)
+
+// ErrMalformed is wrapped by every error about an index object's content or
+// key.
+var ErrMalformed = errors.New("malformed archive index")
+
+// Run is an inclusive range of Kafka offsets, [First, Last]. In JSON it is
+// the array [first,last].
+type Run struct {
+	First, Last int64
+}
+
+// Len returns the number of offsets in r.
+func (r Run) Len() int64 { return r.Last - r.First + 1 }
+
+// String prints r as "first-last", or "first" for a single offset.
+func (r Run) String() string {
+	if r.First == r.Last {
+		return strconv.FormatInt(r.First, 10)
+	}
+	return strconv.FormatInt(r.First, 10) + "-" + strconv.FormatInt(r.Last, 10)
+}
+
+// MarshalJSON writes [first,last].
+func (r Run) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 24)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, r.First, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.Last, 10)
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads [first,last].
+func (r *Run) UnmarshalJSON(b []byte) error {
+	var a []int64
+	if err := jsonUnmarshal(b, &a); err != nil {
+		return err
+	}
+	if len(a) != 2 {
+		return fmt.Errorf("a run is [first,last], got %d numbers", len(a))
+	}
+	r.First, r.Last = a[0], a[1]
+	return nil
+}
+
+// Object is one stored object of an entry: its key, which part of the
+// entry it holds, its size in bytes and the SHA-256 of its bytes (lower
+// case hex).
+type Object struct {
+	Key    string `json:"key"`
+	Part   string `json:"part"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Entry describes one committed value object (or tombstone object) with
+// its parallel objects. Field order is the JSON line's order.
+type Entry struct {
+	V         int      `json:"v"`
+	Topic     string   `json:"topic"`
+	Partition int32    `json:"partition"`
+	Key       string   `json:"key"`
+	Objects   []Object `json:"objects"`
+	Runs      []Run    `json:"runs"`
+	Records   int64    `json:"records"`
+	From      int64    `json:"from"`
+	Commit    int64    `json:"commit"`
+	MinTS     int64    `json:"min_ts"`
+	MaxTS     int64    `json:"max_ts"`
+	Envelope  bool     `json:"envelope"`
+	Tombstone bool     `json:"tombstone"`
+}
+
+// First returns the entry's first offset.
+func (e *Entry) First() int64 { return e.Runs[0].First }
+
+// Last returns the entry's last offset.
+func (e *Entry) Last() int64 { return e.Runs[len(e.Runs)-1].Last }
+
+// Offset returns the Kafka offset of record i of the entry's objects (the
+// i-th offset of the runs), or -1 when i is out of range.
+func (e *Entry) Offset(i int64) int64 {
+	if i < 0 {
+		return -1
+	}
+	for _, r := range e.Runs {
+		if i < r.Len() {
+			return r.First + i
+		}
+		i -= r.Len()
+	}
+	return -1
+}
+
+// Part returns the entry's object of the given part, or nil.
+func (e *Entry) Part(part string) *Object {
+	for i := range e.Objects {
+		if e.Objects[i].Part == part {
+			return &e.Objects[i]
+		}
+	}
+	return nil
+}
+
+// Validate checks the entry's own consistency (see the package doc for the
+// rules). Its error names the field.
+func (e *Entry) Validate() error {
+	if e.V != Version {
+		return fmt.Errorf("v is %d, this reader knows %d", e.V, Version)
+	}
+	if err := validTopic(e.Topic); err != nil {
+		return fmt.Errorf("topic: %w", err)
+	}
+	if e.Partition < 0 {
+		return fmt.Errorf("partition %d is negative", e.Partition)
+	}
+	if e.Key == "" {
+		return errors.New("key is empty")
+	}
+	if len(e.Objects) == 0 {
+		return errors.New("objects is empty")
+	}
+	seen := map[string]bool{}
+	for i, o := range e.Objects {
+		switch o.Part {
+		case PartValue, PartKeys, PartHeaders:
+		default:
+			return fmt.Errorf("objects[%d]: part %q is not \"\", %q or %q", i, o.Part, PartKeys, PartHeaders)
+		}
+		if seen[o.Part] {
+			return fmt.Errorf("objects[%d]: a second %q object", i, o.Part)
+		}
+		seen[o.Part] = true
+		if o.Key == "" {
+			return fmt.Errorf("objects[%d]: key is empty", i)
+		}
+		if o.Size < 0 {
+			return fmt.Errorf("objects[%d]: size %d is negative", i, o.Size)
+		}
+		if !validSHA256(o.SHA256) {
+			return fmt.Errorf("objects[%d]: sha256 %q is not 64 lower case hex digits", i, o.SHA256)
+		}
+	}
+	main := PartValue
+	if e.Tombstone {
+		main = PartKeys
+		if seen[PartValue] {
+			return errors.New("a tombstone entry has a value object")
+		}
+	}
+	if m := e.Part(main); m == nil || m.Key != e.Key {
+		return fmt.Errorf("no %q object with the entry's key %q", main, e.Key)
+	}
+	if len(e.Runs) == 0 {
+		return errors.New("runs is empty")
+	}
+	var n int64
+	for i, r := range e.Runs {
+		if r.First < 0 || r.Last < r.First {
+			return fmt.Errorf("runs[%d] [%d,%d] is not a range of offsets", i, r.First, r.Last)
+		}
+		if i > 0 && r.First <= e.Runs[i-1].Last+1 {
+			return fmt.Errorf("runs[%d] [%d,%d] does not start after runs[%d] ends at %d plus one",
+				i, r.First, r.Last, i-1, e.Runs[i-1].Last)
+		}
+		n += r.Len()
+	}
+	if n != e.Records {
+		return fmt.Errorf("records is %d, the runs hold %d offsets", e.Records, n)
+	}
+	if e.From < 0 || e.From > e.First() {
+		return fmt.Errorf("from %d is not between 0 and the first offset %d", e.From, e.First())
+	}
+	if e.Commit <= e.Last() {
+		return fmt.Errorf("commit %d is not above the last offset %d", e.Commit, e.Last())
+	}
+	if e.MinTS > e.MaxTS {
+		return fmt.Errorf("min_ts %d is above max_ts %d", e.MinTS, e.MaxTS)
+	}
+	return nil
+}
+
+func validSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,411 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+const sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// entry builds a valid value entry of orders/0 holding runs, read in
+// [from, commit-1].
+func entry(key string, from, commit int64, runs ...Run) Entry {
+	var n int64
+	for _, r := range runs {
+		n += r.Len()
+	}
+	return Entry{
+		V: Version, Topic: "orders", Partition: 0, Key: key,
+		Objects: []Object{{Key: key, Part: PartValue, Size: 10, SHA256: sha}},
+		Runs:    runs, Records: n, From: from, Commit: commit, MinTS: 1, MaxTS: 2,
+	}
+}
+
+func TestKeyRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		prefix, topic string
+		p             int32
+		commit        int64
+		want          string
+	}{
+		{"_kafkas3/", "orders", 0, 104, "_kafkas3/index/orders/0/00000000000000000104.jsonl"},
+		{"a/b/", "x.y_z-1", 2147483647, 9223372036854775807, "a/b/index/x.y_z-1/2147483647/09223372036854775807.jsonl"},
+		{"index/", "index", 3, 0, "index/index/index/3/00000000000000000000.jsonl"},
+	} {
+		got := Key(tc.prefix, tc.topic, tc.p, tc.commit)
+		if got != tc.want {
+			t.Errorf("Key = %q, want %q", got, tc.want)
+		}
+		n, err := ParseKey(got)
+		if err != nil {
+			t.Fatalf("ParseKey(%q): %v", got, err)
+		}
+		if want := (KeyName{tc.prefix, tc.topic, tc.p, tc.commit}); n != want {
+			t.Errorf("ParseKey(%q) = %+v, want %+v", got, n, want)
+		}
+	}
+}
+
+func TestParseKeyRejects(t *testing.T) {
+	for _, key := range []string{
+		"",
+		"_kafkas3/index/orders/0/00000000000000000104.json",
+		"_kafkas3/index/orders/00000000000000000104.jsonl",
+		"_kafkas3/idx/orders/0/00000000000000000104.jsonl",
+		"_kafkas3/index/or ders/0/00000000000000000104.jsonl",
+		"_kafkas3/index/orders/01/00000000000000000104.jsonl",
+		"_kafkas3/index/orders/-1/00000000000000000104.jsonl",
+		"_kafkas3/index/orders/0/104.jsonl",
+		"_kafkas3/index/orders/0/0000000000000000010x.jsonl",
+		"_kafkas3/index/orders/0/99999999999999999999.jsonl",
+		"_kafkas3/index/../0/00000000000000000104.jsonl",
+	} {
+		if _, err := ParseKey(key); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
+			t.Errorf("ParseKey(%q) = %v, want ErrMalformed quoting the key", key, err)
+		}
+	}
+}
+
+func TestValidatePrefix(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"_kafkas3/": true, "a/b/": true, "": false, "_kafkas3": false, "/abs/": false, "a//b/": false, "../x/": false,
+	} {
+		if err := ValidatePrefix(p); (err == nil) != ok {
+			t.Errorf("ValidatePrefix(%q) = %v, want ok=%v", p, err, ok)
+		}
+	}
+}
+
+func TestEntryOffset(t *testing.T) {
+	e := entry("k", 100, 104, Run{100, 101}, Run{103, 103})
+	for i, want := range []int64{100, 101, 103, -1} {
+		if got := e.Offset(int64(i)); got != want {
+			t.Errorf("Offset(%d) = %d, want %d", i, got, want)
+		}
+	}
+	if e.Offset(-1) != -1 {
+		t.Errorf("Offset(-1) != -1")
+	}
+}
+
+func TestEncodeDeterministicAndRoundTrip(t *testing.T) {
+	a := entry("topics/orders/partition=0/orders+0+0000000000.json", 0, 10, Run{0, 4})
+	b := entry("topics/orders/partition=1x/orders+0+0000000005.json", 0, 10, Run{5, 9})
+	b.Tombstone = true
+	b.Objects = []Object{{Key: b.Key, Part: PartKeys, Size: 3, SHA256: sha}, {Key: "h", Part: PartHeaders, Size: 0, SHA256: sha}}
+	b.Envelope = true
+	x, err := Encode([]Entry{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Encode([]Entry{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x, y) {
+		t.Fatalf("Encode depends on the input order:\n%s\n%s", x, y)
+	}
+	wantLine := `{"v":1,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000000.json",` +
+		`"objects":[{"key":"topics/orders/partition=0/orders+0+0000000000.json","part":"","size":10,"sha256":"` + sha + `"}],` +
+		`"runs":[[0,4]],"records":5,"from":0,"commit":10,"min_ts":1,"max_ts":2,"envelope":false,"tombstone":false}` + "\n"
+	if !strings.HasPrefix(string(x), wantLine) {
+		t.Fatalf("first line:\n%s\nwant\n%s", x, wantLine)
+	}
+	got, err := Decode(Key("_kafkas3/", "orders", 0, 10), bytes.NewReader(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []Entry{a, b}) {
+		t.Fatalf("Decode(Encode) = %+v, want %+v", got, []Entry{a, b})
+	}
+}
+
+func TestEncodeRejects(t *testing.T) {
+	a := entry("k", 0, 10, Run{0, 4})
+	bad := a
+	bad.Records = 4
+	for name, es := range map[string][]Entry{
+		"empty":     nil,
+		"invalid":   {bad},
+		"duplicate": {a, a},
+	} {
+		if _, err := Encode(es); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Encode = %v, want ErrMalformed", name, err)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	key := Key("_kafkas3/", "orders", 0, 10)
+	good, err := Encode([]Entry{entry("k", 0, 10, Run{0, 4})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSuffix(string(good), "\n")
+	repl := func(old, new string) string { return strings.Replace(line, old, new, 1) + "\n" }
+	for _, tc := range []struct {
+		name, data string
+		line       int
+		want       string
+	}{
+		{"empty", "", 0, "is empty"},
+		{"no newline", line, 1, "newline"},
+		{"blank line", string(good) + "\n", 2, "is empty"},
+		{"not json", "{\n", 1, ""},
+		{"unknown field", repl(`"v":1,`, `"v":1,"extra":1,`), 1, "extra"},
+		{"trailing data", line + " {}\n", 1, "after the entry"},
+		{"version", repl(`"v":1`, `"v":2`), 1, "v is 2"},
+		{"bad topic", repl(`"topic":"orders"`, `"topic":"a b"`), 1, "topic"},
+		{"other topic", repl(`"topic":"orders"`, `"topic":"other"`), 1, "other"},
+		{"other partition", repl(`"partition":0`, `"partition":1`), 1, "partition 1"},
+		{"other commit", repl(`"commit":10`, `"commit":11`), 1, "commit 11"},
+		{"negative partition", repl(`"partition":0`, `"partition":-1`), 1, "negative"},
+		{"no key", repl(`"key":"k","objects"`, `"key":"","objects"`), 1, "key is empty"},
+		{"no objects", repl(`"objects":[{"key":"k","part":"","size":10,"sha256":"`+sha+`"}]`, `"objects":[]`), 1, "objects is empty"},
+		{"bad part", repl(`"part":""`, `"part":"value"`), 1, "part"},
+		{"bad sha", repl(sha, "E3"+sha[2:]), 1, "sha256"},
+		{"short sha", repl(sha, sha[:10]), 1, "sha256"},
+		{"negative size", repl(`"size":10`, `"size":-1`), 1, "negative"},
+		{"value key differs", repl(`{"key":"k","part"`, `{"key":"j","part"`), 1, "entry's key"},
+		{"tombstone with value", repl(`"tombstone":false`, `"tombstone":true`), 1, "tombstone"},
+		{"no runs", repl(`"runs":[[0,4]]`, `"runs":[]`), 1, "runs is empty"},
+		{"run of three", repl(`"runs":[[0,4]]`, `"runs":[[0,4,5]]`), 1, "run"},
+		{"reversed run", repl(`"runs":[[0,4]]`, `"runs":[[4,0]]`), 1, "runs[0]"},
+		{"touching runs", repl(`"runs":[[0,4]]`, `"runs":[[0,1],[2,4]]`), 1, "runs[1]"},
+		{"unsorted runs", repl(`"runs":[[0,4]]`, `"runs":[[3,4],[0,1]]`), 1, "runs[1]"},
+		{"records", repl(`"records":5`, `"records":6`), 1, "records is 6"},
+		{"from above first", repl(`"from":0`, `"from":1`), 1, "from 1"},
+		{"commit not above last", repl(`"runs":[[0,4]],"records":5`, `"runs":[[0,10]],"records":11`), 1, "commit 10"},
+		{"timestamps", repl(`"min_ts":1`, `"min_ts":3`), 1, "min_ts"},
+		{"duplicate entry", string(good) + string(good), 2, "already on line 1"},
+		{"null", "null\n", 1, ""},
+		{"huge number", repl(`"size":10`, `"size":1e99`), 1, ""},
+	} {
+		_, err := Decode(key, strings.NewReader(tc.data))
+		if !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Decode = %v, want ErrMalformed", tc.name, err)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, key) || (tc.line > 0 && !strings.Contains(msg, fmt.Sprintf("line %d:", tc.line))) || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: Decode error %q, want the key, line %d and %q", tc.name, msg, tc.line, tc.want)
+		}
+	}
+	if _, err := Decode("topics/orders/x.jsonl", bytes.NewReader(good)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Decode with a non-index key = %v, want ErrMalformed", err)
+	}
+}
+
+func put(t *testing.T, st s3store.Store, key string, data []byte) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := st.Create(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func encode(t *testing.T, es ...Entry) []byte {
+	t.Helper()
+	b, err := Encode(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLoadSupersedes(t *testing.T) {
+	st := s3store.NewMemory()
+	const p = "_kafkas3/"
+	a := entry("o+0", 0, 3, Run{0, 2})
+	// A replay rewrote o+0 as a superset, with a higher commit.
+	a2 := entry("o+0", 0, 5, Run{0, 4})
+	b := entry("o+5", 5, 8, Run{5, 7})
+	put(t, st, Key(p, "orders", 0, 3), encode(t, a))
+	put(t, st, Key(p, "orders", 0, 8), encode(t, b))
+	put(t, st, Key(p, "orders", 0, 5), encode(t, a2))
+	other := entry("x+0", 0, 1, Run{0, 0})
+	other.Topic = "other"
+	put(t, st, Key(p, "other", 0, 1), encode(t, other))
+	put(t, st, "topics/orders/partition=0/o+0", []byte("not index"))
+	put(t, st, p+"snapshots/whatever", []byte("not index either"))
+
+	ix, err := Load(context.Background(), st, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.IndexObjects != 4 || ix.Superseded != 1 {
+		t.Fatalf("IndexObjects=%d Superseded=%d, want 4 and 1", ix.IndexObjects, ix.Superseded)
+	}
+	if want := []Entry{a2, b, other}; !reflect.DeepEqual(ix.Entries, want) {
+		t.Fatalf("Entries = %+v\nwant %+v", ix.Entries, want)
+	}
+	ix, err = Load(context.Background(), st, p, []string{"other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ix.Entries, []Entry{other}) {
+		t.Fatalf("topic filter: Entries = %+v", ix.Entries)
+	}
+
+	// A stray object in the index folder fails the load, naming it.
+	put(t, st, p+"index/orders/0/junk.txt", []byte("x"))
+	if _, err := Load(context.Background(), st, p, nil); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "junk.txt") {
+		t.Fatalf("Load with a stray object = %v", err)
+	}
+}
+
+type failStore struct{ s3store.Store }
+
+func (failStore) Open(context.Context, string) (io.ReadCloser, error) {
+	return nil, errors.New("boom")
+}
+
+func TestLoadStoreError(t *testing.T) {
+	st := s3store.NewMemory()
+	put(t, st, Key("_kafkas3/", "orders", 0, 3), encode(t, entry("o+0", 0, 3, Run{0, 2})))
+	_, err := Load(context.Background(), failStore{st}, "_kafkas3/", nil)
+	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "00000000000000000003.jsonl") {
+		t.Fatalf("Load = %v, want the store error naming the index object", err)
+	}
+}
+
+func TestAnalyze(t *testing.T) {
+	type want struct {
+		from, commit, records, absent int64
+		held, gaps                    []Run
+		overlaps                      []Overlap
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []Entry
+		want    want
+	}{
+		{
+			name:    "clean, consecutive",
+			entries: []Entry{entry("b", 3, 6, Run{3, 5}), entry("a", 0, 3, Run{0, 2})},
+			want:    want{from: 0, commit: 6, records: 6, held: []Run{{0, 5}}},
+		},
+		{
+			name: "compaction and markers are absent, not gaps",
+			entries: []Entry{
+				entry("a", 0, 6, Run{0, 1}, Run{4, 4}),
+				entry("b", 6, 12, Run{7, 9}),
+			},
+			want: want{from: 0, commit: 12, records: 6, absent: 6, held: []Run{{0, 1}, {4, 4}, {7, 9}}},
+		},
+		{
+			name: "a field partitioner spreads one rotation over two objects",
+			entries: []Entry{
+				entry("x", 0, 6, Run{0, 0}, Run{2, 3}),
+				entry("y", 0, 6, Run{1, 1}, Run{4, 5}),
+			},
+			want: want{from: 0, commit: 6, records: 6, held: []Run{{0, 5}}},
+		},
+		{
+			name:    "gap between two rotations",
+			entries: []Entry{entry("a", 0, 10, Run{0, 9}), entry("b", 20, 25, Run{20, 24})},
+			want:    want{from: 0, commit: 25, records: 15, held: []Run{{0, 9}, {20, 24}}, gaps: []Run{{10, 19}}},
+		},
+		{
+			name: "two runs with different flush.size",
+			entries: []Entry{
+				entry("o+0", 0, 5, Run{0, 4}), entry("o+5", 5, 9, Run{5, 8}), // run 2, flush.size 5
+				entry("o+3", 3, 6, Run{3, 5}), entry("o+6", 6, 9, Run{6, 8}), // run 1, flush.size 3
+			},
+			want: want{from: 0, commit: 9, records: 9, held: []Run{{0, 8}}, overlaps: []Overlap{
+				{Run{3, 4}, []string{"o+0", "o+3"}},
+				{Run{5, 5}, []string{"o+3", "o+5"}},
+				{Run{6, 8}, []string{"o+5", "o+6"}},
+			}},
+		},
+		{
+			name: "overlap across run holes joins only touching offsets",
+			entries: []Entry{
+				entry("a", 0, 10, Run{0, 2}, Run{5, 9}),
+				entry("b", 1, 10, Run{1, 1}, Run{6, 7}),
+			},
+			want: want{from: 0, commit: 10, records: 8, absent: 2, held: []Run{{0, 2}, {5, 9}}, overlaps: []Overlap{
+				{Run{1, 1}, []string{"a", "b"}},
+				{Run{6, 7}, []string{"a", "b"}},
+			}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := Analyze(tc.entries)
+			if len(ps) != 1 {
+				t.Fatalf("%d partitions, want 1", len(ps))
+			}
+			p := ps[0]
+			got := want{p.From, p.Commit, p.Records, p.Absent, p.Held, p.Gaps, p.Overlaps}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+			if p.Clean() != (len(tc.want.gaps) == 0 && len(tc.want.overlaps) == 0) {
+				t.Fatalf("Clean() = %v", p.Clean())
+			}
+		})
+	}
+}
+
+func TestAnalyzeGroupsPartitions(t *testing.T) {
+	a := entry("a", 0, 1, Run{0, 0})
+	b := entry("b", 0, 1, Run{0, 0})
+	b.Partition = 1
+	c := entry("c", 0, 1, Run{0, 0})
+	c.Topic = "alpha"
+	ps := Analyze([]Entry{b, a, c})
+	var got []string
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%s/%d:%d", p.Topic, p.Partition, len(p.Entries)))
+		if !p.Clean() {
+			t.Errorf("%s/%d not clean: entries of other partitions must not overlap", p.Topic, p.Partition)
+		}
+	}
+	if want := []string{"alpha/0:1", "orders/0:1", "orders/1:1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("partitions %v, want %v", got, want)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	good, _ := Encode([]Entry{entry("k", 0, 10, Run{0, 4}, Run{6, 9})})
+	f.Add(good)
+	f.Add([]byte("{}\n"))
+	f.Add([]byte(`{"runs":[[1,2],[3]]}` + "\n"))
+	key := Key("_kafkas3/", "orders", 0, 10)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, err := Decode(key, bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		// What decodes re-encodes and decodes to the same entries.
+		b, err := Encode(es)
+		if err != nil {
+			t.Fatalf("decoded entries do not encode: %v", err)
+		}
+		es2, err := Decode(key, bytes.NewReader(b))
+		if err != nil || !reflect.DeepEqual(es, es2) {
+			t.Fatalf("round trip: %v", err)
+		}
+		for _, p := range Analyze(es) {
+			_ = p.Clean()
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package index
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultPrefix is the default of kafkas3.index.prefix.
+const DefaultPrefix = "_kafkas3/"
+
+// dir is the folder under the prefix that holds the index objects.
+const dir = "index/"
+
+// ext ends every index object key.
+const ext = ".jsonl"
+
+// commitWidth is the zero-padded width of the commit offset in a key: 20
+// digits hold every int64 and sort lexically in numeric order.
+const commitWidth = 20
+
+// Dir returns the folder holding every index object under prefix:
+// "<prefix>index/".
+func Dir(prefix string) string { return prefix + dir }
+
+// TopicDir returns "<prefix>index/<topic>/".
+func TopicDir(prefix, topic string) string { return prefix + dir + topic + "/" }
+
+// PartitionDir returns "<prefix>index/<topic>/<partition>/".
+func PartitionDir(prefix, topic string, p int32) string {
+	return TopicDir(prefix, topic) + strconv.FormatInt(int64(p), 10) + "/"
+}
+
+// Key returns the key of the index object written when the partition's
+// commit reached commit: "<prefix>index/<topic>/<partition>/<commit, 20
+// digits>.jsonl".
+func Key(prefix, topic string, p int32, commit int64) string {
+	c := strconv.FormatInt(commit, 10)
+	return PartitionDir(prefix, topic, p) + strings.Repeat("0", max(0, commitWidth-len(c))) + c + ext
+}
+
+// KeyName is what an index object key names.
+type KeyName struct {
+	Prefix    string
+	Topic     string
+	Partition int32
+	Commit    int64
+}
+
+// ParseKey takes an index object key apart; the prefix is everything
+// before the last "index/<topic>/<partition>/" folder. It is the inverse
+// of Key. Its error wraps ErrMalformed and quotes the key.
+func ParseKey(key string) (KeyName, error) {
+	bad := func(why string) (KeyName, error) {
+		return KeyName{}, fmt.Errorf("%w: %q is not an index object key (<prefix>index/<topic>/<partition>/<commit, 20 digits>.jsonl): %s",
+			ErrMalformed, key, why)
+	}
+	rest, ok := strings.CutSuffix(key, ext)
+	if !ok {
+		return bad("no " + ext + " extension")
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) < 4 || parts[len(parts)-4]+"/" != dir {
+		return bad("not in an index/<topic>/<partition>/ folder")
+	}
+	n := len(parts)
+	topic, ps, cs := parts[n-3], parts[n-2], parts[n-1]
+	if err := validTopic(topic); err != nil {
+		return bad(err.Error())
+	}
+	p, err := strconv.ParseInt(ps, 10, 32)
+	if err != nil || p < 0 || strconv.FormatInt(p, 10) != ps {
+		return bad(fmt.Sprintf("partition %q is not a canonical number", ps))
+	}
+	if len(cs) != commitWidth {
+		return bad(fmt.Sprintf("commit %q is not %d digits", cs, commitWidth))
+	}
+	for i := 0; i < len(cs); i++ {
+		if cs[i] < '0' || cs[i] > '9' {
+			return bad(fmt.Sprintf("commit %q is not %d digits", cs, commitWidth))
+		}
+	}
+	c, err := strconv.ParseInt(cs, 10, 64)
+	if err != nil {
+		return bad(fmt.Sprintf("commit %q is out of range", cs))
+	}
+	prefix := strings.Join(parts[:n-4], "/")
+	if n > 4 {
+		prefix += "/"
+	}
+	return KeyName{Prefix: prefix, Topic: topic, Partition: int32(p), Commit: c}, nil
+}
+
+// ValidatePrefix checks a kafkas3.index.prefix: one or more folder names,
+// each followed by "/" ("_kafkas3/", "backups/index-of-orders/"), so that
+// ParseKey can find the index folder after it.
+func ValidatePrefix(prefix string) error {
+	if prefix == "" {
+		return fmt.Errorf("%w: the index prefix is empty", ErrMalformed)
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		return fmt.Errorf("%w: the index prefix %q does not end in \"/\"", ErrMalformed, prefix)
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%w: the index prefix %q has an empty, \".\" or \"..\" folder", ErrMalformed, prefix)
+		}
+	}
+	return nil
+}
