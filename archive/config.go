@@ -117,11 +117,12 @@ type Config struct {
 
 	// KeysFormat, when set (store.kafka.keys), writes each record's key to
 	// a "<base>.keys<ext>" object next to its value object, record for
-	// record; a record with a null key is a bad record.
+	// record; a null key is kept as null (see keyRecord), except in the
+	// bytes format, where it is a bad record.
 	KeysFormat *PartFormat
 	// HeadersFormat, when set (store.kafka.headers), does the same with the
-	// headers in "<base>.headers<ext>"; a record without headers is a bad
-	// record (as in Confluent's connector).
+	// headers in "<base>.headers<ext>"; a record without headers gets an
+	// empty list.
 	HeadersFormat *PartFormat
 	// TombstonePartition is tombstone.encoded.partition: the encoded
 	// partition of tombstones with NullWrite; "" means "tombstone".

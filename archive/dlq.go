@@ -116,9 +116,12 @@ func (w *worker) badRecord(kr *kgo.Record, bad *BadRecordError) error {
 	} else {
 		w.ss.s.log.Debug("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset, "err", bad.Err)
 	}
+	why := skipBad
 	if ecfg.DLQTopic != "" {
 		w.dlq = append(w.dlq, w.dlqRecord(kr, bad))
+		why = skipBadDLQ
 	}
+	w.ss.s.countSkip(w.tp, kr.Offset, why)
 	w.pw.skip(kr.Offset)
 	return nil
 }

@@ -15,13 +15,9 @@ import (
 // store.kafka.headers), the way Confluent's KeyRecordView and
 // HeaderRecordView do.
 
-// ErrNullKey is wrapped by the bad-record error of a record with a null key
-// when keys are stored.
-var ErrNullKey = errors.New("record has a null key, but store.kafka.keys needs one")
-
-// ErrNoHeaders is wrapped by the bad-record error of a record without
-// headers when headers are stored (Confluent's connector refuses them too).
-var ErrNoHeaders = errors.New("record has no headers, but store.kafka.headers needs them")
+// ErrNullKeyBytes is wrapped by the bad-record error of a record with a
+// null key when keys are stored in the bytes format, which has no null.
+var ErrNullKeyBytes = errors.New("record has a null key, which keys.format.class=bytes cannot hold; use json, avro or parquet")
 
 // headersSchemaText is the Avro schema of a .headers record: Connect's
 // array of {key, value} structs. The value is nullable here (Confluent's is
@@ -67,7 +63,11 @@ func newPartSchemas() *partSchemas {
 	mk := func(text string) *format.Schema {
 		return &format.Schema{Avro: avro.MustParse(text), Text: text}
 	}
-	return &partSchemas{bytes: mk(`"bytes"`), str: mk(`"string"`), headers: mk(headersSchemaText)}
+	// Untyped keys are optional, as Connect's ByteArrayConverter and
+	// StringConverter give them (OPTIONAL_BYTES, OPTIONAL_STRING, which
+	// Confluent's AvroData writes as a union with null): a null key is the
+	// union's null.
+	return &partSchemas{bytes: mk(`["null","bytes"]`), str: mk(`["null","string"]`), headers: mk(headersSchemaText)}
 }
 
 // keyEnvelope returns the schema of the record "RecordKey" whose single
@@ -117,15 +117,21 @@ func (p *partSchemas) headersEnvelopeSchema() *format.Schema {
 const stringKeyConverter = "org.apache.kafka.connect.storage.StringConverter"
 
 // keyRecord returns the record the .keys object gets for r: r's key as the
-// value. A null key is a data error (ErrNullKey).
+// value. A null key is kept: JSON keys objects (format.NewNullableJSON)
+// write it as the line null, Avro and Parquet ones as the null of the
+// untyped key schema ["null","bytes"] (["null","string"] with
+// StringConverter keys). Typed keys keep their schema, so a null key among
+// them takes the untyped schema, and the switch rotates like any key schema
+// change. The bytes format has no null: ErrNullKeyBytes.
 func (w *partitionWriter) keyRecord(r *format.Record) (*format.Record, error) {
-	if r.Key == nil {
-		return nil, ErrNullKey
+	kind := w.cfg.KeysFormat.Kind
+	if r.Key == nil && kind == format.KindBytes {
+		return nil, ErrNullKeyBytes
 	}
 	out := partRecord(r)
 	out.Value = r.Key
 	t := r.KeyTyped
-	switch w.cfg.KeysFormat.Kind {
+	switch kind {
 	case format.KindJSON:
 		if t != nil {
 			buf, err := w.json.appendValue(nil, t)
@@ -136,13 +142,20 @@ func (w *partitionWriter) keyRecord(r *format.Record) (*format.Record, error) {
 		}
 	case format.KindAvro, format.KindParquet:
 		if t == nil {
+			var native any // a null key
+			if r.Key != nil {
+				native = r.Key
+			}
 			if w.cfg.KeyConverterClass == stringKeyConverter {
-				t = &format.Typed{Schema: w.parts.str, Native: string(r.Key)}
+				if r.Key != nil {
+					native = string(r.Key)
+				}
+				t = &format.Typed{Schema: w.parts.str, Native: native}
 			} else {
-				t = &format.Typed{Schema: w.parts.bytes, Native: r.Key}
+				t = &format.Typed{Schema: w.parts.bytes, Native: native}
 			}
 		}
-		if w.cfg.KeysFormat.Kind == format.KindParquet {
+		if kind == format.KindParquet {
 			env, err := w.parts.keyEnvelope(t.Schema)
 			if err != nil {
 				return nil, err
@@ -154,17 +167,18 @@ func (w *partitionWriter) keyRecord(r *format.Record) (*format.Record, error) {
 			t = &format.Typed{Schema: env, Native: map[string]any{keyEnvelopeField: native}}
 		}
 		out.ValueTyped = t
+		if out.Value == nil {
+			out.Value = []byte{} // not a tombstone: the writers refuse nil values
+		}
 	}
 	return out, nil
 }
 
 // headersRecord returns the record the .headers object gets for r: its
 // headers, in order, duplicates and null values kept. A record without
-// headers is a data error (ErrNoHeaders).
+// headers gets an empty list (Confluent's connector refuses it), which the
+// restore turns back into no headers.
 func (w *partitionWriter) headersRecord(r *format.Record) (*format.Record, error) {
-	if len(r.Headers) == 0 {
-		return nil, ErrNoHeaders
-	}
 	out := partRecord(r)
 	switch w.cfg.HeadersFormat.Kind {
 	case format.KindJSON:

@@ -85,9 +85,10 @@ func TestSinkKeysAndHeadersParquet(t *testing.T) {
 	if len(keys) != 4 || len(hdrs) != 4 {
 		t.Fatalf("%d keys, %d headers records", len(keys), len(hdrs))
 	}
-	// Keys: the record RecordKey with the field key of type bytes.
+	// Keys: the record RecordKey with the field key of type optional
+	// bytes (Connect's OPTIONAL_BYTES: a null key is its null).
 	root := keys[0].ValueTyped.Schema.Avro.Root()
-	if root.Type != "record" || root.Name != "RecordKey" || len(root.Fields) != 1 || root.Fields[0].Name != "key" || root.Fields[0].Type.Type != "bytes" {
+	if root.Type != "record" || root.Name != "RecordKey" || len(root.Fields) != 1 || root.Fields[0].Name != "key" || optionalType(root.Fields[0].Type) != "bytes" {
 		t.Fatalf("keys schema %s", keys[0].ValueTyped.Schema.Avro.String())
 	}
 	wantKeys := []any{[]byte("k0"), []byte{}, []byte{1, 2, 0xfe}, []byte("k3")}
@@ -140,7 +141,7 @@ func TestSinkStringKeysParquet(t *testing.T) {
 	if len(keys) != 2 || len(objs) != 2 {
 		t.Fatalf("objects %q, %d keys", keysOf(objs), len(keys))
 	}
-	if ft := keys[0].ValueTyped.Schema.Avro.Root().Fields[0].Type.Type; ft != "string" {
+	if ft := optionalType(keys[0].ValueTyped.Schema.Avro.Root().Fields[0].Type); ft != "string" {
 		t.Fatalf("key field type %s, want string", ft)
 	}
 	if got := fmt.Sprintf("%#v %#v", native(t, keys[0]), native(t, keys[1])); got != `map[string]interface {}{"key":"a"} map[string]interface {}{"key":"bé"}` {
@@ -231,4 +232,13 @@ func TestNewAcceptsParquetParts(t *testing.T) {
 	if _, err := New(cfg, s3store.NewMemory(), nil); err != nil {
 		t.Fatalf("parquet keys and headers: %v", err)
 	}
+}
+
+// optionalType returns the type of the non-null branch of the union
+// ["null", T], or "" for any other schema.
+func optionalType(n avro.SchemaNode) string {
+	if n.Type != "union" || len(n.Branches) != 2 || n.Branches[0].Type != "null" {
+		return ""
+	}
+	return n.Branches[1].Type
 }

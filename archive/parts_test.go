@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -159,30 +160,45 @@ func TestSinkTombstonesWrite(t *testing.T) {
 	}
 }
 
-func TestSinkNullKeyAndNoHeadersAreBadRecords(t *testing.T) {
+// TestSinkNullKeysAndNoHeadersAreKept: with store.kafka.keys a null key is
+// written as null (the line null, apart from the text null), and with
+// store.kafka.headers a record without headers gets an empty list; nothing
+// is a bad record, nothing is dropped. The bytes keys format has no null: a
+// null key there is a bad record naming its offset.
+func TestSinkNullKeysAndNoHeadersAreKept(t *testing.T) {
 	brokers := newCluster(t, 1, "nk")
 	h := []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}
 	produceRecs(t, brokers,
 		&kgo.Record{Topic: "nk", Key: []byte("a"), Value: []byte("0"), Headers: h},
 		&kgo.Record{Topic: "nk", Key: nil, Value: []byte("1"), Headers: h},
 		&kgo.Record{Topic: "nk", Key: []byte("c"), Value: []byte("2")},
-		&kgo.Record{Topic: "nk", Key: []byte("d"), Value: []byte("3"), Headers: h},
+		&kgo.Record{Topic: "nk", Key: []byte("null"), Value: []byte("3"), Headers: h},
 	)
 	cfg := testConfig(brokers, "nk")
-	cfg.KeysFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON}
+	cfg.FlushSize = 10
+	cfg.KeysFormat = &PartFormat{Format: format.NewNullableJSON(), Kind: format.KindJSON}
 	cfg.HeadersFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON}
-	err := runSinkErr(t, cfg, s3store.NewMemory())
-	if err == nil || !strings.Contains(err.Error(), "offset 1") || !strings.Contains(err.Error(), "null key") {
-		t.Fatalf("want a null key error at offset 1, got %v", err)
-	}
-	cfg.Errors.Tolerance = ToleranceAll
-	cfg.GroupID = "tolerant"
 	store := s3store.NewMemory()
-	runSink(t, cfg, store)
+	sum := runSink(t, cfg, store)
+	if sum.Records != 4 || sum.Skipped != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
 	got := snapshot(t, store)
 	p := "topics/nk/partition=0/nk+0+0000000000"
-	if got[p+".json"] != "0\n3\n" || got[p+".keys.json"] != "\"a\"\n\"d\"\n" || got[p+".headers.json"] != "[{\"key\":\"h\",\"value\":\"v\"}]\n[{\"key\":\"h\",\"value\":\"v\"}]\n" {
+	hj := `[{"key":"h","value":"v"}]` + "\n"
+	if got[p+".json"] != "0\n1\n2\n3\n" || got[p+".keys.json"] != "\"a\"\nnull\n\"c\"\n\"null\"\n" || got[p+".headers.json"] != hj+hj+"[]\n"+hj {
 		t.Fatalf("objects %q", got)
+	}
+
+	cfg.GroupID = "bytes-keys"
+	bytesFmt, err := format.NewBytes(format.DefaultBytesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.KeysFormat = &PartFormat{Format: bytesFmt, Kind: format.KindBytes}
+	err = runSinkErr(t, cfg, s3store.NewMemory())
+	if err == nil || !strings.Contains(err.Error(), "offset 1") || !errors.Is(err, ErrNullKeyBytes) {
+		t.Fatalf("want a null key error at offset 1, got %v", err)
 	}
 }
 

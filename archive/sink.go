@@ -23,12 +23,42 @@ type Summary struct {
 	Objects    int64
 	Bytes      int64
 	Elapsed    time.Duration
+	// Skipped counts the records consumed but not archived: bad records
+	// skipped under errors.tolerance=all (BadRecords, of which DLQ went to
+	// the dead letter queue) and null values dropped by
+	// behavior.on.null.values=ignore (NullsIgnored). Each offset is counted
+	// once per run, even when a store failure makes the sink replay it.
+	Skipped      int64
+	BadRecords   int64
+	DLQ          int64
+	NullsIgnored int64
 }
 
 // String renders the summary as one line.
 func (s Summary) String() string {
-	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f",
-		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds())
+	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d",
+		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped)
+}
+
+// SkipReport says what a run skipped, for a warning line; "" when nothing
+// was skipped.
+func (s Summary) SkipReport() string {
+	if s.Skipped == 0 {
+		return ""
+	}
+	var parts []string
+	if s.BadRecords > 0 {
+		p := fmt.Sprintf("%d bad records (errors.tolerance=all", s.BadRecords)
+		if s.DLQ > 0 {
+			p += fmt.Sprintf(", %d sent to the dead letter queue", s.DLQ)
+		}
+		parts = append(parts, p+")")
+	}
+	if s.NullsIgnored > 0 {
+		parts = append(parts, fmt.Sprintf("%d null values (behavior.on.null.values=ignore)", s.NullsIgnored))
+	}
+	return fmt.Sprintf("%d records were consumed but not archived: %s; the log names each bad record's topic, partition and offset (errors.log.enable=true logs them at error level)",
+		s.Skipped, strings.Join(parts, ", "))
 }
 
 // Sink archives Kafka topics into a store.
@@ -50,6 +80,41 @@ type stats struct {
 	records    int64
 	objects    int64
 	bytes      int64
+	// skipHigh is, per partition, the highest skipped offset counted, so a
+	// replay after a store failure does not count a skip twice.
+	skipHigh               map[tp]int64
+	bad, dlq, nullsIgnored int64
+}
+
+// skipReason says why a record was not archived.
+type skipReason int
+
+const (
+	skipBad skipReason = iota + 1
+	skipBadDLQ
+	skipNull
+)
+
+// countSkip counts a record of k at offset that is not archived.
+func (s *Sink) countSkip(k tp, offset int64, why skipReason) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats.skipHigh == nil {
+		s.stats.skipHigh = make(map[tp]int64)
+	}
+	if h, ok := s.stats.skipHigh[k]; ok && offset <= h {
+		return
+	}
+	s.stats.skipHigh[k] = offset
+	switch why {
+	case skipBadDLQ:
+		s.stats.dlq++
+		s.stats.bad++
+	case skipBad:
+		s.stats.bad++
+	case skipNull:
+		s.stats.nullsIgnored++
+	}
 }
 
 type tp struct {
@@ -171,7 +236,8 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 func (s *Sink) summary(start time.Time) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start)}
+	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start),
+		BadRecords: s.stats.bad, DLQ: s.stats.dlq, NullsIgnored: s.stats.nullsIgnored, Skipped: s.stats.bad + s.stats.nullsIgnored}
 	for t := range s.stats.topics {
 		out.Topics = append(out.Topics, t)
 	}

@@ -186,10 +186,42 @@ func TestSinkNullValues(t *testing.T) {
 	}
 	cfg.NullValues = NullIgnore
 	store := s3store.NewMemory()
-	runSink(t, cfg, store)
+	sum := runSink(t, cfg, store)
 	got := snapshot(t, store)
 	if got["topics/n/partition=0/n+0+0000000000.json"] != "1\n3\n" {
 		t.Fatalf("got %q", got)
+	}
+	// The summary says what was dropped.
+	if sum.Records != 2 || sum.Skipped != 1 || sum.NullsIgnored != 1 || !strings.Contains(sum.String(), " skipped=1") ||
+		!strings.Contains(sum.SkipReport(), "1 null values (behavior.on.null.values=ignore)") {
+		t.Fatalf("summary %+v %q %q", sum, sum, sum.SkipReport())
+	}
+}
+
+// TestSinkSkipsCountedOncePerOffset: bad records and ignored nulls are
+// counted in the summary once each, even when store failures make the
+// sink replay them from the committed offsets.
+func TestSinkSkipsCountedOncePerOffset(t *testing.T) {
+	brokers := newCluster(t, 1, "sk")
+	var recs []*kgo.Record
+	for i := range 40 {
+		var v []byte
+		if i%5 != 2 {
+			v = []byte(fmt.Sprint(i))
+		}
+		recs = append(recs, &kgo.Record{Topic: "sk", Value: v})
+	}
+	produceRecs(t, brokers, recs...)
+	cfg := testConfig(brokers, "sk")
+	cfg.FlushSize = 4
+	cfg.NullValues = NullIgnore
+	flaky := &flakyStore{Store: s3store.NewMemory(), fails: map[int]bool{2: true, 3: true, 6: true}}
+	sum := runSink(t, cfg, flaky)
+	if sum.Records != 32 || sum.Skipped != 8 || sum.NullsIgnored != 8 || sum.BadRecords != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if got := sum.SkipReport(); !strings.HasPrefix(got, "8 records were consumed but not archived: 8 null values") {
+		t.Fatalf("skip report %q", got)
 	}
 }
 

@@ -368,8 +368,8 @@ func TestSinkDeadLetterQueue(t *testing.T) {
 	cfg.Errors = ErrorsConfig{Tolerance: ToleranceAll, DLQTopic: "dlq", DLQContextHeaders: true, Log: true}
 	store := s3store.NewMemory()
 	sum := runSink(t, cfg, store)
-	if sum.Records != 3 {
-		t.Fatalf("summary %v", sum)
+	if sum.Records != 3 || sum.Skipped != 2 || sum.BadRecords != 2 || sum.DLQ != 2 || !strings.Contains(sum.SkipReport(), "2 sent to the dead letter queue") {
+		t.Fatalf("summary %+v %q", sum, sum.SkipReport())
 	}
 	got := readObjects(t, store, avroFmt)
 	if ks := keysOfRecs(got); !reflect.DeepEqual(ks, []string{"topics/t/partition=0/t+0+0000000000.avro", "topics/t/partition=0/t+0+0000000004.avro"}) {
@@ -426,8 +426,9 @@ func TestSinkToleranceAllWithoutDLQSkips(t *testing.T) {
 	cfg.Errors = ErrorsConfig{Tolerance: ToleranceAll}
 	store := s3store.NewMemory()
 	sum := runSink(t, cfg, store)
-	if sum.Records != 1 {
-		t.Fatalf("summary %v", sum)
+	if sum.Records != 1 || sum.Skipped != 1 || sum.BadRecords != 1 || sum.DLQ != 0 ||
+		!strings.HasPrefix(sum.SkipReport(), "1 records were consumed but not archived: 1 bad records (errors.tolerance=all)") {
+		t.Fatalf("summary %+v %q", sum, sum.SkipReport())
 	}
 	if ks := keysOf(snapshot(t, store)); !reflect.DeepEqual(ks, []string{"topics/t/partition=0/t+0+0000000001.avro"}) {
 		t.Fatalf("objects %v", ks)

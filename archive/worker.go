@@ -25,13 +25,15 @@ type worker struct {
 }
 
 func newWorker(ss *session, k tp, target int64) *worker {
-	return &worker{
+	w := &worker{
 		ss: ss, tp: k, target: target,
 		pw:     newPartitionWriter(k.topic, k.partition, &ss.s.cfg, ss.s.store, ss.s.log),
 		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
+	w.pw.onNullIgnored = func(offset int64) { ss.s.countSkip(k, offset, skipNull) }
+	return w
 }
 
 // stop ends the worker: files already complete stay committable, open

@@ -129,6 +129,9 @@ type partitionWriter struct {
 	// tombstones tells whether the open set holds tombstones
 	// (behavior.on.null.values=write); a switch rotates.
 	tombstones bool
+	// onNullIgnored, when set, is told the offset of each null value that
+	// behavior.on.null.values=ignore drops (the summary counts them).
+	onNullIgnored func(offset int64)
 }
 
 func newPartitionWriter(topic string, p int32, cfg *Config, store s3store.Store, log *slog.Logger) *partitionWriter {
@@ -159,6 +162,9 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 		switch w.cfg.NullValues {
 		case NullIgnore:
 			w.skip(r.Offset)
+			if w.onNullIgnored != nil {
+				w.onNullIgnored(r.Offset)
+			}
 			return nil
 		case NullWrite:
 		default:

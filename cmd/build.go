@@ -61,7 +61,11 @@ func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store
 }
 
 // buildFormat builds the configured format. Errors wrap ErrConfig.
-func buildFormat(o FormatSettings) (format.Format, error) {
+func buildFormat(o FormatSettings) (format.Format, error) { return buildFormatNulls(o, false) }
+
+// buildFormatNulls is buildFormat; with nulls, JSON is
+// format.NewNullableJSON (the .keys objects, where keys may be null).
+func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
 	kind, err := format.Lookup(o.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -75,7 +79,7 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 	if o.BytesExtension != "" {
 		bc.Extension = o.BytesExtension
 	}
-	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel}
+	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel, JSONNulls: nulls}
 	if o.AvroCodec != "" {
 		if cfg.Avro.Codec, err = format.ParseAvroCodec(o.AvroCodec); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -90,6 +94,9 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 	return f, nil
 }
 
+// keyKeysFormat is the key of the .keys objects' format.
+const keyKeysFormat = "keys.format.class"
+
 // buildPartFormat builds the format of .keys or .headers objects (key names
 // the setting): name is FormatJSON, FormatBytes, FormatAvro or FormatParquet,
 // with the value format's codec (avro.codec, parquet.codec), bytes and
@@ -97,7 +104,7 @@ func buildFormat(o FormatSettings) (format.Format, error) {
 func buildPartFormat(key, name string, value FormatSettings) (*archive.PartFormat, error) {
 	fs := value
 	fs.Format = name
-	f, err := buildFormat(fs)
+	f, err := buildFormatNulls(fs, key == keyKeysFormat)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -23,11 +23,13 @@ import (
 // through `kafkas3 sink --once` into a local dir and come back through
 // `kafkas3 source --topic-rename 'copy_of_$0' --create-topics`.
 
-// rtHeaders returns the headers of record i: every record needs at least
-// one (the sink refuses a record without headers when it stores them), and
-// together they cover order, duplicate keys, a nil value, an empty value
-// and non-ASCII text.
+// rtHeaders returns the headers of record i: together they cover order,
+// duplicate keys, a nil value, an empty value, non-ASCII text and (record
+// 7) no headers at all, which the sink stores as an empty list.
 func rtHeaders(p int32, i int) []kgo.RecordHeader {
+	if i == 7 {
+		return nil
+	}
 	switch i % 4 {
 	case 0:
 		return []kgo.RecordHeader{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte(fmt.Sprintf("p%d", p))}, {Key: "a", Value: []byte("3")}}
@@ -45,8 +47,9 @@ func rtHeaders(p int32, i int) []kgo.RecordHeader {
 var rtTombstones = map[[2]int]bool{{0, 3}: true, {1, 5}: true}
 
 // rtProduce produces n records to each of topic's two partitions with the
-// values value(p, i) (nil for the tombstones), keys "key-<p>-<i>",
-// rtHeaders and timestamps in 2021, and returns them by partition.
+// values value(p, i) (nil for the tombstones), keys "key-<p>-<i>" (a nil
+// key for record 6, which the sink stores as null), rtHeaders and
+// timestamps in 2021, and returns them by partition.
 func rtProduce(t *testing.T, ctx context.Context, brokers, topic string, n int, value func(p int32, i int) []byte) map[int32][]*kgo.Record {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -67,6 +70,9 @@ func rtProduce(t *testing.T, ctx context.Context, brokers, topic string, n int, 
 			}
 			if !rtTombstones[[2]int{int(p), i}] {
 				r.Value = value(p, i)
+			}
+			if i == 6 {
+				r.Key = nil
 			}
 			out[p] = append(out[p], r)
 			recs = append(recs, r)
@@ -89,7 +95,7 @@ func rtCheck(t *testing.T, p int32, got, want []*kgo.Record, since time.Time, sa
 	}
 	for i, g := range got {
 		w := want[i]
-		if !bytes.Equal(g.Key, w.Key) || g.Key == nil {
+		if !bytes.Equal(g.Key, w.Key) || (g.Key == nil) != (w.Key == nil) {
 			t.Errorf("partition %d record %d: key %q, want %q", p, i, g.Key, w.Key)
 		}
 		if gh, wh := showHeaders(g.Headers), showHeaders(w.Headers); gh != wh {

@@ -130,7 +130,7 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 	}
 	cfg.TombstonePartition = o.TombstonePartition
 	if o.StoreKeys {
-		if cfg.KeysFormat, err = buildPartFormat("keys.format.class", o.KeysFormat, o.FormatSettings); err != nil {
+		if cfg.KeysFormat, err = buildPartFormat(keyKeysFormat, o.KeysFormat, o.FormatSettings); err != nil {
 			return archive.Config{}, err
 		}
 	}
@@ -203,6 +203,9 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 		}
 	}
 	fmt.Fprintf(streams.Out, "kafkas3 sink: %s\n", r.sum)
+	if rep := r.sum.SkipReport(); rep != "" {
+		log.Warn(rep)
+	}
 	if r.err != nil {
 		return r.err
 	}

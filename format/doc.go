@@ -24,8 +24,9 @@
 // null, so their writers refuse it with ErrNullValue, write nothing, and
 // stay usable. The sink applies behavior.on.null.values before writing:
 // "fail" surfaces the error, "ignore" skips the record. Readers never
-// return a nil Value: an empty value is restored as an empty, non-nil
-// slice.
+// return a nil Value (an empty value is restored as an empty, non-nil
+// slice), except NewNullableJSON's, the JSON of .keys objects, which holds
+// null keys as the line null.
 //
 // # Exactness
 //

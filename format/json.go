@@ -46,22 +46,32 @@ import (
 // format, or Avro and Parquet, where values must survive byte for byte.
 func NewJSON() Format { return jsonFormat{} }
 
-type jsonFormat struct{}
+// NewNullableJSON is NewJSON for objects that must hold null values too:
+// the .keys objects of store.kafka.keys, whose records may have null keys.
+// Its writer writes a nil Value as the line null, and a non-nil Value whose
+// bytes are exactly "null" as the JSON string "null"; its reader restores
+// the line null (exactly those four bytes) as a nil Value and the string
+// "null" as the 4-byte value null. Every other line is as in NewJSON. So a
+// null and the text null stay apart, both ways.
+func NewNullableJSON() Format { return jsonFormat{nulls: true} }
+
+// jsonFormat is NewJSON; nulls makes it NewNullableJSON.
+type jsonFormat struct{ nulls bool }
 
 func (jsonFormat) Extension() string { return ".json" }
 
-func (jsonFormat) NewWriter(w io.Writer) (RecordWriter, error) {
+func (f jsonFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 	if w == nil {
 		return nil, errors.New("json format: nil writer")
 	}
-	return &jsonWriter{w: w}, nil
+	return &jsonWriter{w: w, nulls: f.nulls}, nil
 }
 
-func (jsonFormat) NewReader(r io.Reader) (RecordReader, error) {
+func (f jsonFormat) NewReader(r io.Reader) (RecordReader, error) {
 	if r == nil {
 		return nil, errors.New("json format: nil reader")
 	}
-	return &jsonReader{br: bufio.NewReaderSize(r, 64<<10)}, nil
+	return &jsonReader{br: bufio.NewReaderSize(r, 64<<10), nulls: f.nulls}, nil
 }
 
 type jsonWriter struct {
@@ -69,7 +79,15 @@ type jsonWriter struct {
 	buf    []byte
 	err    error
 	closed bool
+	nulls  bool // NewNullableJSON
 }
+
+// jsonNull is the JSON line of a null value (NewNullableJSON) and
+// jsonNullText the line of the 4-byte value null there.
+var (
+	jsonNull     = []byte("null")
+	jsonNullText = []byte(`"null"`)
+)
 
 func (jw *jsonWriter) Write(r *Record) error {
 	if jw.closed {
@@ -81,10 +99,16 @@ func (jw *jsonWriter) Write(r *Record) error {
 	if r == nil {
 		return fmt.Errorf("json format: %w: nil record", ErrNullValue)
 	}
-	if r.Value == nil {
+	switch {
+	case r.Value == nil && jw.nulls:
+		jw.buf = append(append(jw.buf[:0], jsonNull...), '\n')
+	case r.Value == nil:
 		return nullValueError(r)
+	case jw.nulls && bytes.Equal(r.Value, jsonNull):
+		jw.buf = append(append(jw.buf[:0], jsonNullText...), '\n')
+	default:
+		jw.buf = append(appendJSONLine(jw.buf[:0], r.Value), '\n')
 	}
-	jw.buf = append(appendJSONLine(jw.buf[:0], r.Value), '\n')
 	if err := writeAll(jw.w, jw.buf); err != nil {
 		jw.err = fmt.Errorf("json format: writing record at offset %d: %w", r.Offset, err)
 	}
@@ -169,9 +193,10 @@ func appendJSONString(dst, v []byte) []byte {
 }
 
 type jsonReader struct {
-	br   *bufio.Reader
-	line int
-	err  error
+	br    *bufio.Reader
+	line  int
+	err   error
+	nulls bool // NewNullableJSON
 }
 
 func (jr *jsonReader) Read() (*Record, error) {
@@ -191,6 +216,9 @@ func (jr *jsonReader) Read() (*Record, error) {
 	}
 	jr.line++
 	line = bytes.TrimSuffix(line, []byte("\n"))
+	if jr.nulls && bytes.Equal(line, jsonNull) {
+		return &Record{}, nil
+	}
 	v, derr := parseJSONLine(line)
 	if derr != nil {
 		jr.err = fmt.Errorf("json format: line %d: %w", jr.line, derr)

@@ -152,6 +152,9 @@ type Config struct {
 	Parquet          ParquetConfig // for KindParquet
 	Compression      Compression   // s3.compression.type (json and bytes only)
 	CompressionLevel int           // s3.compression.level, -1..9
+	// JSONNulls builds NewNullableJSON instead of NewJSON for KindJSON:
+	// the .keys objects of store.kafka.keys, where a key may be null.
+	JSONNulls bool
 }
 
 // New builds the format cfg describes, compression included. Avro and
@@ -164,6 +167,9 @@ func New(cfg Config) (Format, error) {
 	switch cfg.Kind {
 	case KindJSON:
 		f = NewJSON()
+		if cfg.JSONNulls {
+			f = NewNullableJSON()
+		}
 	case KindBytes:
 		f, err = NewBytes(cfg.Bytes)
 	case KindAvro:

@@ -37,10 +37,11 @@
 // or bytes. Headers are Confluent's array of {key, value} strings.
 //
 // A JSON keys object (keys.format.class=json) holds one JSON value per
-// line, read as the JSON format reads values: the line null is the 4-byte
-// key "null" (the sink refuses null keys when it stores keys, as
-// Confluent's connector does, so that line can only be that text), and a
-// line that is a JSON string is restored as its content. So a key whose
+// line, read as format.NewNullableJSON reads them: the line null is a null
+// key, the JSON string "null" the 4-byte key null (the sink writes them
+// so), and any other line that is a JSON string is restored as its content.
+// A record without headers has an empty list in its .headers object and is
+// restored with none. So a key whose
 // text was itself a JSON string literal (`"q"` with its quotes) comes back
 // as q: the line cannot tell the two apart. Use Avro keys where keys must
 // survive byte for byte.

@@ -253,7 +253,7 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn
 // the headers of the same record of obj.HeadersKey (when set). The bytes
 // read are the keys object's.
 func (r *Restorer) readTombstones(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
-	f, err := r.parallelFormat(obj.keysExt)
+	f, err := r.parallelFormat(obj.keysExt, true)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read object %q: %w", obj.Key, err)
 	}

@@ -50,17 +50,23 @@ func subjectFor(topic string, isKey bool) string {
 // whose extension (after the infix) is ext: the value format when the
 // extension is the same, else the format the extension names. Confluent's
 // keys.format.class and headers.format.class may differ from format.class.
-func (r *Restorer) parallelFormat(ext string) (format.Format, error) {
-	if ext == r.cfg.Format.Extension() {
+// JSON keys objects hold null keys as the line null
+// (format.NewNullableJSON); JSON headers objects never hold a null line.
+func (r *Restorer) parallelFormat(ext string, isKey bool) (format.Format, error) {
+	jsonf := format.NewJSON()
+	if isKey {
+		jsonf = format.NewNullableJSON()
+	}
+	if ext == r.cfg.Format.Extension() && !strings.HasPrefix(ext, ".json") {
 		return r.cfg.Format, nil
 	}
 	switch {
 	case ext == ".avro":
 		return format.NewAvro(format.AvroConfig{})
 	case ext == ".json":
-		return format.NewJSON(), nil
+		return jsonf, nil
 	case ext == ".json.gz":
-		return format.WithGzip(format.NewJSON(), -1)
+		return format.WithGzip(jsonf, -1)
 	case strings.HasSuffix(ext, ".parquet"):
 		// The reader takes each column chunk's codec from the file.
 		return format.NewParquet(format.ParquetConfig{Codec: "none"})
@@ -80,7 +86,7 @@ type parallelReader struct {
 
 // openParallel opens the .keys or .headers object key.
 func (r *Restorer) openParallel(ctx context.Context, key, ext string, isKey bool) (*parallelReader, error) {
-	f, err := r.parallelFormat(ext)
+	f, err := r.parallelFormat(ext, isKey)
 	if err != nil {
 		return nil, fmt.Errorf("read object %q: %w", key, err)
 	}
@@ -156,10 +162,12 @@ func (r *Restorer) typedValue(ctx context.Context, rec *format.Record, target, k
 // Confluent's enveloped keys (a record "RecordKey" with one field "key")
 // are unwrapped.
 //
-// An untyped key (JSON keys object) is the line's value as the JSON reader
-// restores it. The line null is the 4-byte key "null", not a null key: the
-// sink refuses null keys when it stores keys (as Confluent's connector
-// does), so a null line can only be that text.
+// An untyped key (JSON keys object) is the line's value as
+// format.NewNullableJSON restores it: the line null is a null key, the
+// string "null" the 4-byte key null. An optional key schema (a union of
+// null and one type, as the sink writes untyped keys) is unwrapped: its
+// null is a null key, and the other branch is what the target registry
+// gets.
 func (r *Restorer) keyFrom(ctx context.Context, krec *format.Record, target, objKey string, i int64) ([]byte, error) {
 	t := krec.ValueTyped
 	if t == nil || t.Schema == nil || t.Schema.Avro == nil {
@@ -187,6 +195,17 @@ func (r *Restorer) keyFrom(ctx context.Context, krec *format.Record, target, obj
 	}
 	if native == nil {
 		return nil, nil
+	}
+	if root := schema.Avro.Root(); root.Type == "union" {
+		// An optional key: the registry gets the non-null branch.
+		inner, err := optionalBranch(root)
+		if err != nil {
+			return nil, fmt.Errorf("object %q: record %d: the key's schema: %w", objKey, i, err)
+		}
+		if raw, err = inner.Encode(native); err != nil {
+			return nil, fmt.Errorf("object %q: record %d: the optional key: %w", objKey, i, err)
+		}
+		schema = &format.Schema{Avro: inner, Text: inner.String()}
 	}
 	if r.cfg.KeyEncoder != nil {
 		k, err := r.cfg.KeyEncoder.EncodeRaw(ctx, subjectFor(target, true), schema, raw)
@@ -289,4 +308,24 @@ func envelope(s *format.Schema) *avro.SchemaNode {
 		return root
 	}
 	return nil
+}
+
+// optionalBranch returns the non-null branch of a union of null and one
+// other type (an optional schema); other unions are an error.
+func optionalBranch(u *avro.SchemaNode) (*avro.Schema, error) {
+	var other *avro.SchemaNode
+	for i := range u.Branches {
+		b := &u.Branches[i]
+		if b.Type == "null" {
+			continue
+		}
+		if other != nil {
+			return nil, fmt.Errorf("a union of %d types is not an optional key", len(u.Branches))
+		}
+		other = b
+	}
+	if other == nil {
+		return nil, errors.New("a union of null only")
+	}
+	return other.Schema()
 }

@@ -150,7 +150,7 @@ func TestRestoreTypedAvroWithKeysAndHeaders(t *testing.T) {
 	a.putWith(avroF, "orders", 0, ".headers.avro", hdrRecs)
 	// Object 3: JSON keys and headers, as keys.format.class=json writes them.
 	a.putRaw("topics/orders/partition=0/orders+0+0000000003.keys.json", func(w io.Writer) {
-		io.WriteString(w, "\"k3\"\nnull\n")
+		io.WriteString(w, "\"k3\"\n\"null\"\n") // the text null (the line null is a null key)
 	})
 	a.putRaw("topics/orders/partition=0/orders+0+0000000003.headers.json", func(w io.Writer) {
 		io.WriteString(w, "[{\"key\":\"x\",\"value\":\"y\"}]\n[]\n")

@@ -293,7 +293,7 @@ type summary struct {
 	seconds    float64
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+)$`)
+var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+)$`)
 
 func parseSummary(stdout string) (summary, error) {
 	m := summaryRE.FindAllStringSubmatch(stdout, -1)
