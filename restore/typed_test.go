@@ -269,6 +269,50 @@ func TestRestoreTypedParquetKeysWithRegistry(t *testing.T) {
 	}
 }
 
+// TestRestoreOptionalKeysWithRegistry: the sink writes untyped keys with
+// the optional schema ["null","string"]; with a key registry the target
+// gets the non-null branch ("string") under copy-key, and a null stays a
+// null key.
+func TestRestoreOptionalKeysWithRegistry(t *testing.T) {
+	avroF, err := format.NewAvro(format.AvroConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newArchive(t, avroF)
+	recs, _ := typedRecords(t, 0, 3)
+	a.put("orders", 0, 0, recs)
+	ks := mustSchema(t, `["null","string"]`)
+	var keyRecs []*format.Record
+	for _, k := range []any{"a", nil, "c"} {
+		keyRecs = append(keyRecs, &format.Record{ValueTyped: &format.Typed{Schema: ks, Native: k}})
+	}
+	a.putWith(avroF, "orders", 0, ".keys.avro", keyRecs)
+	reg, enc := startRegistry(t)
+	brokers := newCluster(t, 1, "copy")
+	cfg := baseConfig(brokers, avroF, "orders")
+	cfg.Rename = "copy"
+	cfg.ValueEncoder, cfg.KeyEncoder = enc, enc
+	if sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil || sum.Records != 3 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	got := readTopic(t, brokers, "copy")[0]
+	if got[1].Key != nil {
+		t.Errorf("record 1 key %q, want a null key", got[1].Key)
+	}
+	// The key is the string branch on the wire: its length, then "a".
+	if len(got[0].Key) != 7 || string(got[0].Key[5:]) != "\x02a" {
+		t.Errorf("record 0 key %x, want a wire-format Avro string (no union branch)", got[0].Key)
+	}
+	if typed, err := enc.Convert(testContext(t), "copy", true, got[0].Key); err != nil || typed.Schema.Avro.Root().Type != "string" {
+		t.Errorf("copy-key schema: %v %v", typed, err)
+	}
+	for _, i := range []int{0, 2} {
+		if k := decodeWire(t, reg, "copy-key", got[i].Key); k != []string{"a", "", "c"}[i] {
+			t.Errorf("record %d key %#v", i, k)
+		}
+	}
+}
+
 func TestRestoreTypedErrors(t *testing.T) {
 	avroF, err := format.NewAvro(format.AvroConfig{})
 	if err != nil {
