@@ -44,6 +44,11 @@ type Config struct {
 	// DefaultTombstonePartition.
 	TombstonePartition string
 
+	// IndexPrefix is kafkas3.index.prefix: keys under it are the archive
+	// index (package index), never a topic folder, even when topics.dir is
+	// empty. Empty means no index prefix is skipped.
+	IndexPrefix string
+
 	// ValueEncoder frames typed values (Avro and Parquet archives) in
 	// Confluent's wire format for the target's Schema Registry, registering
 	// each schema under "<target topic>-value" when absent. It is required

@@ -25,6 +25,9 @@ const (
 	// (Config.TombstonePartition), or a headers object without a value or
 	// keys object.
 	SkipParallelOrphan = "keys or headers without a value object"
+	// SkipIndex counts the archive index's own objects (Config.IndexPrefix)
+	// listed with the topic folders, as happens when topics.dir is empty.
+	SkipIndex = "archive index"
 )
 
 // Object is one archive object of one Kafka partition.
@@ -177,6 +180,10 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	topicsPrefix = topicsPrefix[:len(topicsPrefix)-len(dd)] // "<topics.dir><dd>", or "" for no topics.dir
 
 	visit := func(info s3store.ObjectInfo) error {
+		if r.cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, r.cfg.IndexPrefix) {
+			skipped[SkipIndex]++
+			return nil
+		}
 		rest, ok := strings.CutPrefix(info.Key, topicsPrefix)
 		if !ok {
 			skipped[SkipOutsideTopicsDir]++

@@ -723,3 +723,43 @@ func TestResumeEdgeCases(t *testing.T) {
 		checkValues(t, "m2/0", readTopic(t, brokers, "m2")[0], want[12:])
 	})
 }
+
+// TestPlanSkipsIndexWithEmptyTopicsDir archives with an empty topics.dir,
+// where the archive index's folder sits next to the topic folders: the plan
+// counts the index objects as such and never takes "_kafkas3" for a topic.
+func TestPlanSkipsIndexWithEmptyTopicsDir(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	a.keys.TopicsDir = ""
+	a.put("orders", 0, 0, values("a", 0, 2))
+	a.putRaw("_kafkas3/index/orders/0/00000000000000000002.jsonl", func(w io.Writer) { fmt.Fprintln(w, `{}`) })
+	a.putRaw("_kafkas3/index/orders/0/00000000000000000004.jsonl", func(w io.Writer) { fmt.Fprintln(w, `{}`) })
+	for _, withPrefix := range []bool{true, false} {
+		cfg := baseConfig(nil, a.f)
+		cfg.Keys.TopicsDir = ""
+		cfg.DryRun = true
+		cfg.TopicsRegex = regexp.MustCompile(`.*`)
+		cfg.OnError = OnErrorIgnore
+		if withPrefix {
+			cfg.IndexPrefix = "_kafkas3/"
+		}
+		plan, err := mustNew(t, cfg, a, nil).Plan(testContext(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var topics []string
+		for _, tp := range plan.Topics {
+			topics = append(topics, tp.Source)
+		}
+		if !withPrefix {
+			// Without the prefix the index folder looks like a topic: the
+			// failure this skip prevents.
+			if fmt.Sprint(topics) != "[_kafkas3 orders]" {
+				t.Fatalf("without IndexPrefix: topics %v, want the index taken for a topic", topics)
+			}
+			continue
+		}
+		if fmt.Sprint(topics) != "[orders]" || plan.Skipped[SkipIndex] != 2 || plan.Objects() != 1 {
+			t.Fatalf("topics %v, skipped %v, objects %d; want [orders], 2 archive index, 1", topics, plan.Skipped, plan.Objects())
+		}
+	}
+}
