@@ -170,6 +170,12 @@ func configKeys() []keySpec {
 		{key: "filename.offset.zero.pad.width", kind: kindInt, def: "10", min: 0, max: 19, commands: cmdBoth,
 			doc: "Digits the start offset in a file name is zero-padded to."},
 
+		// The archive index (kafkas3's own, not Confluent's).
+		{key: "kafkas3.index.enabled", kind: kindBool, def: "true", commands: CommandSink,
+			doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>.jsonl listing every object of the rotation with its offsets, record count, timestamps, size and SHA-256. kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."},
+		{key: "kafkas3.index.prefix", def: "_kafkas3/", commands: cmdBoth, allowed: "folder names each ending in \"/\", outside topics.dir",
+			doc: "Key prefix of the archive index. It must lie outside topics.dir so query engines scanning topics.dir never see it; with an empty topics.dir the source and kafkas3 verify skip it rather than take it for a topic folder (so no topic may be named like its first folder)."},
+
 		// Rotation.
 		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: CommandSink, commands: CommandSink,
 			doc: "Records per file; the count covers all open files of one Kafka partition."},

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kafkas3/kafkas3/index"
 )
 
 // The settings groups below are shared by SinkOptions and SourceOptions
@@ -36,6 +38,15 @@ type LayoutSettings struct {
 	FileDelim      string
 	OffsetPadWidth int
 	Partitioner    string // PartitionerDefault
+}
+
+// IndexSettings is the archive index (package index).
+type IndexSettings struct {
+	// IndexEnabled is kafkas3.index.enabled (the sink's; false for the
+	// source, which reads an index when there is one).
+	IndexEnabled bool
+	// IndexPrefix is kafkas3.index.prefix, outside topics.dir.
+	IndexPrefix string
 }
 
 // StoreSettings chooses and configures the object store.
@@ -362,4 +373,30 @@ func (p *valueParser) tombstonePartition(dirDelim string) string {
 		v = "tombstone"
 	}
 	return v
+}
+
+// index parses kafkas3.index.enabled and kafkas3.index.prefix: the prefix
+// must be a folder (index.ValidatePrefix) whose index folder lies outside
+// topics.dir, and topics.dir must not lie inside it.
+func (p *valueParser) index(l LayoutSettings) IndexSettings {
+	o := IndexSettings{IndexPrefix: p.str("kafkas3.index.prefix")}
+	if p.st.command == CommandSink {
+		o.IndexEnabled = p.bool("kafkas3.index.enabled")
+	}
+	if err := index.ValidatePrefix(o.IndexPrefix); err != nil {
+		p.fail("kafkas3.index.prefix", o.IndexPrefix, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
+		return o
+	}
+	if l.TopicsDir != "" {
+		dd := l.DirectoryDelim
+		if dd == "" {
+			dd = "/"
+		}
+		topics, ix := l.TopicsDir+dd, index.Dir(o.IndexPrefix)
+		if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
+			p.fail("kafkas3.index.prefix", o.IndexPrefix, fmt.Sprintf(
+				"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, l.TopicsDir))
+		}
+	}
+	return o
 }

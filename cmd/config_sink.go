@@ -62,6 +62,7 @@ type SinkOptions struct {
 
 	StoreSettings
 	FormatSettings
+	IndexSettings
 
 	NullValues string // NullValuesFail, NullValuesIgnore or NullValuesWrite
 
@@ -126,6 +127,7 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 
 	o.StoreSettings = p.store()
 	o.FormatSettings = p.format("")
+	o.IndexSettings = p.index(o.LayoutSettings)
 	o.NullValues = p.choice("behavior.on.null.values")
 	o.StoreKeys = p.bool("store.kafka.keys")
 	o.StoreHeaders = p.bool("store.kafka.headers")

@@ -32,6 +32,7 @@ type SourceOptions struct {
 	LayoutSettings
 	StoreSettings
 	FormatSettings
+	IndexSettings
 
 	// ValueConverter and KeyConverter are value.converter and key.converter
 	// with their settings, read for the target side: Avro and Parquet
@@ -78,6 +79,7 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	p.timezone()
 	p.locale()
 	o.StoreSettings = p.store()
+	o.IndexSettings = p.index(o.LayoutSettings)
 	o.FormatSettings = p.format("the source reads the objects in the format the sink wrote")
 	o.ValueConverter = p.converter("value.converter")
 	o.KeyConverter = p.converter("key.converter")

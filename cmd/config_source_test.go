@@ -43,6 +43,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 		StoreSettings: StoreSettings{Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
 			PartRetries: 3, RetryBackoff: 200 * time.Millisecond},
 		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, ParquetCodec: "snappy", BytesSeparator: "\n", BytesExtension: ".bin"},
+		IndexSettings:  IndexSettings{IndexPrefix: "_kafkas3/"},
 		ValueConverter: ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
 		KeyConverter:   ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
 		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200, TombstonePartition: "tombstone",

@@ -57,6 +57,7 @@ func quickStart() *SinkOptions {
 			BytesSeparator:   "\n",
 			BytesExtension:   ".bin",
 		},
+		IndexSettings:        IndexSettings{IndexEnabled: true, IndexPrefix: "_kafkas3/"},
 		NullValues:           NullValuesFail,
 		KeysFormat:           FormatAvro,
 		HeadersFormat:        FormatAvro,
@@ -244,6 +245,14 @@ func TestValidationErrors(t *testing.T) {
 		params []string
 		want   []string // substrings of the error, in order
 	}{
+		{"index prefix inside topics.dir", minimalYAML, []string{"kafkas3.index.prefix=topics/_kafkas3/"},
+			[]string{`kafkas3.index.prefix: "topics/_kafkas3/" puts the index (topics/_kafkas3/index/) inside topics.dir "topics"`}},
+		{"topics.dir inside the index", minimalYAML, []string{"kafkas3.index.prefix=data/", "topics.dir=data/index/t"},
+			[]string{`kafkas3.index.prefix: "data/" puts the index (data/index/) inside topics.dir "data/index/t"`}},
+		{"index prefix without slash", minimalYAML, []string{"kafkas3.index.prefix=_kafkas3"},
+			[]string{`kafkas3.index.prefix: "_kafkas3" is not a key prefix`}},
+		{"index enabled not bool", minimalYAML, []string{"kafkas3.index.enabled=maybe"},
+			[]string{`kafkas3.index.enabled: "maybe"`}},
 		{"flush.size not int", minimalYAML, []string{"flush.size=abc"},
 			[]string{`flush.size: "abc" is not an integer; want an integer > 0 (from -p flush.size)`}},
 		{"flush.size zero", minimalYAML, []string{"flush.size=0"},

@@ -153,6 +153,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow,
 		PollInterval: o.PollInterval, BatchSize: o.BatchMaxSize, KafkaOpts: kopts,
 		TombstonePartition: o.TombstonePartition,
+		IndexPrefix:        o.IndexPrefix,
 	}
 	if o.ArchiveTopicsRegex != "" {
 		if cfg.ArchiveTopicsRegex, err = regexp.Compile(o.ArchiveTopicsRegex); err != nil {
