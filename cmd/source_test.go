@@ -342,14 +342,16 @@ func TestSourceCmdInterruptThenResume(t *testing.T) {
 			CreateTopics: true, LogLevel: "warn"}
 	}
 
-	// Interrupt when the 11th object is opened, once records have landed
-	// (that partition's stream waits meanwhile, the other one goes on).
+	// Interrupt when the 11th object is opened to be produced, once records
+	// have landed (that partition's stream waits meanwhile, the other one
+	// goes on). The plan opens each of the 40 objects once before (its
+	// proof reads every object).
 	runCtx, interrupt := context.WithCancel(ctx)
 	defer interrupt()
 	f := flags()
 	f.wrapStore = func(st s3store.Store) s3store.Store {
 		return &hookStore{Store: st, onOpen: func(n int) {
-			if n != 11 {
+			if n != 40+11 {
 				return
 			}
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {

@@ -68,6 +68,23 @@ type Config struct {
 	ArchiveTopicsRegex *regexp.Regexp
 	AllowSameTopic     bool
 
+	// AllowGaps restores what the archive holds when it has gaps (offsets
+	// no readable object holds) or damaged objects, instead of stopping
+	// before producing anything; every gap is logged and counted.
+	AllowGaps bool
+
+	// SpillBytes is how many bytes of one object's decoded records are
+	// kept in memory before the rest goes to an unlinked temporary file in
+	// TempDir (empty: os.TempDir()). Zero means DefaultSpillBytes.
+	SpillBytes int64
+	TempDir    string
+
+	// RetryTimeout bounds how long transient cluster errors (coordinator
+	// not available or loading, not coordinator, leader changes, a topic
+	// not visible yet) are retried on each admin step. Zero means
+	// DefaultRetryTimeout.
+	RetryTimeout time.Duration
+
 	CreateTopics bool          // create missing targets with the archive's partition count
 	DryRun       bool          // print the plan, produce nothing
 	Follow       bool          // keep polling for new objects
@@ -101,6 +118,7 @@ const (
 	DefaultParallelism   = 8
 	DefaultVerifyRecords = 3
 	DefaultPollInterval  = time.Minute
+	DefaultRetryTimeout  = 60 * time.Second
 	// DefaultTombstonePartition is tombstone.encoded.partition's default.
 	DefaultTombstonePartition = "tombstone"
 )

@@ -47,9 +47,23 @@ func encodeMarkerMeta(archive, source string) string {
 
 // readMarkers fetches the markers of target's partitions. Partitions
 // without a marker are absent from the map.
-func readMarkers(ctx context.Context, adm *kadm.Client, target string) (map[int32]marker, error) {
+// Transient coordinator states are retried (Restorer.retry).
+func (r *Restorer) readMarkers(ctx context.Context, adm *kadm.Client, target string) (map[int32]marker, error) {
 	group := MarkerGroup(target)
-	resps, err := adm.FetchOffsets(ctx, group)
+	var resps kadm.OffsetResponses
+	err := r.retry(ctx, fmt.Sprintf("read restore markers from group %q", group), nil, func(ctx context.Context) error {
+		var err error
+		resps, err = adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return err
+		}
+		for p, o := range resps[target] {
+			if o.Err != nil {
+				return fmt.Errorf("partition %d: %w", p, o.Err)
+			}
+		}
+		return nil
+	})
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return map[int32]marker{}, nil // no restore yet (some brokers say so instead of returning nothing)
 	}
@@ -76,7 +90,9 @@ func readMarkers(ctx context.Context, adm *kadm.Client, target string) (map[int3
 }
 
 // writeMarkers commits markers for target's partitions (partition -> E0).
-func writeMarkers(ctx context.Context, adm *kadm.Client, target, archive, source string, starts map[int32]int64) error {
+// Transient coordinator states are retried; committing the same offsets
+// again is harmless.
+func (r *Restorer) writeMarkers(ctx context.Context, adm *kadm.Client, target, archive, source string, starts map[int32]int64) error {
 	if len(starts) == 0 {
 		return nil
 	}
@@ -86,7 +102,10 @@ func writeMarkers(ctx context.Context, adm *kadm.Client, target, archive, source
 	for p, e0 := range starts {
 		os.Add(kadm.Offset{Topic: target, Partition: p, At: e0, LeaderEpoch: -1, Metadata: meta})
 	}
-	if err := adm.CommitAllOffsets(ctx, group, os); err != nil {
+	err := r.retry(ctx, fmt.Sprintf("write restore markers to group %q", group), nil, func(ctx context.Context) error {
+		return adm.CommitAllOffsets(ctx, group, os)
+	})
+	if err != nil {
 		return fmt.Errorf("write restore markers of %q to group %q: %w", target, group, err)
 	}
 	return nil

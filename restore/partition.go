@@ -3,9 +3,7 @@ package restore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +22,7 @@ const verifyTimeout = 30 * time.Second
 // partitionResult is what one partition job did.
 type partitionResult struct {
 	records int64 // produced and acknowledged
-	bytes   int64 // archive bytes read (objects skipped by a known count are not read)
+	bytes   int64 // archive bytes read to produce (objects wholly before the verification window are not read)
 	skipped int64 // archived records already in the target
 }
 
@@ -64,6 +62,7 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 		progress.Advance(a-reported, bytes)
 		reported = a
 	}
+
 	// promise checks that the archived record number idx landed at
 	// start+idx: anything else is a gap or another writer.
 	promise := func(rec *kgo.Record, err error, idx int64) {
@@ -90,58 +89,106 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 		return r.verifyTail(ctx, j, tail)
 	}
 
-	for _, obj := range j.part.Objects {
+	objs := j.part.Objects
+	segsLeft := make([]int, len(objs)) // segments of each object still to go
+	for _, s := range j.part.segments {
+		segsLeft[s.obj]++
+	}
+	// Objects with nothing to restore (damaged, or whose offsets other
+	// objects hold) count as done.
+	for i, o := range objs {
+		if segsLeft[i] == 0 {
+			progress.Advance(0, o.Size)
+		}
+	}
+	loaded := map[int]*loadedObject{}
+	pos := map[int]int64{} // next record index of each loaded object
+	defer func() {
+		for _, lo := range loaded {
+			lo.buf.close()
+		}
+	}()
+	done := func(i int) {
+		segsLeft[i]--
+		if segsLeft[i] > 0 {
+			return
+		}
+		if lo := loaded[i]; lo != nil {
+			lo.buf.close()
+			delete(loaded, i)
+			report(0)
+		}
+		progress.Advance(0, objs[i].Size)
+	}
+
+segments:
+	for _, s := range j.part.segments {
 		if err := context.Cause(ctx); err != nil {
 			break
 		}
-		// Skip whole objects whose records are all before the
-		// verification window, when their count is known.
-		r.mu.Lock()
-		c, known := r.counts[obj.Key]
-		r.mu.Unlock()
-		if known && c.size == obj.Size && idx+c.records <= already-window {
-			idx += c.records
-			res.skipped += c.records
-			progress.Advance(0, obj.Size)
+		n := s.to - s.from
+		// Segments wholly before the verification window are counted,
+		// not read.
+		if idx+n <= already-window {
+			idx += n
+			res.skipped += n
+			done(s.obj)
 			continue
 		}
-		var reportedBytes int64
-		n, read, err := r.readObject(ctx, obj, target, func(rec *format.Record, read int64) error {
+		lo := loaded[s.obj]
+		if lo == nil {
+			var err error
+			// The whole object is read and checked before its first
+			// record is produced.
+			if lo, err = r.loadObject(ctx, objs[s.obj], target); err != nil {
+				cancel(fmt.Errorf("%s/%d: %w", target, p, err))
+				break
+			}
+			if err := r.checkSize(j, objs[s.obj], lo.proof); err != nil {
+				lo.buf.close()
+				cancel(err)
+				break
+			}
+			loaded[s.obj] = lo
+			res.bytes += lo.proof.bytes
+		}
+		for pos[s.obj] < s.to {
+			rec, err := lo.buf.get()
+			if err != nil {
+				cancel(fmt.Errorf("object %q: %w", objs[s.obj].Key, err))
+				break segments
+			}
+			at := pos[s.obj]
+			pos[s.obj]++
+			if at < s.from {
+				continue // held by an earlier object: restored from there
+			}
 			if idx < already {
 				if idx >= already-window {
 					tail = append(tail, rec)
 				}
 				idx++
 				res.skipped++
-				return nil
+				continue
 			}
 			if !verified {
 				if err := verify(); err != nil {
-					return err
+					cancel(err)
+					break segments
 				}
 			}
 			if err := context.Cause(ctx); err != nil {
-				return err // stop handing records over; those in flight land
+				break segments // stop handing records over; those in flight land
 			}
 			inflight.Add(1)
-			at := idx
+			at = idx
 			cl.Produce(pctx, toKgo(rec, target, p), func(kr *kgo.Record, err error) { promise(kr, err, at) })
 			idx++
 			if (idx-already)%progressEvery == 0 {
-				report(read - reportedBytes)
-				reportedBytes = read
+				report(0)
 			}
-			return nil
-		})
-		res.bytes += read
-		report(read - reportedBytes)
-		if err != nil {
-			cancel(err)
-			break
 		}
-		r.mu.Lock()
-		r.counts[obj.Key] = objectCount{size: obj.Size, records: n}
-		r.mu.Unlock()
+		done(s.obj)
 	}
 
 	if context.Cause(ctx) == nil {
@@ -169,141 +216,6 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 		r.log.Debug("partition restored", "topic", target, "partition", p, "records", res.records, "end_offset", j.start+idx)
 	}
 	return res, nil
-}
-
-// readObject reads every record of obj and calls fn for each, with the
-// archive bytes read so far. Each record is what the target gets: typed
-// values framed for the target registry, the key and headers taken from
-// obj's parallel .keys and .headers objects when it has them. It returns
-// the number of records and the bytes read (the object's size once it is
-// complete). Errors name the key.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
-	if obj.Tombstone {
-		return r.readTombstones(ctx, obj, target, fn)
-	}
-	rc, err := r.store.Open(ctx, obj.Key)
-	if err != nil {
-		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
-	}
-	defer rc.Close()
-	var keys, headers *parallelReader
-	if obj.KeysKey != "" {
-		if keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, true); err != nil {
-			return 0, 0, err
-		}
-		defer keys.close()
-	}
-	if obj.HeadersKey != "" {
-		if headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, false); err != nil {
-			return 0, 0, err
-		}
-		defer headers.close()
-	}
-	cr := &countingReader{r: rc}
-	rd, err := r.cfg.Format.NewReader(cr)
-	if err != nil {
-		return 0, cr.n, fmt.Errorf("read object %q: %w", obj.Key, err)
-	}
-	var n int64
-	for {
-		rec, err := rd.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, cr.n, fmt.Errorf("read object %q: record %d: %w", obj.Key, n, err)
-		}
-		if err := r.typedValue(ctx, rec, target, obj.Key, n); err != nil {
-			return n, cr.n, err
-		}
-		if keys != nil {
-			krec, err := keys.next(obj.Key)
-			if err != nil {
-				return n, cr.n, err
-			}
-			if rec.Key, err = r.keyFrom(ctx, krec, target, keys.key, n); err != nil {
-				return n, cr.n, err
-			}
-		}
-		if headers != nil {
-			var err error
-			if rec.Headers, err = headers.nextHeaders(obj.Key, n); err != nil {
-				return n, cr.n, err
-			}
-		}
-		if err := fn(rec, cr.n); err != nil {
-			return n, cr.n, err
-		}
-		n++
-	}
-	for _, p := range []*parallelReader{keys, headers} {
-		if p != nil {
-			if err := p.finish(obj.Key); err != nil {
-				return n, cr.n, err
-			}
-		}
-	}
-	// Count the whole object as read even if the reader stopped before
-	// a trailer.
-	return n, max(cr.n, obj.Size), nil
-}
-
-// readTombstones is readObject for a tombstone object: each record of the
-// keys-only object obj.Key becomes a record with that key, a nil value and
-// the headers of the same record of obj.HeadersKey (when set). The bytes
-// read are the keys object's.
-func (r *Restorer) readTombstones(ctx context.Context, obj Object, target string, fn func(rec *format.Record, read int64) error) (int64, int64, error) {
-	f, err := r.parallelFormat(obj.keysExt, true)
-	if err != nil {
-		return 0, 0, fmt.Errorf("read object %q: %w", obj.Key, err)
-	}
-	rc, err := r.store.Open(ctx, obj.Key)
-	if err != nil {
-		return 0, 0, fmt.Errorf("open object %q: %w", obj.Key, err)
-	}
-	defer rc.Close()
-	var headers *parallelReader
-	if obj.HeadersKey != "" {
-		if headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, false); err != nil {
-			return 0, 0, err
-		}
-		defer headers.close()
-	}
-	cr := &countingReader{r: rc}
-	rd, err := f.NewReader(cr)
-	if err != nil {
-		return 0, cr.n, fmt.Errorf("read object %q: %w", obj.Key, err)
-	}
-	var n int64
-	for {
-		krec, err := rd.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, cr.n, fmt.Errorf("read object %q: record %d: %w", obj.Key, n, err)
-		}
-		rec := &format.Record{}
-		if rec.Key, err = r.keyFrom(ctx, krec, target, obj.Key, n); err != nil {
-			return n, cr.n, err
-		}
-		if headers != nil {
-			var err error
-			if rec.Headers, err = headers.nextHeaders(obj.Key, n); err != nil {
-				return n, cr.n, err
-			}
-		}
-		if err := fn(rec, cr.n); err != nil {
-			return n, cr.n, err
-		}
-		n++
-	}
-	if headers != nil {
-		if err := headers.finish(obj.Key); err != nil {
-			return n, cr.n, err
-		}
-	}
-	return n, max(cr.n, obj.Size), nil
 }
 
 // verifyTail compares the last records the target holds before this run
@@ -414,18 +326,6 @@ func toKgo(rec *format.Record, topic string, p int32) *kgo.Record {
 		}
 	}
 	return out
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // nextHeaders reads the next record of a parallel .headers object and

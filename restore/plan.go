@@ -50,6 +50,21 @@ type Object struct {
 	// which is restored as that key with a nil value, and the headers of
 	// the same record of HeadersKey when it is set. KeysKey is empty.
 	Tombstone bool
+
+	// Set by the plan's proof (every object is read once while planning):
+	// Records is the decoded record count, Offsets the source offsets the
+	// records hold (runs of consecutive offsets), Damage why the object
+	// cannot be restored (wraps ErrDamagedObject; then Records is 0).
+	Records int64
+	Offsets []offsetRun
+	Damage  error
+	proof   *objectProof
+}
+
+// knownProof is an object's proof, valid while its size is the same.
+type knownProof struct {
+	size  int64
+	proof objectProof
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start
@@ -58,6 +73,24 @@ type PartitionPlan struct {
 	Partition int32
 	Objects   []Object
 	Bytes     int64
+
+	// Records is how many records the restore produces: each source
+	// offset once. Duplicates counts the archived records at offsets that
+	// an earlier object (in plan order) already holds.
+	Records, Duplicates int64
+	// FirstOffset and LastOffset are the first and last source offsets
+	// restored (-1 without records).
+	FirstOffset, LastOffset int64
+	// Gaps are the offsets between FirstOffset and LastOffset that no
+	// readable object holds, and the offsets of damaged objects that no
+	// other object holds.
+	Gaps []Gap
+	// Damaged are the objects that cannot be read as a whole.
+	Damaged []DamagedObject
+	// Basis says what the offsets are proved from (Basis* constants).
+	Basis string
+
+	segments []segment // in source offset order
 }
 
 // TopicPlan is what will be restored from one archived topic.
@@ -78,6 +111,9 @@ type TopicPlan struct {
 	// FirstOffset and LastOffset are the smallest and largest object start
 	// offsets over all partitions (-1 when there are no objects).
 	FirstOffset, LastOffset int64
+	// Records, Duplicates, Gaps and Damaged add up the partitions'.
+	Records, Duplicates int64
+	Gaps, Damaged       int
 	// Parts holds the partitions that have objects, by partition number.
 	Parts []PartitionPlan
 }
@@ -353,6 +389,9 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	for i := range plan.Topics {
 		parts := plan.Topics[i].Parts
 		sort.Slice(parts, func(a, b int) bool { return parts[a].Partition < parts[b].Partition })
+	}
+	if err := r.prove(ctx, plan); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }

@@ -48,7 +48,8 @@ type Restorer struct {
 	rename    *renamer
 
 	mu     sync.Mutex
-	counts map[string]objectCount // object key -> records, learned by reading
+	proofs map[string]knownProof // object key -> what reading it proved
+	limits map[string]int32      // target topic -> max.message.bytes
 	memo   map[topicPartition]partitionMemo
 	warned map[string]bool
 }
@@ -56,12 +57,6 @@ type Restorer struct {
 type topicPartition struct {
 	topic string
 	part  int32
-}
-
-// objectCount is an object's record count, valid while its size is the same.
-type objectCount struct {
-	size    int64
-	records int64
 }
 
 // partitionMemo is what this process restored into a target partition. On
@@ -110,11 +105,18 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.RetryTimeout <= 0 {
+		cfg.RetryTimeout = DefaultRetryTimeout
+	}
+	if cfg.SpillBytes <= 0 {
+		cfg.SpillBytes = DefaultSpillBytes
+	}
 	r := &Restorer{
 		cfg:    cfg,
 		store:  store,
 		log:    log,
-		counts: map[string]objectCount{},
+		proofs: map[string]knownProof{},
+		limits: map[string]int32{},
 		memo:   map[topicPartition]partitionMemo{},
 		warned: map[string]bool{},
 	}
@@ -164,9 +166,13 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	if err := r.checkGuard(plan); err != nil {
 		return sum, err
 	}
+	if err := r.Check(plan); err != nil {
+		return sum, err
+	}
 	if r.cfg.DryRun {
 		return sum, nil
 	}
+	r.reportSkips(plan)
 
 	cl, err := r.newProducer()
 	if err != nil {
@@ -197,6 +203,10 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		if err := r.checkGuard(plan); err != nil {
 			return sum, err
 		}
+		if err := r.Check(plan); err != nil {
+			return sum, err
+		}
+		r.reportSkips(plan)
 	}
 }
 
@@ -208,6 +218,9 @@ func (r *Restorer) newProducer() (*kgo.Client, error) {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MaxBufferedBytes(128 << 20),
+		// Batches follow each target's max.message.bytes (describeLimits),
+		// so records as large as the target accepts are produced.
+		kgo.ProducerBatchMaxBytesFn(r.batchBytes),
 	}
 	opts = append(opts, r.cfg.KafkaOpts...)
 	cl, err := kgo.NewClient(opts...)
@@ -253,7 +266,12 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		names[i] = t.Target
 		want[t.Target] = t.Partitions
 	}
-	details, err := adm.ListTopics(ctx, names...)
+	var details kadm.TopicDetails
+	err := r.retry(ctx, "describe target topics "+quoteList(names), nil, func(ctx context.Context) error {
+		var err error
+		details, err = adm.ListTopics(ctx, names...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
 	}
@@ -273,11 +291,17 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
 		}
 		for _, name := range missing {
-			resp, err := adm.CreateTopics(ctx, want[name], -1, nil, name)
-			if err == nil {
-				err = resp.Error()
-			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			err := r.retry(ctx, fmt.Sprintf("create target topic %q", name), nil, func(ctx context.Context) error {
+				resp, err := adm.CreateTopics(ctx, want[name], -1, nil, name)
+				if err == nil {
+					err = resp.Error()
+				}
+				if errors.Is(err, kerr.TopicAlreadyExists) {
+					return nil // a retry after a create that went through
+				}
+				return err
+			})
+			if err != nil {
 				return fmt.Errorf("create target topic %q with %d partitions: %w", name, want[name], err)
 			}
 			r.log.Info("created target topic", "topic", name, "partitions", want[name])
@@ -285,7 +309,7 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		// kadm caches metadata (MetadataMinAge); forget what it cached
 		// about the topics before they existed.
 		cl.PurgeTopicsFromClient(missing...)
-		if details, err = waitTopics(ctx, adm, names, want); err != nil {
+		if details, err = waitTopics(ctx, adm, names, want, r.cfg.RetryTimeout); err != nil {
 			return err
 		}
 	}
@@ -309,10 +333,10 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 	return nil
 }
 
-// waitTopics waits until freshly created topics show all their partitions
-// with leaders in the metadata.
-func waitTopics(ctx context.Context, adm *kadm.Client, names []string, want map[string]int32) (kadm.TopicDetails, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// waitTopics waits, at most timeout, until freshly created topics show all
+// their partitions with leaders in the metadata.
+func waitTopics(ctx context.Context, adm *kadm.Client, names []string, want map[string]int32, timeout time.Duration) (kadm.TopicDetails, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
 		details, err := adm.ListTopics(ctx, names...)
@@ -376,10 +400,16 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	if err := r.checkTargets(ctx, cl, adm, topics); err != nil {
 		return err
 	}
+	if err := r.describeLimits(ctx, adm, topics); err != nil {
+		return err
+	}
+	if err := r.checkRecordSizes(topics); err != nil {
+		return err
+	}
 
 	var jobs []job
 	for _, t := range topics {
-		tj, err := r.prepareTopic(ctx, adm, t)
+		tj, err := r.prepareTopic(ctx, cl, adm, t)
 		if err != nil {
 			return err
 		}
@@ -426,24 +456,39 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 // writes the markers of partitions that have none, before anything is
 // produced to them. Existing markers are committed again so they do not
 // expire under offsets.retention.minutes while the restore is in use.
-func (r *Restorer) prepareTopic(ctx context.Context, adm *kadm.Client, t *TopicPlan) ([]job, error) {
-	markers, err := readMarkers(ctx, adm, t.Target)
+func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, t *TopicPlan) ([]job, error) {
+	markers, err := r.readMarkers(ctx, adm, t.Target)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := adm.ListEndOffsets(ctx, t.Target)
-	if err == nil {
-		err = ends.Error()
-	}
+	// A topic just created, or a leader that moves, answers
+	// UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER for a moment:
+	// retried, with the client's cached metadata dropped each time.
+	purge := func() { cl.PurgeTopicsFromClient(t.Target) }
+	var ends, starts kadm.ListedOffsets
+	err = r.retry(ctx, fmt.Sprintf("list offsets of %q", t.Target), purge, func(ctx context.Context) error {
+		var err error
+		if ends, err = adm.ListEndOffsets(ctx, t.Target); err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("list end offsets of %q: %w", t.Target, err)
+		}
+		if starts, err = adm.ListStartOffsets(ctx, t.Target); err == nil {
+			err = starts.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("list start offsets of %q: %w", t.Target, err)
+		}
+		for _, pp := range t.Parts {
+			if _, ok := ends.Lookup(t.Target, pp.Partition); !ok {
+				return fmt.Errorf("no end offset for %s/%d: %w", t.Target, pp.Partition, kerr.UnknownTopicOrPartition)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("list end offsets of %q: %w", t.Target, err)
-	}
-	starts, err := adm.ListStartOffsets(ctx, t.Target)
-	if err == nil {
-		err = starts.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list start offsets of %q: %w", t.Target, err)
+		return nil, err
 	}
 	group := MarkerGroup(t.Target)
 	commit := map[int32]int64{}
@@ -482,7 +527,7 @@ func (r *Restorer) prepareTopic(ctx context.Context, adm *kadm.Client, t *TopicP
 			trust: seen && memo.start == m.Start && memo.end == end.Offset,
 		})
 	}
-	if err := writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
+	if err := r.writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
 		return nil, err
 	}
 	return jobs, nil

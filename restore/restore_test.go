@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -459,7 +460,8 @@ func TestResumeAfterCancel(t *testing.T) {
 // commitMarker writes a marker by hand.
 func commitMarker(t *testing.T, brokers []string, target, archive, source string, p int32, start int64) {
 	t.Helper()
-	if err := writeMarkers(testContext(t), newAdmin(t, brokers), target, archive, source, map[int32]int64{p: start}); err != nil {
+	r := &Restorer{cfg: Config{RetryTimeout: time.Second}, log: slog.New(slog.DiscardHandler)}
+	if err := r.writeMarkers(testContext(t), newAdmin(t, brokers), target, archive, source, map[int32]int64{p: start}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,6 +29,9 @@ var ErrNoRegistry = errors.New("no target schema registry")
 // hold exactly one record per record of its value object.
 var ErrParallelMismatch = errors.New("keys/headers object does not match its value object")
 
+// separatorHint ends a count mismatch error: the usual cause.
+const separatorHint = " (with ByteArrayFormat, a value that contains format.bytearray.separator reads as several records, so keys and headers cannot be paired with values)"
+
 // Parallel object kinds: Confluent's store.kafka.keys and
 // store.kafka.headers write "<base>.keys<ext>" and "<base>.headers<ext>"
 // next to "<base><ext>", with the same records in the same order.
@@ -75,41 +78,43 @@ func (r *Restorer) parallelFormat(ext string, isKey bool) (format.Format, error)
 }
 
 // parallelReader reads one .keys or .headers object alongside its value
-// object.
+// object, completely (see checkedReader).
 type parallelReader struct {
 	key   string
 	isKey bool
+	size  int64        // from the listing
 	close func() error // closes the object
+	cr    *checkedReader
 	rd    format.RecordReader
 	n     int64
 }
 
-// openParallel opens the .keys or .headers object key.
-func (r *Restorer) openParallel(ctx context.Context, key, ext string, isKey bool) (*parallelReader, error) {
+// openParallel opens the .keys or .headers object key of size bytes.
+func (r *Restorer) openParallel(ctx context.Context, key, ext string, size int64, isKey bool) (*parallelReader, error) {
 	f, err := r.parallelFormat(ext, isKey)
 	if err != nil {
 		return nil, fmt.Errorf("read object %q: %w", key, err)
 	}
-	rc, err := r.store.Open(ctx, key)
+	closer, cr, err := r.openChecked(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("open object %q: %w", key, err)
+		return nil, err
 	}
-	rd, err := f.NewReader(rc)
+	rd, err := f.NewReader(cr)
 	if err != nil {
-		_ = rc.Close()
-		return nil, fmt.Errorf("read object %q: %w", key, err)
+		_ = closer.Close()
+		return nil, fmt.Errorf("%w: read object %q: %w", ErrDamagedObject, key, err)
 	}
-	return &parallelReader{key: key, isKey: isKey, close: rc.Close, rd: rd}, nil
+	return &parallelReader{key: key, isKey: isKey, size: size, close: closer.Close, cr: cr, rd: rd}, nil
 }
 
 // next returns the parallel object's record for value record i.
 func (p *parallelReader) next(valueKey string) (*format.Record, error) {
 	rec, err := p.rd.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %q has %d records, value object %q has more", ErrParallelMismatch, p.key, p.n, valueKey)
+		return nil, fmt.Errorf("%w: %w: %q has %d records, value object %q has more%s", ErrDamagedObject, ErrParallelMismatch, p.key, p.n, valueKey, separatorHint)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read object %q: record %d: %w", p.key, p.n, err)
+		return nil, fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, p.key, p.n, err)
 	}
 	p.n++
 	return rec, nil
@@ -122,9 +127,9 @@ func (p *parallelReader) finish(valueKey string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read object %q: record %d: %w", p.key, p.n, err)
+		return fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, p.key, p.n, err)
 	}
-	return fmt.Errorf("%w: %q has more records than the %d of value object %q", ErrParallelMismatch, p.key, p.n, valueKey)
+	return fmt.Errorf("%w: %w: %q has more records than the %d of value object %q%s", ErrDamagedObject, ErrParallelMismatch, p.key, p.n, valueKey, separatorHint)
 }
 
 // typedValue re-encodes a typed archived value (an Avro or Parquet record)

@@ -1,0 +1,407 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kafkas3/kafkas3/format"
+)
+
+// ErrGaps is wrapped when the archive does not hold every offset of a
+// partition between its first and last archived offset, and
+// Config.AllowGaps is off. The error lists the gaps.
+var ErrGaps = errors.New("the archive has gaps")
+
+// offsetRun is an inclusive range of source offsets.
+type offsetRun struct{ First, Last int64 }
+
+func (o offsetRun) len() int64 { return o.Last - o.First + 1 }
+
+// offsetRuns builds runs from increasing offsets.
+type offsetRuns struct{ runs []offsetRun }
+
+func (o *offsetRuns) add(off int64) error {
+	if n := len(o.runs); n > 0 {
+		last := &o.runs[n-1]
+		switch {
+		case off <= last.Last:
+			return fmt.Errorf("offset %d follows offset %d: offsets must increase", off, last.Last)
+		case off == last.Last+1:
+			last.Last = off
+			return nil
+		}
+	}
+	o.runs = append(o.runs, offsetRun{off, off})
+	return nil
+}
+
+func runsLen(rs []offsetRun) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.len()
+	}
+	return n
+}
+
+// Gap is a range of source offsets of a partition that the restore cannot
+// bring back: no readable object holds them.
+type Gap struct {
+	First int64 // first missing offset
+	// Last is the last missing offset, or -1 when it is not known (a
+	// damaged object after the last readable one).
+	Last int64
+	// Object names the damaged or missing object that held the offsets,
+	// when one is known.
+	Object string
+}
+
+// String prints the gap as "first..last" with its cause.
+func (g Gap) String() string {
+	last := "?"
+	if g.Last >= 0 {
+		last = fmt.Sprint(g.Last)
+	}
+	s := fmt.Sprintf("%d..%s", g.First, last)
+	if g.Object != "" {
+		s += fmt.Sprintf(" (object %q)", g.Object)
+	}
+	return s
+}
+
+// Count is the number of missing offsets, or -1 when not known.
+func (g Gap) Count() int64 {
+	if g.Last < 0 {
+		return -1
+	}
+	return g.Last - g.First + 1
+}
+
+// DamagedObject is an object the restore cannot read as a whole.
+type DamagedObject struct {
+	Key string
+	Err error // wraps ErrDamagedObject
+}
+
+// segment is a run of records of one object that the restore produces:
+// records from..to-1 of Objects[obj], source offsets first onwards.
+type segment struct {
+	obj      int
+	from, to int64
+	first    int64
+}
+
+// Proof bases of a partition (PartitionPlan.Basis).
+const (
+	// BasisNames: no index; each object's offsets are its name's start
+	// offset and the following ones, one per decoded record (consecutive
+	// offsets are assumed, so compacted objects cannot be told apart).
+	BasisNames = "names and record counts (no index; consecutive offsets assumed)"
+	// BasisRecords: no index; the records carry their offsets (envelope).
+	BasisRecords = "offsets carried by the records (no index)"
+)
+
+// prove reads every object of the plan that this process has not proved
+// yet (modeProve: all of it, twins included, nothing sent anywhere), then
+// works out, per partition, which records are restored (each source offset
+// once, in offset order), the duplicates, the gaps and the damaged
+// objects.
+//
+// It costs one full read of the archive before anything is produced
+// (Run reads each object a second time to produce it), and no memory per
+// record: only each object's offset runs are kept.
+func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
+	type item struct{ obj *Object }
+	var items []item
+	for ti := range plan.Topics {
+		t := &plan.Topics[ti]
+		for pi := range t.Parts {
+			for oi := range t.Parts[pi].Objects {
+				items = append(items, item{&t.Parts[pi].Objects[oi]})
+			}
+		}
+	}
+	work := make(chan item)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range min(r.cfg.Parallelism, len(items)) {
+		wg.Go(func() {
+			for it := range work {
+				o := it.obj
+				r.mu.Lock()
+				known, ok := r.proofs[o.Key]
+				r.mu.Unlock()
+				if ok && known.size == o.Size {
+					p := known.proof
+					o.proof = &p
+					continue
+				}
+				target := "" // modeProve frames nothing
+				p, err := r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
+				switch {
+				case err == nil:
+					o.proof = &p
+					r.mu.Lock()
+					r.proofs[o.Key] = knownProof{size: o.Size, proof: p}
+					r.mu.Unlock()
+				case isDamage(err):
+					o.Damage = err
+				default:
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+				}
+			}
+		})
+	}
+	for _, it := range items {
+		select {
+		case work <- it:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for ti := range plan.Topics {
+		t := &plan.Topics[ti]
+		for pi := range t.Parts {
+			r.provePartition(&t.Parts[pi])
+			pp := &t.Parts[pi]
+			t.Records += pp.Records
+			t.Duplicates += pp.Duplicates
+			t.Gaps += len(pp.Gaps)
+			t.Damaged += len(pp.Damaged)
+		}
+	}
+	return nil
+}
+
+// provePartition works out pp's segments, duplicates and gaps from its
+// objects' proofs. Objects are taken in plan order (start offset, then
+// key); an offset held by several objects is restored from the first.
+func (r *Restorer) provePartition(pp *PartitionPlan) {
+	pp.Basis = BasisNames
+	pp.FirstOffset, pp.LastOffset = -1, -1
+	var claimed []offsetRun // sorted, disjoint, merged
+	var damaged []int
+	for i := range pp.Objects {
+		o := &pp.Objects[i]
+		if o.Damage != nil {
+			damaged = append(damaged, i)
+			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
+			continue
+		}
+		runs := o.proof.offsets
+		if runs != nil {
+			pp.Basis = BasisRecords
+		} else if o.proof.records > 0 {
+			runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+		}
+		o.Records = o.proof.records
+		o.Offsets = runs
+		// Walk the object's records (index idx at offset off) run by
+		// run, cutting what is not claimed yet into segments.
+		var idx int64
+		for _, run := range runs {
+			for _, free := range subtract(run, claimed) {
+				from := idx + (free.First - run.First)
+				pp.segments = append(pp.segments, segment{obj: i, from: from, to: from + free.len(), first: free.First})
+				pp.Records += free.len()
+			}
+			idx += run.len()
+			claimed = addRun(claimed, run)
+		}
+	}
+	// Duplicates: records of the partition minus the records restored.
+	var total int64
+	for _, o := range pp.Objects {
+		if o.Damage == nil {
+			total += o.proof.records
+		}
+	}
+	pp.Duplicates = total - pp.Records
+	sort.SliceStable(pp.segments, func(a, b int) bool { return pp.segments[a].first < pp.segments[b].first })
+	if len(claimed) > 0 {
+		pp.FirstOffset, pp.LastOffset = claimed[0].First, claimed[len(claimed)-1].Last
+	}
+	// Gaps: holes between what is claimed, and the offsets damaged objects
+	// held that nothing else holds.
+	for i := 1; i < len(claimed); i++ {
+		pp.Gaps = append(pp.Gaps, Gap{First: claimed[i-1].Last + 1, Last: claimed[i].First - 1})
+	}
+	for _, di := range damaged {
+		o := pp.Objects[di]
+		g := Gap{First: o.StartOffset, Last: -1, Object: o.Key}
+		// Attribute the hole that starts at or holds the object's start.
+		found := false
+		for k := range pp.Gaps {
+			if pp.Gaps[k].First <= o.StartOffset && o.StartOffset <= pp.Gaps[k].Last && pp.Gaps[k].Object == "" {
+				pp.Gaps[k].Object = o.Key
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		switch {
+		case len(claimed) == 0:
+			pp.Gaps = append(pp.Gaps, g) // nothing readable: extent unknown
+		case o.StartOffset < claimed[0].First:
+			g.Last = claimed[0].First - 1
+			pp.Gaps = append(pp.Gaps, g)
+		case o.StartOffset > claimed[len(claimed)-1].Last:
+			pp.Gaps = append(pp.Gaps, g) // after the last readable record
+		}
+		// Otherwise other objects hold the damaged object's start: what
+		// it held beyond them, if anything, is in a hole found above.
+	}
+	sort.SliceStable(pp.Gaps, func(a, b int) bool { return pp.Gaps[a].First < pp.Gaps[b].First })
+}
+
+// subtract returns the parts of run that no run of claimed covers, in order.
+func subtract(run offsetRun, claimed []offsetRun) []offsetRun {
+	var out []offsetRun
+	at := run.First
+	for _, c := range claimed {
+		if c.Last < at {
+			continue
+		}
+		if c.First > run.Last {
+			break
+		}
+		if c.First > at {
+			out = append(out, offsetRun{at, c.First - 1})
+		}
+		at = c.Last + 1
+		if at > run.Last {
+			return out
+		}
+	}
+	if at <= run.Last {
+		out = append(out, offsetRun{at, run.Last})
+	}
+	return out
+}
+
+// addRun merges run into the sorted disjoint runs rs.
+func addRun(rs []offsetRun, run offsetRun) []offsetRun {
+	out := make([]offsetRun, 0, len(rs)+1)
+	i := 0
+	for ; i < len(rs) && rs[i].Last+1 < run.First; i++ {
+		out = append(out, rs[i])
+	}
+	for ; i < len(rs) && rs[i].First <= run.Last+1; i++ {
+		run.First = min(run.First, rs[i].First)
+		run.Last = max(run.Last, rs[i].Last)
+	}
+	out = append(out, run)
+	return append(out, rs[i:]...)
+}
+
+// blocking returns the error that stops a restore of plan before anything
+// is produced: damaged objects under behavior.on.error=fail, and gaps,
+// unless Config.AllowGaps. Gaps left by damaged objects that
+// behavior.on.error ignore or log skips do not stop it.
+func (r *Restorer) blocking(plan *Plan) error {
+	var damaged, gaps []string
+	var damageErrs []error
+	skipDamaged := r.cfg.OnError != OnErrorFail || r.cfg.AllowGaps
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			if !skipDamaged {
+				for _, d := range pp.Damaged {
+					damaged = append(damaged, fmt.Sprintf("%s/%d: %v", t.Source, pp.Partition, d.Err))
+					damageErrs = append(damageErrs, d.Err)
+				}
+			}
+			if r.cfg.AllowGaps {
+				continue
+			}
+			for _, g := range pp.Gaps {
+				if g.Object != "" && skipDamaged {
+					continue
+				}
+				gaps = append(gaps, fmt.Sprintf("%s/%d offsets %s", t.Source, pp.Partition, g))
+			}
+		}
+	}
+	switch {
+	case len(damaged) > 0:
+		return &listError{
+			msg: fmt.Sprintf("%d damaged archive objects (behavior.on.error=fail; nothing was produced): %s; "+
+				"set behavior.on.error to log or ignore, or pass --allow-gaps, to restore the rest without these objects",
+				len(damaged), strings.Join(limitList(damaged, 20), "; ")),
+			errs: damageErrs,
+		}
+	case len(gaps) > 0:
+		return fmt.Errorf("%w (nothing was produced): %s; pass --allow-gaps to restore the rest and report the gaps",
+			ErrGaps, strings.Join(limitList(gaps, 20), "; "))
+	}
+	return nil
+}
+
+// listError carries the errors it lists, for errors.Is and errors.As.
+type listError struct {
+	msg  string
+	errs []error
+}
+
+func (e *listError) Error() string   { return e.msg }
+func (e *listError) Unwrap() []error { return e.errs }
+
+// limitList keeps the first n entries and says how many were left out.
+func limitList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(l[:n:n], fmt.Sprintf("and %d more", len(l)-n))
+}
+
+// reportSkips logs each damaged object that is skipped and each gap the
+// restore leaves, before anything is produced.
+func (r *Restorer) reportSkips(plan *Plan) {
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			for _, d := range pp.Damaged {
+				r.log.Warn("skipping a damaged object: none of its records is restored",
+					"topic", t.Source, "partition", pp.Partition, "key", d.Key, "behavior.on.error", string(r.cfg.OnError), "error", d.Err)
+			}
+			for _, g := range pp.Gaps {
+				r.log.Warn("gap: these archived offsets are not restored",
+					"topic", t.Source, "target", t.Target, "partition", pp.Partition,
+					"first_offset", g.First, "last_offset", lastText(g.Last), "object", g.Object)
+			}
+		}
+	}
+}
+
+func lastText(last int64) string {
+	if last < 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(last)
+}
+
+// Check returns the error that stops a restore of plan before anything is
+// produced, or nil: damaged objects under behavior.on.error=fail, and gaps,
+// unless Config.AllowGaps. Run calls it; a dry run prints the plan, then
+// reports it.
+func (r *Restorer) Check(plan *Plan) error { return r.blocking(plan) }
