@@ -42,7 +42,7 @@ FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip
 	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
 	./format:FuzzGzipJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
 	./format:FuzzParquetReader ./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
-	./index:FuzzDecode
+	./index:FuzzDecode ./restore:FuzzSpillRecord
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done

@@ -42,6 +42,7 @@ type sourceFlags struct {
 	Follow         bool
 	CreateTopics   bool
 	AllowSameTopic bool
+	AllowGaps      bool
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -91,6 +92,16 @@ store.kafka.headers) when the archive has them; typed keys are framed for
 key.converter.schema.registry.url when key.converter is avro, string and
 bytes keys are restored as their bytes.
 
+Before producing anything, the plan reads and checks every object once
+(decodes it to its end, compares sizes and the record counts of .keys and
+.headers objects) and works out each partition's source offsets: from the
+names and record counts (no index; consecutive offsets assumed). Each
+offset is restored once, in offset order, even when objects overlap. A gap
+(offsets no readable object holds) or a damaged object stops the run before
+anything is produced, unless --allow-gaps (or behavior.on.error ignore/log
+for damaged objects), which restores the rest and reports every gap.
+--dry-run prints the same checks per partition.
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
@@ -116,6 +127,7 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
+	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
@@ -150,7 +162,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	cfg := restore.Config{
 		Brokers: o.BootstrapServers, Keys: keys, Format: fm, OnError: restore.OnError(o.OnError),
 		ArchiveTopics: o.ArchiveTopics, AllowSameTopic: f.AllowSameTopic,
-		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow,
+		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow, AllowGaps: f.AllowGaps,
 		PollInterval: o.PollInterval, BatchSize: o.BatchMaxSize, KafkaOpts: kopts,
 		TombstonePartition: o.TombstonePartition,
 		IndexPrefix:        o.IndexPrefix,
@@ -316,6 +328,9 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		}
 	}
 	fmt.Fprintf(streams.Out, "kafkas3 source: %s\n", summaryFields(res.sum))
+	if res.sum.Skipped() {
+		warnSkipped(streams.Err, log, res.sum)
+	}
 	if skipped := res.sum.KeysSkipped; len(skipped) > 0 {
 		args := make([]any, 0, 2*len(skipped))
 		for reason, n := range skipped {
@@ -424,6 +439,9 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 		return err
 	}
 	fmt.Fprintln(out, "dry run: nothing produced")
+	if err := r.Check(plan); err != nil {
+		return fmt.Errorf("the restore would stop before producing anything: %w", err)
+	}
 	if cfg.AllowSameTopic {
 		return nil
 	}
@@ -453,14 +471,30 @@ func sourceError(err error) error {
 	return err
 }
 
-// summaryFields formats the run summary as key=value fields.
+// summaryFields formats the run summary as key=value fields. skipped
+// counts the listed keys not restored plus the damaged objects skipped;
+// duplicates the archived records whose offsets another object holds
+// (restored once); gaps and gap_offsets what the run could not restore.
 func summaryFields(s restore.Summary) string {
-	skipped := 0
+	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
 		skipped += n
 	}
-	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d",
-		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent)
+	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
+		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+}
+
+// warnSkipped writes the warning line of a run that left records of the
+// archive out, and logs every gap.
+func warnSkipped(w io.Writer, log *slog.Logger, s restore.Summary) {
+	var list []string
+	for _, g := range s.Gaps {
+		list = append(list, fmt.Sprintf("%s/%d %s", g.Topic, g.Partition, g.Gap))
+	}
+	fmt.Fprintf(w, "kafkas3 source: WARNING: records of the archive were not restored: %d damaged objects skipped, %d gaps (%d offsets): %s\n",
+		s.ObjectsSkipped, len(s.Gaps), s.GapOffsets, strings.Join(list, "; "))
+	log.Warn("restore incomplete", "damaged_objects", s.ObjectsSkipped, "gaps", len(s.Gaps), "gap_offsets", s.GapOffsets)
 }
 
 // isTerminal reports whether w is a terminal (then a live progress bar is drawn).

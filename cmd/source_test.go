@@ -554,3 +554,39 @@ func (c *countingStore) List(ctx context.Context, prefix string, fn func(s3store
 		return fn(info)
 	})
 }
+
+// TestSourceCmdGapsAndAllowGaps: an archive with a deleted object. The dry
+// run prints the gap per partition and exits 1; the restore exits 1 before
+// producing anything; --allow-gaps restores the rest, counts the gap in the
+// summary line and says so in a warning line.
+func TestSourceCmdGapsAndAllowGaps(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 1, 30, 10, false, "orders") // objects at 0, 10, 20
+	if err := os.Remove(filepath.Join(a.dir, "topics/orders/partition=0/orders+0+0000000010.json")); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run")
+	for _, want := range []string{"gap: orders/0 offsets 10..19 are not in the archive", "NOT PROVEN",
+		"records: 20 to restore, 0 duplicates, 1 gaps, 0 damaged objects", "dry run: nothing produced"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r.out)
+		}
+	}
+	if !strings.Contains(r.err, "the archive has gaps") {
+		t.Errorf("dry run stderr: %s", r.err)
+	}
+	r = mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
+	if !strings.Contains(r.err, "orders/0 offsets 10..19") || topicExists(t, ctx, a.brokers, "copy_of_orders") {
+		t.Fatalf("run with a gap: stderr %s", r.err)
+	}
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--allow-gaps")
+	if !strings.Contains(r.out, " records=20 ") || !strings.Contains(r.out, " gaps=1 gap_offsets=10") ||
+		!strings.Contains(r.err, "WARNING: records of the archive were not restored: 0 damaged objects skipped, 1 gaps (10 offsets): orders/0 10..19") {
+		t.Fatalf("--allow-gaps:\nstdout %s\nstderr %s", r.out, r.err)
+	}
+	got := readTopic(t, ctx, a.brokers, "copy_of_orders")
+	want := append(append([]string(nil), a.want["orders"][0][:10]...), a.want["orders"][0][20:]...)
+	if !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("restored %v, want %v", got[0], want)
+	}
+}

@@ -217,7 +217,9 @@ func (fullFormat) NewWriter(w io.Writer) (format.RecordWriter, error) {
 }
 
 func (fullFormat) NewReader(r io.Reader) (format.RecordReader, error) {
-	return &fullReader{sc: bufio.NewScanner(r)}, nil
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	return &fullReader{sc: sc}, nil
 }
 
 type fullLine struct {

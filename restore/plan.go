@@ -186,9 +186,71 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if len(notes) > 0 {
 		parallel = " (" + strings.Join(notes, "; ") + ")"
 	}
-	_, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s\n",
-		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped))
-	return err
+	var records, dups int64
+	var gaps, damaged int
+	for _, t := range p.Topics {
+		records, dups, gaps, damaged = records+t.Records, dups+t.Duplicates, gaps+t.Gaps, damaged+t.Damaged
+	}
+	if _, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s; records: %d to restore, %d duplicates, %d gaps, %d damaged objects\n",
+		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped),
+		records, dups, gaps, damaged); err != nil {
+		return err
+	}
+	return p.writePartitions(w)
+}
+
+// writePartitions prints one line per partition (objects, records to
+// restore, source offsets, duplicates, gaps, what the offsets are proved
+// from), then one line per gap and per damaged object.
+func (p *Plan) writePartitions(w io.Writer) error {
+	if p.Partitions() == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tOBJECTS\tRECORDS\tOFFSETS\tDUPLICATES\tGAPS\tPROOF")
+	for _, t := range p.Topics {
+		for _, pp := range t.Parts {
+			offsets := "-"
+			if pp.FirstOffset >= 0 {
+				offsets = fmt.Sprintf("%d..%d", pp.FirstOffset, pp.LastOffset)
+			}
+			fmt.Fprintf(tw, "%s/%d\t%d\t%d\t%s\t%d\t%d\t%s\n", t.Source, pp.Partition, len(pp.Objects), pp.Records,
+				offsets, pp.Duplicates, len(pp.Gaps), pp.ProofText())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range p.Topics {
+		for _, pp := range t.Parts {
+			for _, g := range pp.Gaps {
+				fmt.Fprintf(w, "gap: %s/%d offsets %s are not in the archive\n", t.Source, pp.Partition, g)
+			}
+			for _, d := range pp.Damaged {
+				fmt.Fprintf(w, "damaged: %s/%d object %q: %v\n", t.Source, pp.Partition, d.Key, d.Err)
+			}
+		}
+	}
+	return nil
+}
+
+// Proven reports whether the partition's offsets are proved complete: no
+// gap, no damaged object, and offsets known from an index. Without an
+// index nothing is proved: a partition can only be found consistent.
+func (pp *PartitionPlan) Proven() bool {
+	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis != BasisNames && pp.Basis != BasisRecords && pp.Basis != ""
+}
+
+// ProofText says what the plan could prove about the partition.
+func (pp *PartitionPlan) ProofText() string {
+	switch {
+	case len(pp.Damaged) > 0 || len(pp.Gaps) > 0:
+		return "NOT PROVEN: gaps or damaged objects (listed below)"
+	case pp.Proven():
+		return "proven: " + pp.Basis
+	default:
+		return "not proven: " + pp.Basis
+	}
 }
 
 // Plan lists the archive and builds the restore plan. It reads only the

@@ -62,8 +62,9 @@ func TestRendererTerminalBar(t *testing.T) {
 
 func TestSummaryString(t *testing.T) {
 	s := Summary{Topics: 2, Partitions: 5, Objects: 7, Records: 1000, Bytes: 2048, Duration: 1500 * time.Millisecond,
-		KeysSkipped: map[string]int{SkipOtherExtension: 2, SkipMalformed: 1}, AlreadyPresent: 10}
-	want := "restored 1000 records (2.0 KiB) from 7 objects of 2 topics, 5 partitions in 1.5s; already present: 10 records; keys skipped: 1 malformed name, 2 other extension"
+		KeysSkipped: map[string]int{SkipOtherExtension: 2, SkipMalformed: 1}, AlreadyPresent: 10,
+		Duplicates: 4, ObjectsSkipped: 1, Gaps: []PartitionGap{{Topic: "t", Gap: Gap{First: 5, Last: 9}}}, GapOffsets: 5}
+	want := "restored 1000 records (2.0 KiB) from 7 objects of 2 topics, 5 partitions in 1.5s; already present: 10 records; keys skipped: 1 malformed name, 2 other extension; duplicates: 4; damaged objects skipped: 1; gaps: 1 (5 offsets)"
 	if s.String() != want {
 		t.Fatalf("String() = %q\nwant       %q", s.String(), want)
 	}

@@ -414,7 +414,9 @@ func TestResumeAfterCancel(t *testing.T) {
 	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(300)}
 
 	held := 0
-	for _, at := range []int64{3, 22, 38} {
+	// The plan opens each of the 40 objects once (its proof) before the
+	// restore opens them again to produce them.
+	for _, at := range []int64{40 + 3, 40 + 22, 40 + 10} {
 		ctx, cancel := context.WithCancel(testContext(t))
 		store := &cancelStore{Store: a.store, n: at, cancel: cancel}
 		r, err := New(cfg, store, nil)
@@ -432,6 +434,9 @@ func TestResumeAfterCancel(t *testing.T) {
 			t.Fatalf("target holds %d records after a cancelled run (before: %d)", now, held)
 		}
 		held = now
+	}
+	if held == 0 {
+		t.Fatal("no cancelled run left records in the target: the cancels missed the produce phase")
 	}
 	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
 	if err != nil {

@@ -22,8 +22,32 @@ type Summary struct {
 	// AlreadyPresent counts archived records that an earlier run had
 	// already restored, found in the target at the start and skipped.
 	AlreadyPresent int64
-	DryRun         bool
+	// Duplicates counts archived records at source offsets that another
+	// object already holds (overlapping objects): each offset is restored
+	// once.
+	Duplicates int64
+	// ObjectsSkipped counts damaged objects the restore skipped
+	// (behavior.on.error ignore or log, or AllowGaps); none of their
+	// records is restored.
+	ObjectsSkipped int
+	// Gaps are the offset ranges the restore did not bring back (AllowGaps,
+	// or left by skipped objects), by topic and partition; GapOffsets
+	// counts their offsets where the extent is known.
+	Gaps       []PartitionGap
+	GapOffsets int64
+	DryRun     bool
 }
+
+// PartitionGap is a Gap of one archived topic partition.
+type PartitionGap struct {
+	Topic     string
+	Partition int32
+	Gap
+}
+
+// Skipped reports whether the run left records of the archive out (damaged
+// objects or gaps).
+func (s Summary) Skipped() bool { return s.ObjectsSkipped > 0 || len(s.Gaps) > 0 }
 
 // String is the one-line summary printed at the end of a run.
 func (s Summary) String() string {
@@ -31,9 +55,9 @@ func (s Summary) String() string {
 	if s.DryRun {
 		verb = "dry run, nothing produced:"
 	}
-	return fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s",
+	return fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
 		verb, s.Records, formatBytes(s.Bytes), s.Objects, s.Topics, s.Partitions, s.Duration.Seconds(),
-		s.AlreadyPresent, formatSkipped(s.KeysSkipped))
+		s.AlreadyPresent, formatSkipped(s.KeysSkipped), s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
 }
 
 // Seconds returns the run time in seconds.
@@ -48,5 +72,16 @@ func (s *Summary) addPlan(p *Plan) {
 	s.KeysSkipped = maps.Clone(p.Skipped)
 	if s.KeysSkipped == nil {
 		s.KeysSkipped = map[string]int{}
+	}
+	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets = 0, 0, nil, 0
+	for _, t := range p.Topics {
+		s.Duplicates += t.Duplicates
+		for _, pp := range t.Parts {
+			s.ObjectsSkipped += len(pp.Damaged)
+			for _, g := range pp.Gaps {
+				s.Gaps = append(s.Gaps, PartitionGap{Topic: t.Source, Partition: pp.Partition, Gap: g})
+				s.GapOffsets += max(g.Count(), 0)
+			}
+		}
 	}
 }
