@@ -38,6 +38,8 @@ const (
 type objectProof struct {
 	records int64
 	sha256  string // hex SHA-256 of the value object (the keys object for a tombstone object)
+	// keysSHA256 and headersSHA256 are the twins' (empty without them).
+	keysSHA256, headersSHA256 string
 	bytes   int64  // bytes read from the store, all parts
 	// offsets are the source offsets of the records as runs, when the
 	// records carry them (envelope objects); nil otherwise.
@@ -229,6 +231,11 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 			return proof, err
 		}
 		proof.bytes += p.cr.n
+		if p.isKey {
+			proof.keysSHA256 = p.cr.sum()
+		} else {
+			proof.headersSHA256 = p.cr.sum()
+		}
 	}
 	proof.records = n
 	proof.sha256 = cr.sum()

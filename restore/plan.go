@@ -238,7 +238,7 @@ func (p *Plan) writePartitions(w io.Writer) error {
 // gap, no damaged object, and offsets known from an index. Without an
 // index nothing is proved: a partition can only be found consistent.
 func (pp *PartitionPlan) Proven() bool {
-	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis != BasisNames && pp.Basis != BasisRecords && pp.Basis != ""
+	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis == BasisIndex
 }
 
 // ProofText says what the plan could prove about the partition.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 )
 
 // ErrGaps is wrapped when the archive does not hold every offset of a
@@ -57,6 +58,10 @@ type Gap struct {
 	// Object names the damaged or missing object that held the offsets,
 	// when one is known.
 	Object string
+	// Unaccounted marks offsets the archive index does not account for
+	// (no entry says the sink read them: a deleted index object, or an
+	// archive resumed past offsets it never read).
+	Unaccounted bool
 }
 
 // String prints the gap as "first..last" with its cause.
@@ -68,6 +73,9 @@ func (g Gap) String() string {
 	s := fmt.Sprintf("%d..%s", g.First, last)
 	if g.Object != "" {
 		s += fmt.Sprintf(" (object %q)", g.Object)
+	}
+	if g.Unaccounted {
+		s += " (no index entry accounts for them)"
 	}
 	return s
 }
@@ -114,6 +122,11 @@ const (
 // (Run reads each object a second time to produce it), and no memory per
 // record: only each object's offset runs are kept.
 func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
+	ai, err := r.loadIndex(ctx, plan)
+	if err != nil {
+		return err
+	}
+	ai.addIndexedPartitions(plan)
 	type item struct{ obj *Object }
 	var items []item
 	for ti := range plan.Topics {
@@ -136,6 +149,13 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		wg.Go(func() {
 			for it := range work {
 				o := it.obj
+				entry := ai.entryFor(o)
+				if entry != nil {
+					if err := checkListing(o, entry); err != nil {
+						o.Damage = err
+						continue
+					}
+				}
 				r.mu.Lock()
 				known, ok := r.proofs[o.Key]
 				r.mu.Unlock()
@@ -146,6 +166,11 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 				}
 				target := "" // modeProve frames nothing
 				p, err := r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
+				if err == nil && entry != nil {
+					if err = checkEntry(o, p, entry); err == nil {
+						p.offsets = entryRuns(entry)
+					}
+				}
 				switch {
 				case err == nil:
 					o.proof = &p
@@ -182,8 +207,12 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
 		for pi := range t.Parts {
-			r.provePartition(&t.Parts[pi])
 			pp := &t.Parts[pi]
+			var ip *index.Partition
+			if ai != nil {
+				ip = ai.parts[topicPartition{t.Source, pp.Partition}]
+			}
+			r.provePartition(pp, ip, ai.missingEntries(t.Source, pp))
 			t.Records += pp.Records
 			t.Duplicates += pp.Duplicates
 			t.Gaps += len(pp.Gaps)
@@ -196,11 +225,20 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 // provePartition works out pp's segments, duplicates and gaps from its
 // objects' proofs. Objects are taken in plan order (start offset, then
 // key); an offset held by several objects is restored from the first.
-func (r *Restorer) provePartition(pp *PartitionPlan) {
+//
+// Without an index (ip nil), a gap is a hole between the offsets the
+// objects hold, or offsets of a damaged object no other object holds.
+// With one, a gap is a run of offsets the index does not account for
+// (ip.Gaps), or offsets the index says an object holds that no readable
+// object holds (a damaged object, or one of missing, deleted from the
+// store); offsets the sink read and the index says are absent
+// (compaction, transaction markers) are not gaps.
+func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
 	var claimed []offsetRun // sorted, disjoint, merged
 	var damaged []int
+	indexed, unindexed := 0, 0
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		if o.Damage != nil {
@@ -209,10 +247,17 @@ func (r *Restorer) provePartition(pp *PartitionPlan) {
 			continue
 		}
 		runs := o.proof.offsets
-		if runs != nil {
+		switch {
+		case ip != nil && runs != nil:
+			indexed++ // runs are the entry's (checkEntry)
+		case runs != nil:
 			pp.Basis = BasisRecords
-		} else if o.proof.records > 0 {
-			runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			unindexed++
+		default:
+			unindexed++
+			if o.proof.records > 0 {
+				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			}
 		}
 		o.Records = o.proof.records
 		o.Offsets = runs
@@ -229,6 +274,10 @@ func (r *Restorer) provePartition(pp *PartitionPlan) {
 			claimed = addRun(claimed, run)
 		}
 	}
+	for _, e := range missing {
+		pp.Damaged = append(pp.Damaged, DamagedObject{Key: e.Key,
+			Err: fmt.Errorf("%w: %q is in the archive index (commit %d) but not in the store", ErrDamagedObject, e.Key, e.Commit)})
+	}
 	// Duplicates: records of the partition minus the records restored.
 	var total int64
 	for _, o := range pp.Objects {
@@ -240,6 +289,14 @@ func (r *Restorer) provePartition(pp *PartitionPlan) {
 	sort.SliceStable(pp.segments, func(a, b int) bool { return pp.segments[a].first < pp.segments[b].first })
 	if len(claimed) > 0 {
 		pp.FirstOffset, pp.LastOffset = claimed[0].First, claimed[len(claimed)-1].Last
+	}
+	if ip != nil {
+		pp.Basis = BasisIndex
+		if unindexed > 0 {
+			pp.Basis = BasisMixed
+		}
+		r.indexGaps(pp, ip, claimed, damaged, missing)
+		return
 	}
 	// Gaps: holes between what is claimed, and the offsets damaged objects
 	// held that nothing else holds.
@@ -274,6 +331,72 @@ func (r *Restorer) provePartition(pp *PartitionPlan) {
 		// it held beyond them, if anything, is in a hole found above.
 	}
 	sort.SliceStable(pp.Gaps, func(a, b int) bool { return pp.Gaps[a].First < pp.Gaps[b].First })
+}
+
+// indexGaps sets the gaps of an indexed partition: what the index does not
+// account for, and what its entries hold that no readable object holds,
+// attributed to the damaged or missing object whose entry holds it.
+func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []offsetRun, damaged []int, missing []*index.Entry) {
+	for _, g := range ip.Gaps {
+		pp.Gaps = append(pp.Gaps, Gap{First: g.First, Last: g.Last, Unaccounted: true})
+	}
+	// The entries of damaged and missing objects, to name them.
+	var lost []*index.Entry
+	for _, di := range damaged {
+		for i := range ip.Entries {
+			if ip.Entries[i].Key == pp.Objects[di].Key {
+				lost = append(lost, &ip.Entries[i])
+			}
+		}
+	}
+	lost = append(lost, missing...)
+	for _, h := range ip.Held {
+		for _, hole := range subtract(offsetRun{h.First, h.Last}, claimed) {
+			// Cut the hole along the lost entries' runs, so each gap
+			// names one object.
+			at := hole.First
+			for at <= hole.Last {
+				g := Gap{First: at, Last: hole.Last}
+				for _, e := range lost {
+					for _, er := range e.Runs {
+						if er.First <= at && at <= er.Last {
+							g.Object, g.Last = e.Key, min(er.Last, hole.Last)
+						}
+					}
+				}
+				if g.Object == "" {
+					// Held by no lost entry: the next lost run starts later.
+					next := hole.Last
+					for _, e := range lost {
+						for _, er := range e.Runs {
+							if er.First > at && er.First-1 < next {
+								next = er.First - 1
+							}
+						}
+					}
+					g.Last = next
+				}
+				pp.Gaps = append(pp.Gaps, g)
+				at = g.Last + 1
+			}
+		}
+	}
+	// A damaged object without an entry in an indexed partition: its
+	// extent is not known.
+	for _, di := range damaged {
+		o := pp.Objects[di]
+		known := false
+		for _, e := range lost {
+			known = known || e.Key == o.Key
+		}
+		if !known {
+			pp.Gaps = append(pp.Gaps, Gap{First: o.StartOffset, Last: -1, Object: o.Key})
+		}
+	}
+	sort.SliceStable(pp.Gaps, func(a, b int) bool { return pp.Gaps[a].First < pp.Gaps[b].First })
+	if len(claimed) == 0 && len(ip.Held) > 0 {
+		pp.FirstOffset, pp.LastOffset = -1, -1
+	}
 }
 
 // subtract returns the parts of run that no run of claimed covers, in order.

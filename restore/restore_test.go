@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -737,9 +738,10 @@ func TestResumeEdgeCases(t *testing.T) {
 func TestPlanSkipsIndexWithEmptyTopicsDir(t *testing.T) {
 	a := newArchive(t, format.NewJSON())
 	a.keys.TopicsDir = ""
-	a.put("orders", 0, 0, values("a", 0, 2))
-	a.putRaw("_kafkas3/index/orders/0/00000000000000000002.jsonl", func(w io.Writer) { fmt.Fprintln(w, `{}`) })
-	a.putRaw("_kafkas3/index/orders/0/00000000000000000004.jsonl", func(w io.Writer) { fmt.Fprintln(w, `{}`) })
+	key := a.put("orders", 0, 0, values("a", 0, 2))
+	// Two index objects (the second a replay that supersedes the first).
+	a.writeIndex("orders", 0, 2, indexed{key: key, runs: []index.Run{{First: 0, Last: 1}}})
+	a.writeIndex("orders", 0, 4, indexed{key: key, runs: []index.Run{{First: 0, Last: 1}}})
 	for _, withPrefix := range []bool{true, false} {
 		cfg := baseConfig(nil, a.f)
 		cfg.Keys.TopicsDir = ""
