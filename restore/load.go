@@ -40,7 +40,7 @@ type objectProof struct {
 	sha256  string // hex SHA-256 of the value object (the keys object for a tombstone object)
 	// keysSHA256 and headersSHA256 are the twins' (empty without them).
 	keysSHA256, headersSHA256 string
-	bytes   int64  // bytes read from the store, all parts
+	bytes                     int64 // bytes read from the store, all parts
 	// offsets are the source offsets of the records as runs, when the
 	// records carry them (envelope objects); nil otherwise.
 	offsets []offsetRun
