@@ -68,9 +68,13 @@ type srcSummary struct {
 	topics, partitions                        int
 	objects, records, bytes, skipped, present int64
 	seconds                                   float64
+	// duplicates, damaged, gaps and gapOffsets are the fields after
+	// already_present (archived records whose offset another object holds,
+	// damaged objects skipped, gaps and their offsets).
+	duplicates, damaged, gaps, gapOffsets int64
 }
 
-var srcSummaryRE = regexp.MustCompile(`(?m)^kafkas3 source: topics=(\d+) partitions=(\d+) objects=(\d+) records=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) already_present=(\d+)$`)
+var srcSummaryRE = regexp.MustCompile(`(?m)^kafkas3 source: topics=(\d+) partitions=(\d+) objects=(\d+) records=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) already_present=(\d+) duplicates=(\d+) damaged_objects=(\d+) gaps=(\d+) gap_offsets=(\d+)$`)
 
 func srcParseSummary(stdout string) (srcSummary, error) {
 	m := srcSummaryRE.FindAllStringSubmatch(stdout, -1)
@@ -81,7 +85,8 @@ func srcParseSummary(stdout string) (srcSummary, error) {
 	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	s := srcSummary{line: strings.TrimPrefix(f[0], "kafkas3 source: "),
 		topics: int(atoi(f[1])), partitions: int(atoi(f[2])), objects: atoi(f[3]), records: atoi(f[4]),
-		bytes: atoi(f[5]), skipped: atoi(f[7]), present: atoi(f[8])}
+		bytes: atoi(f[5]), skipped: atoi(f[7]), present: atoi(f[8]),
+		duplicates: atoi(f[9]), damaged: atoi(f[10]), gaps: atoi(f[11]), gapOffsets: atoi(f[12])}
 	s.seconds, _ = strconv.ParseFloat(f[6], 64)
 	return s, nil
 }
