@@ -128,6 +128,14 @@ type Config struct {
 	// partition of tombstones with NullWrite; "" means "tombstone".
 	TombstonePartition string
 
+	// IndexPrefix, when not empty (kafkas3.index.enabled), writes the
+	// archive index under it (package index): for each rotation of a
+	// partition, after its objects and before its offset becomes
+	// committable, one index object listing them with their offsets,
+	// timestamps, sizes and SHA-256. It must lie outside Keys.TopicsDir
+	// (cmd checks that).
+	IndexPrefix string
+
 	// ValueConverter and KeyConverter, when set, decode each record's value
 	// and key before it is written (Record.ValueTyped, Record.KeyTyped).
 	// ValueConverterClass and KeyConverterClass are their Connect class

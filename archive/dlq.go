@@ -122,8 +122,7 @@ func (w *worker) badRecord(kr *kgo.Record, bad *BadRecordError) error {
 		why = skipBadDLQ
 	}
 	w.ss.s.countSkip(w.tp, kr.Offset, why)
-	w.pw.skip(kr.Offset)
-	return nil
+	return w.pw.skip(w.ss.ctx, kr.Offset)
 }
 
 // dlqRecord is the record Connect writes to the dead letter queue: the

@@ -381,7 +381,16 @@ func (ss *session) poll() error {
 
 func (ss *session) fail(err error) { ss.cancel(err) }
 
-func (ss *session) assigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	// The archive index's first span of each new worker starts at the
+	// committed offset the consumer resumes from.
+	var committed kadm.OffsetResponses
+	if ss.s.cfg.IndexPrefix != "" {
+		var err error
+		if committed, err = fetchCommitted(ctx, kadm.NewClient(cl), ss.s.cfg.GroupID); err != nil {
+			ss.s.log.Warn("cannot fetch the committed offsets for the archive index; each partition's index starts at its first record", "err", err)
+		}
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for t, ps := range assigned {
@@ -396,7 +405,11 @@ func (ss *session) assigned(_ context.Context, _ *kgo.Client, assigned map[strin
 				}
 				target = tg
 			}
-			w := newWorker(ss, k, target)
+			start := int64(-1)
+			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
+				start = c.At
+			}
+			w := newWorker(ss, k, start, target)
 			ss.workers[k] = w
 			ss.s.mu.Lock()
 			ss.s.stats.topics[t] = true

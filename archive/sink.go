@@ -32,12 +32,16 @@ type Summary struct {
 	BadRecords   int64
 	DLQ          int64
 	NullsIgnored int64
+	// IndexObjects counts the archive index objects written (one per
+	// partition rotation, plus one per commit over skipped offsets only;
+	// see Config.IndexPrefix). Objects does not include them.
+	IndexObjects int64
 }
 
 // String renders the summary as one line.
 func (s Summary) String() string {
-	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d",
-		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped)
+	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d index_objects=%d",
+		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped, s.IndexObjects)
 }
 
 // SkipReport says what a run skipped, for a warning line; "" when nothing
@@ -84,6 +88,7 @@ type stats struct {
 	// replay after a store failure does not count a skip twice.
 	skipHigh               map[tp]int64
 	bad, dlq, nullsIgnored int64
+	indexObjects           int64
 }
 
 // skipReason says why a record was not archived.
@@ -237,7 +242,8 @@ func (s *Sink) summary(start time.Time) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start),
-		BadRecords: s.stats.bad, DLQ: s.stats.dlq, NullsIgnored: s.stats.nullsIgnored, Skipped: s.stats.bad + s.stats.nullsIgnored}
+		BadRecords: s.stats.bad, DLQ: s.stats.dlq, NullsIgnored: s.stats.nullsIgnored, Skipped: s.stats.bad + s.stats.nullsIgnored,
+		IndexObjects: s.stats.indexObjects}
 	for t := range s.stats.topics {
 		out.Topics = append(out.Topics, t)
 	}

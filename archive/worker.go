@@ -24,15 +24,22 @@ type worker struct {
 	dlq    []*kgo.Record // bad records to produce to the DLQ before the next publish
 }
 
-func newWorker(ss *session, k tp, target int64) *worker {
+// newWorker returns the worker of k; start is the group's committed offset
+// for k (-1 when unknown), target the --once end offset (-1 otherwise).
+func newWorker(ss *session, k tp, start, target int64) *worker {
 	w := &worker{
 		ss: ss, tp: k, target: target,
-		pw:     newPartitionWriter(k.topic, k.partition, &ss.s.cfg, ss.s.store, ss.s.log),
+		pw:     newPartitionWriter(k.topic, k.partition, start, &ss.s.cfg, ss.s.store, ss.s.log),
 		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
 	w.pw.onNullIgnored = func(offset int64) { ss.s.countSkip(k, offset, skipNull) }
+	w.pw.onIndex = func() {
+		ss.s.mu.Lock()
+		ss.s.stats.indexObjects++
+		ss.s.mu.Unlock()
+	}
 	return w
 }
 
@@ -140,7 +147,9 @@ func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
 		}
 		*epoch = kr.LeaderEpoch
 		if kr.Attrs.IsControl() {
-			w.pw.skip(kr.Offset)
+			if err := w.pw.skip(w.ss.ctx, kr.Offset); err != nil {
+				return false, err
+			}
 		} else {
 			toFormat(kr, &w.rec)
 			err := w.convert(&w.rec)

@@ -2,12 +2,17 @@ package archive
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -56,6 +61,28 @@ type openFile struct {
 	// keySchema is the schema of the .keys object's records (Avro keys).
 	keySchema *format.Schema
 	tombstone bool
+	// runs, minTS and maxTS describe the records for the archive index
+	// (Config.IndexPrefix): their offsets as runs and their timestamps.
+	runs         []index.Run
+	minTS, maxTS int64
+}
+
+// add records that the file now holds the record at offset with timestamp
+// ts (Unix ms).
+func (f *openFile) add(offset, ts int64) {
+	if n := len(f.runs); n > 0 && f.runs[n-1].Last+1 == offset {
+		f.runs[n-1].Last = offset
+	} else {
+		f.runs = append(f.runs, index.Run{First: offset, Last: offset})
+	}
+	if f.records == 0 || ts < f.minTS {
+		f.minTS = ts
+	}
+	if f.records == 0 || ts > f.maxTS {
+		f.maxTS = ts
+	}
+	f.last = offset
+	f.records++
 }
 
 // objects returns the objects of f that exist: value, keys, headers.
@@ -73,21 +100,34 @@ func (f *openFile) objects() []*object {
 	return out
 }
 
-// countingWriter counts the bytes written to the object and remembers the
-// first write error, which tells store failures from bad records.
+// countingWriter counts the bytes written to the object, hashes them with
+// SHA-256 when h is set (for the archive index) and remembers the first
+// write error, which tells store failures from bad records.
 type countingWriter struct {
 	w   interface{ Write([]byte) (int, error) }
 	n   int64
+	h   hash.Hash // nil without the index
 	err error
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if c.h != nil {
+		c.h.Write(p[:n])
+	}
 	if err != nil && c.err == nil {
 		c.err = err
 	}
 	return n, err
+}
+
+// sum returns the hex SHA-256 of the bytes written ("" without a hash).
+func (c *countingWriter) sum() string {
+	if c.h == nil {
+		return ""
+	}
+	return hex.EncodeToString(c.h.Sum(nil))
 }
 
 // FileStats describes one completed object.
@@ -101,6 +141,9 @@ type FileStats struct {
 	EndOffset   int64 // last record's offset
 	Records     int64
 	Bytes       int64
+	// SHA256 is the hex SHA-256 of the object's bytes, computed while
+	// writing when the archive index is on; "" otherwise.
+	SHA256 string
 }
 
 // partitionWriter holds the open files of one Kafka partition and decides
@@ -122,6 +165,17 @@ type partitionWriter struct {
 	pending int64                // next offset that may be committed (all files up to it complete); -1 if none
 	done    []FileStats          // completed files not yet reported
 
+	// The archive index (Config.IndexPrefix != ""). Every offset the
+	// writer makes committable has an index object with that commit, so
+	// each rotation's entries can say "from": the offset the previous
+	// index object (of this writer, or the committed offset it started
+	// at) committed, and the next offsets the sink read, up to the commit,
+	// are accounted for by the entries or were absent.
+	start       int64         // committed offset at assignment; -1 unknown
+	from        int64         // the current span's first offset; -1 before any record
+	lastEntries []index.Entry // entries of the last index object written; nil if none
+	onIndex     func()        // called after each index object is written; may be nil
+
 	schemas *schemas     // schema.compatibility decisions and projections
 	json    *connectJSON // typed values as JSON (Config.TypedJSON)
 	jsonBuf []byte
@@ -134,12 +188,15 @@ type partitionWriter struct {
 	onNullIgnored func(offset int64)
 }
 
-func newPartitionWriter(topic string, p int32, cfg *Config, store s3store.Store, log *slog.Logger) *partitionWriter {
+// newPartitionWriter returns the writer of one partition; start is the
+// group's committed offset for it (-1 when unknown or none), where the
+// archive index's first span starts.
+func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s3store.Store, log *slog.Logger) *partitionWriter {
 	return &partitionWriter{
 		topic: topic, partition: p, cfg: cfg, store: store,
 		log:   log.With("topic", topic, "partition", p),
 		files: make(map[string]*openFile),
-		last:  -1, pending: -1,
+		last:  -1, pending: -1, start: start, from: -1,
 		schemas: newSchemas(cfg.Compatibility),
 		json:    newConnectJSON(),
 		parts:   newPartSchemas(),
@@ -161,11 +218,10 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	if tomb {
 		switch w.cfg.NullValues {
 		case NullIgnore:
-			w.skip(r.Offset)
 			if w.onNullIgnored != nil {
 				w.onNullIgnored(r.Offset)
 			}
-			return nil
+			return w.skip(ctx, r.Offset)
 		case NullWrite:
 		default:
 			return fmt.Errorf("topic %s partition %d offset %d: %w", r.Topic, r.Partition, r.Offset, ErrNullValue)
@@ -279,8 +335,8 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 				r.Topic, r.Partition, r.Offset, pw.o.key, err, pw.o.part)
 		}
 	}
-	f.last = r.Offset
-	f.records++
+	w.begin(r.Offset)
+	f.add(r.Offset, r.Timestamp.UnixMilli())
 	if w.count == 0 {
 		w.baseTS = r.Timestamp
 		w.tombstones = tomb
@@ -334,11 +390,42 @@ func (w *partitionWriter) drop(ctx context.Context, encoded string) {
 }
 
 // skip consumes a record that is not written (an ignored null, a control
-// record). With no open file it can be committed at once.
-func (w *partitionWriter) skip(offset int64) {
+// record, a bad record). Without the archive index, with no open file, it
+// can be committed at once. With the index, every commit needs an index
+// object that says what the offsets before it held: skipped offsets after
+// the last rotation are committed by the next rotation, by flush, or, once
+// flush.size of them accumulate, by an index object that restamps the last
+// rotation's entries with the new commit (restamp).
+func (w *partitionWriter) skip(ctx context.Context, offset int64) error {
+	w.begin(offset)
 	w.last = offset
-	if w.count == 0 {
+	if w.count > 0 {
+		return nil
+	}
+	if !w.indexed() {
 		w.pending = offset + 1
+		return nil
+	}
+	if offset+1-w.from >= int64(w.cfg.FlushSize) {
+		return w.restamp(ctx, offset+1)
+	}
+	return nil
+}
+
+// indexed reports whether the archive index is written.
+func (w *partitionWriter) indexed() bool { return w.cfg.IndexPrefix != "" }
+
+// begin notes the first offset the writer consumes: the index's first span
+// starts at the committed offset the writer started from, or at this
+// offset when that is unknown.
+func (w *partitionWriter) begin(offset int64) {
+	if w.from >= 0 {
+		return
+	}
+	if w.start >= 0 && w.start <= offset {
+		w.from = w.start
+	} else {
+		w.from = offset
 	}
 }
 
@@ -347,7 +434,7 @@ func (w *partitionWriter) open(ctx context.Context, encoded string, start int64,
 		Topic: w.topic, Encoded: encoded, Partition: w.partition,
 		StartOffset: start, Ext: w.cfg.Format.Extension(),
 	}
-	f := &openFile{first: start, tombstone: tomb}
+	f := &openFile{first: start, tombstone: tomb, runs: make([]index.Run, 0, 1)}
 	var created []*object
 	create := func(part string, ext string, ft format.Format) (*object, error) {
 		name.Ext = ext
@@ -357,6 +444,9 @@ func (w *partitionWriter) open(ctx context.Context, encoded string, start int64,
 			return nil, &StoreError{Key: key, Err: err}
 		}
 		cw := &countingWriter{w: obj}
+		if w.indexed() {
+			cw.h = sha256.New()
+		}
 		rw, err := ft.NewWriter(cw)
 		if err != nil {
 			_ = obj.Abort(ctx)
@@ -408,6 +498,7 @@ func (w *partitionWriter) open(ctx context.Context, encoded string, start int64,
 // may be committed: only then are all objects holding those records
 // complete.
 func (w *partitionWriter) rotate(ctx context.Context) error {
+	var entries []index.Entry
 	for i, enc := range w.order {
 		f := w.files[enc]
 		objs := f.objects()
@@ -433,25 +524,140 @@ func (w *partitionWriter) rotate(ctx context.Context) error {
 			if f.tombstone && o == f.keys {
 				part = ""
 			}
-			w.done = append(w.done, FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n})
+			w.done = append(w.done, FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, SHA256: o.counter.sum()})
 			w.log.Debug("object complete", "key", o.key, "records", f.records, "bytes", o.counter.n)
+		}
+		if w.indexed() {
+			entries = append(entries, w.entry(f))
 		}
 		delete(w.files, enc)
 	}
 	w.order = w.order[:0]
 	w.count = 0
-	if w.last >= 0 {
-		w.pending = w.last + 1
+	if w.last < 0 {
+		return nil
 	}
+	if w.indexed() && len(entries) > 0 {
+		// The index object is complete in the store before the offset
+		// becomes committable; if it fails, nothing past the previous
+		// commit is committed and the replay rewrites the same bytes.
+		for i := range entries {
+			entries[i].From = w.from
+		}
+		return w.putIndex(ctx, entries, w.last+1)
+	}
+	w.pending = w.last + 1
 	return nil
 }
 
-// flush completes the open files (end of --once, scheduled rotation).
+// entry is the archive index entry of a file whose objects are complete.
+func (w *partitionWriter) entry(f *openFile) index.Entry {
+	e := index.Entry{
+		V: index.Version, Topic: w.topic, Partition: w.partition, Key: f.key,
+		Runs: f.runs, Records: f.records, MinTS: f.minTS, MaxTS: f.maxTS, Tombstone: f.tombstone,
+	}
+	for _, o := range f.objects() {
+		part := o.part
+		if f.tombstone && o == f.keys {
+			part = index.PartKeys
+		}
+		e.Objects = append(e.Objects, index.Object{Key: o.key, Part: indexPart(part), Size: o.counter.n, SHA256: o.counter.sum()})
+	}
+	return e
+}
+
+// indexPart maps a FileStats part to the index's part name.
+func indexPart(part string) string {
+	switch part {
+	case PartKeys:
+		return index.PartKeys
+	case PartHeaders:
+		return index.PartHeaders
+	}
+	return index.PartValue
+}
+
+// putIndex writes the index object of entries at commit and makes commit
+// committable: the next span starts there.
+func (w *partitionWriter) putIndex(ctx context.Context, entries []index.Entry, commit int64) error {
+	for i := range entries {
+		entries[i].Commit = commit
+	}
+	data, err := index.Encode(entries)
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+	}
+	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit)
+	obj, err := w.store.Create(ctx, key)
+	if err != nil {
+		return &StoreError{Key: key, Err: err}
+	}
+	if _, err := obj.Write(data); err != nil {
+		_ = obj.Abort(ctx)
+		return &StoreError{Key: key, Err: err}
+	}
+	if err := obj.Commit(ctx); err != nil {
+		_ = obj.Abort(ctx)
+		return &StoreError{Key: key, Err: err}
+	}
+	if w.onIndex != nil {
+		w.onIndex()
+	}
+	w.log.Debug("index object complete", "key", key, "entries", len(entries), "commit", commit)
+	w.lastEntries = entries
+	w.from = commit
+	w.pending = commit
+	return nil
+}
+
+// restamp commits skipped offsets up to commit when no file is open: it
+// writes the last rotation's entries again with the new commit (an entry
+// with a higher commit supersedes the older one for the same object), so
+// the index accounts for every offset below every commit. When the writer
+// has written no index object yet, it reads the one at the committed
+// offset it started from. Without any (an archive written before the
+// index, or by Confluent's connector) the offset is committed without an
+// index object: nothing before it is indexed.
+func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
+	if commit <= w.from {
+		return nil
+	}
+	entries := w.lastEntries
+	if entries == nil && w.start >= 0 && w.from == w.start {
+		key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, w.start)
+		rc, err := w.store.Open(ctx, key)
+		switch {
+		case errors.Is(err, s3store.ErrNotExist):
+		case err != nil:
+			return &StoreError{Key: key, Err: err}
+		default:
+			entries, err = index.Decode(key, rc)
+			rc.Close()
+			if err != nil {
+				return fmt.Errorf("topic %s partition %d: %w", w.topic, w.partition, err)
+			}
+		}
+	}
+	if entries == nil {
+		w.from = commit
+		w.pending = commit
+		return nil
+	}
+	// The entries keep the From they were written with.
+	return w.putIndex(ctx, slices.Clone(entries), commit)
+}
+
+// flush completes the open files (end of --once, scheduled rotation) and
+// makes every offset consumed committable.
 func (w *partitionWriter) flush(ctx context.Context) error {
 	if w.count == 0 {
-		if w.last >= 0 {
-			w.pending = w.last + 1
+		if w.last < 0 {
+			return nil
 		}
+		if w.indexed() {
+			return w.restamp(ctx, w.last+1)
+		}
+		w.pending = w.last + 1
 		return nil
 	}
 	return w.rotate(ctx)

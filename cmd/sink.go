@@ -129,6 +129,9 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 		},
 	}
 	cfg.TombstonePartition = o.TombstonePartition
+	if o.IndexEnabled {
+		cfg.IndexPrefix = o.IndexPrefix
+	}
 	if o.StoreKeys {
 		if cfg.KeysFormat, err = buildPartFormat(keyKeysFormat, o.KeysFormat, o.FormatSettings); err != nil {
 			return archive.Config{}, err

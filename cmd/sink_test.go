@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -177,8 +180,33 @@ func topicExists(t *testing.T, ctx context.Context, brokers, topic string) bool 
 	return ok && d.Err == nil
 }
 
-// objectKeys lists the files under dir as slash-separated keys, sorted.
+// objectKeys lists the files under dir as slash-separated keys, sorted,
+// without the archive index (index.DefaultPrefix; see indexKeys).
 func objectKeys(t *testing.T, dir string) []string {
+	t.Helper()
+	var keys []string
+	for _, k := range allKeys(t, dir) {
+		if !strings.HasPrefix(k, index.DefaultPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// indexKeys lists the archive index objects under dir, sorted.
+func indexKeys(t *testing.T, dir string) []string {
+	t.Helper()
+	var keys []string
+	for _, k := range allKeys(t, dir) {
+		if strings.HasPrefix(k, index.DefaultPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// allKeys lists the files under dir as slash-separated keys, sorted.
+func allKeys(t *testing.T, dir string) []string {
 	t.Helper()
 	var keys []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -237,12 +265,43 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 		t.Errorf("object contents: %q", b)
 	}
 
+	// One index object per rotation: flush.size 2 over 5 records per
+	// partition rotates at offsets 2 and 4, and --once completes the last.
+	wantIndex := []string{
+		"_kafkas3/index/orders/0/00000000000000000002.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000004.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000005.jsonl",
+		"_kafkas3/index/orders/1/00000000000000000002.jsonl",
+		"_kafkas3/index/orders/1/00000000000000000004.jsonl",
+		"_kafkas3/index/orders/1/00000000000000000005.jsonl",
+	}
+	if got := indexKeys(t, dir); strings.Join(got, "\n") != strings.Join(wantIndex, "\n") {
+		t.Errorf("index objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantIndex, "\n"))
+	}
+	if !strings.HasSuffix(strings.TrimSpace(r.out), " index_objects=6") {
+		t.Errorf("summary does not count 6 index objects: %q", r.out)
+	}
+	ib, err := os.ReadFile(filepath.Join(dir, wantIndex[4]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := index.Decode(wantIndex[4], bytes.NewReader(ib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if len(entries) != 1 || entries[0].Key != "topics/orders/partition=1/orders+1+0000000002.json" ||
+		fmt.Sprint(entries[0].Runs) != "[2-3]" || entries[0].From != 2 || entries[0].Commit != 4 ||
+		entries[0].Objects[0].Size != int64(len(b)) || entries[0].Objects[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("index entry %+v does not describe the object (%d bytes)", entries, len(b))
+	}
+
 	// A second run has nothing new: it writes nothing.
 	r = mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
 	if !strings.Contains(r.out, " records=0 objects=0 ") {
 		t.Errorf("second run summary: %q", r.out)
 	}
-	if got := objectKeys(t, dir); len(got) != len(want) {
+	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex) {
 		t.Errorf("second run changed the objects: %q", got)
 	}
 }

@@ -1,0 +1,382 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func indexConfig(brokers []string, topics ...string) Config {
+	cfg := testConfig(brokers, topics...)
+	cfg.IndexPrefix = index.DefaultPrefix
+	return cfg
+}
+
+// loadIndex reads the archive index of store and checks that every entry's
+// objects exist with the size and SHA-256 it gives, and that every object
+// under topics.dir belongs to exactly one live entry.
+func loadIndex(t *testing.T, store s3store.Store) *index.Index {
+	t.Helper()
+	ix, err := index.Load(context.Background(), store, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := snapshot(t, store)
+	seen := map[string]bool{}
+	for _, e := range ix.Entries {
+		for _, o := range e.Objects {
+			body, ok := objs[o.Key]
+			if !ok {
+				t.Errorf("entry %s: object %s is not in the store", e.Key, o.Key)
+				continue
+			}
+			sum := sha256.Sum256([]byte(body))
+			if o.Size != int64(len(body)) || o.SHA256 != hex.EncodeToString(sum[:]) {
+				t.Errorf("object %s: index says %d bytes sha256 %s, store has %d bytes sha256 %x", o.Key, o.Size, o.SHA256, len(body), sum)
+			}
+			if seen[o.Key] {
+				t.Errorf("object %s is in two live entries", o.Key)
+			}
+			seen[o.Key] = true
+		}
+	}
+	for k := range objs {
+		if strings.HasPrefix(k, "topics/") && !seen[k] {
+			t.Errorf("object %s has no index entry", k)
+		}
+	}
+	return ix
+}
+
+// TestIndexDescribesEveryObject archives with keys and headers objects and
+// a skipped null: every object is in the index with its size, SHA-256 and
+// offsets, one index object per rotation, and the coverage is complete.
+func TestIndexDescribesEveryObject(t *testing.T) {
+	brokers := newCluster(t, 2, "ix")
+	var recs []*kgo.Record
+	for p := range int32(2) {
+		for i := range 10 {
+			r := &kgo.Record{Topic: "ix", Partition: p, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, `{"i":%d}`, i),
+				Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)*10)}
+			if i == 4 {
+				r.Value = nil // ignored: offset 4 is absent from the objects
+			}
+			recs = append(recs, r)
+		}
+	}
+	produceRecs(t, brokers, recs...)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "ix")
+	cfg.NullValues = NullIgnore
+	cfg.KeysFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON}
+	cfg.HeadersFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON}
+	sum := runSink(t, cfg, store)
+
+	ix := loadIndex(t, store)
+	// flush.size 3 over 9 written records per partition: 3 rotations.
+	if ix.IndexObjects != 6 || sum.IndexObjects != 6 || len(ix.Entries) != 6 || ix.Superseded != 0 {
+		t.Fatalf("index objects %d (summary %d), entries %d, superseded %d; want 6, 6, 6, 0",
+			ix.IndexObjects, sum.IndexObjects, len(ix.Entries), ix.Superseded)
+	}
+	if !strings.HasSuffix(sum.String(), " index_objects=6") {
+		t.Errorf("summary line %q", sum)
+	}
+	e := ix.Entries[1] // partition 0, second object: offsets 3, 5, 6
+	want := index.Entry{V: 1, Topic: "ix", Partition: 0, Key: "topics/ix/partition=0/ix+0+0000000003.json",
+		Runs: []index.Run{{First: 3, Last: 3}, {First: 5, Last: 6}}, Records: 3, From: 3, Commit: 7,
+		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060}
+	got := e
+	got.Objects = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("entry\n%+v\nwant\n%+v", got, want)
+	}
+	var parts []string
+	for _, o := range e.Objects {
+		parts = append(parts, o.Part+"="+o.Key)
+	}
+	if w := "=topics/ix/partition=0/ix+0+0000000003.json keys=topics/ix/partition=0/ix+0+0000000003.keys.json headers=topics/ix/partition=0/ix+0+0000000003.headers.json"; strings.Join(parts, " ") != w {
+		t.Errorf("objects %s\nwant %s", strings.Join(parts, " "), w)
+	}
+	for _, p := range index.Analyze(ix.Entries) {
+		if !p.Clean() || p.From != 0 || p.Commit != 10 || p.Records != 9 || p.Absent != 1 {
+			t.Errorf("partition %d: clean %v from %d commit %d records %d absent %d; want clean 0 10 9 1",
+				p.Partition, p.Clean(), p.From, p.Commit, p.Records, p.Absent)
+		}
+	}
+
+	// A second run resumes at the committed offset: its span starts there.
+	produceRecs(t, brokers, &kgo.Record{Topic: "ix", Partition: 1, Key: []byte("k10"), Value: []byte(`{"i":10}`)})
+	sum = runSink(t, cfg, store)
+	ix = loadIndex(t, store)
+	if sum.IndexObjects != 1 {
+		t.Fatalf("second run wrote %d index objects, want 1", sum.IndexObjects)
+	}
+	last := ix.Entries[len(ix.Entries)-1]
+	if last.From != 10 || last.Commit != 11 || last.First() != 10 {
+		t.Fatalf("second run's entry %+v, want from 10 commit 11", last)
+	}
+	for _, p := range index.Analyze(ix.Entries) {
+		if !p.Clean() {
+			t.Errorf("partition %d: gaps %v overlaps %v", p.Partition, p.Gaps, p.Overlaps)
+		}
+	}
+}
+
+// TestIndexOffWritesNone: kafkas3.index.enabled=false writes no index
+// object and hashes nothing.
+func TestIndexOffWritesNone(t *testing.T) {
+	brokers := newCluster(t, 1, "off")
+	produce(t, brokers, "off", 1, 0, 7)
+	store := s3store.NewMemory()
+	s, err := New(testConfig(brokers, "off"), store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shas []string
+	s.OnObject = func(f FileStats) { shas = append(shas, f.SHA256) }
+	sum, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range snapshot(t, store) {
+		if strings.HasPrefix(k, index.DefaultPrefix) {
+			t.Errorf("index object %s written with the index off", k)
+		}
+	}
+	if sum.IndexObjects != 0 || len(shas) != 3 || shas[0] != "" {
+		t.Fatalf("index objects %d, object hashes %q", sum.IndexObjects, shas)
+	}
+}
+
+// TestIndexReplayRewritesIdenticalBytes: store failures (on data and on
+// index objects) and interrupted runs end with an archive, index
+// included, byte-identical to a clean run's.
+func TestIndexReplayRewritesIdenticalBytes(t *testing.T) {
+	brokers := newCluster(t, 3, "d")
+	produce(t, brokers, "d", 3, 0, 200)
+	clean := s3store.NewMemory()
+	cfg := indexConfig(brokers, "d")
+	cfg.Name = "clean"
+	cfg.FlushSize = 17
+	runSink(t, cfg, clean)
+	want := snapshot(t, clean)
+	nIndex := 0
+	for k := range want {
+		if strings.HasPrefix(k, index.DefaultPrefix) {
+			nIndex++
+		}
+	}
+	// 200 records per partition, flush.size 17: 12 rotations.
+	if nIndex != 3*12 {
+		t.Fatalf("clean run wrote %d index objects, want 36", nIndex)
+	}
+
+	t.Run("store failures", func(t *testing.T) {
+		c := cfg
+		c.Name = "flaky"
+		// Each rotation commits one data object, then its index object:
+		// the failures hit both kinds.
+		flaky := &flakyStore{Store: s3store.NewMemory(), fails: map[int]bool{2: true, 5: true, 9: true}}
+		runSink(t, c, flaky)
+		if got := snapshot(t, flaky.Store); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("archive differs from a clean run:\nclean %v\nflaky %v", keysOf(want), keysOf(got))
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		c := cfg
+		c.Name = "crashy"
+		store := s3store.NewMemory()
+		rnd := rand.New(rand.NewPCG(3, 4))
+		for range 5 {
+			s, _ := New(c, store, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			var n atomic.Int64
+			stopAt := int64(1 + rnd.IntN(12))
+			s.OnObject = func(FileStats) {
+				if n.Add(1) == stopAt {
+					cancel()
+				}
+			}
+			if _, err := s.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+		runSink(t, c, store)
+		if got := snapshot(t, store); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("archive differs from a clean run: %d vs %d objects", len(want), len(got))
+		}
+	})
+}
+
+// refuseIndex fails every commit of an index object, as a store that
+// denies writes under the index prefix.
+type refuseIndex struct{ s3store.Store }
+
+func (r refuseIndex) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
+	w, err := r.Store.Create(ctx, key)
+	if err != nil || !strings.HasPrefix(key, index.DefaultPrefix) {
+		return w, err
+	}
+	return deniedWriter{w}, nil
+}
+
+// TestIndexFailureCommitsNothing: when the index object cannot be written,
+// the rotation's offset is never committed, though its data objects are
+// in the store.
+func TestIndexFailureCommitsNothing(t *testing.T) {
+	brokers := newCluster(t, 1, "nf")
+	produce(t, brokers, "nf", 1, 0, 5)
+	mem := s3store.NewMemory()
+	cfg := indexConfig(brokers, "nf")
+	s, err := New(cfg, refuseIndex{mem}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Run(context.Background())
+	if !errors.Is(err, s3store.ErrAccessDenied) || !strings.Contains(err.Error(), "_kafkas3/index/nf/0/00000000000000000003.jsonl") {
+		t.Fatalf("err = %v, want access denied naming the index object", err)
+	}
+	if _, ok := snapshot(t, mem)["topics/nf/partition=0/nf+0+0000000000.json"]; !ok {
+		t.Fatalf("the data object should be stored before its index object")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), "connect-test")
+	if err != nil && !strings.Contains(err.Error(), "GROUP_ID_NOT_FOUND") {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("nf", 0); ok && o.At >= 0 {
+		t.Fatalf("offset %d committed without an index object", o.At)
+	}
+}
+
+// TestIndexTransactionMarkers archives a transactional topic: the commit
+// markers are absent offsets inside the spans, never gaps, also when a
+// --once run ends on a marker (the restamped index object commits past
+// it) and the next run continues from there.
+func TestIndexTransactionMarkers(t *testing.T) {
+	brokers := newCluster(t, 1, "tx")
+	txn := func(from, n int) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("tx-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		ctx := context.Background()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := from; i < from+n; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "tx", Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn(0, 3) // offsets 0-2, marker 3
+	txn(3, 2) // offsets 4-5, marker 6
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "tx")
+	cfg.FlushSize = 3
+	runSink(t, cfg, store)
+	txn(5, 3) // offsets 7-9, marker 10
+	runSink(t, cfg, store)
+
+	ix := loadIndex(t, store)
+	ps := index.Analyze(ix.Entries)
+	if len(ps) != 1 {
+		t.Fatalf("%d partitions", len(ps))
+	}
+	p := ps[0]
+	if !p.Clean() || p.From != 0 || p.Commit != 11 || p.Records != 8 || p.Absent != 3 {
+		t.Fatalf("coverage: gaps %v overlaps %v from %d commit %d records %d absent %d; want clean, 0, 11, 8, 3",
+			p.Gaps, p.Overlaps, p.From, p.Commit, p.Records, p.Absent)
+	}
+	if ix.Superseded == 0 {
+		t.Fatalf("no entry was restamped past a final marker")
+	}
+	// The group committed past the last marker.
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), "connect-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup("tx", 0); o.At != 11 {
+		t.Fatalf("committed %d, want 11", o.At)
+	}
+	var b bytes.Buffer
+	for _, e := range ix.Entries {
+		fmt.Fprintf(&b, "%s %v from=%d commit=%d\n", e.Key, e.Runs, e.From, e.Commit)
+	}
+	t.Logf("entries:\n%s", b.String())
+}
+
+// TestIndexSkippedOnlyRuns: offsets that are only skipped (ignored nulls)
+// after the last rotation are committed through index objects that
+// restamp the last entries with the new commit: from memory, from the
+// store when a new run starts with nothing else, and every flush.size
+// skipped offsets. The coverage stays without gaps.
+func TestIndexSkippedOnlyRuns(t *testing.T) {
+	brokers := newCluster(t, 1, "sn")
+	produce(t, brokers, "sn", 1, 0, 3) // 0-2: one rotation at flush.size 3
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "sn")
+	cfg.NullValues = NullIgnore
+	runSink(t, cfg, store)
+	null := func(n int) {
+		var recs []*kgo.Record
+		for range n {
+			recs = append(recs, &kgo.Record{Topic: "sn", Value: nil})
+		}
+		produceRecs(t, brokers, recs...)
+	}
+	null(1) // offset 3: a run that reads only a skipped record
+	sum := runSink(t, cfg, store)
+	if sum.IndexObjects != 1 {
+		t.Fatalf("run over one ignored null wrote %d index objects, want 1", sum.IndexObjects)
+	}
+	null(5) // offsets 4-8: flush.size skipped offsets commit at 7, then 9
+	sum = runSink(t, cfg, store)
+	if sum.IndexObjects != 2 {
+		t.Fatalf("run over five ignored nulls wrote %d index objects, want 2", sum.IndexObjects)
+	}
+	var keys []string
+	for _, k := range keysOf(snapshot(t, store)) {
+		if strings.HasPrefix(k, index.DefaultPrefix) {
+			keys = append(keys, strings.TrimPrefix(k, "_kafkas3/index/sn/0/000000000000000000"))
+		}
+	}
+	if got := strings.Join(keys, " "); got != "03.jsonl 04.jsonl 07.jsonl 09.jsonl" {
+		t.Fatalf("index objects %s, want commits 3, 4, 7 and 9", got)
+	}
+	ix := loadIndex(t, store)
+	if len(ix.Entries) != 1 || ix.Superseded != 3 || ix.Entries[0].From != 0 || ix.Entries[0].Commit != 9 {
+		t.Fatalf("entries %+v superseded %d; want the one entry restamped to commit 9", ix.Entries, ix.Superseded)
+	}
+	p := index.Analyze(ix.Entries)[0]
+	if !p.Clean() || p.Commit != 9 || p.Absent != 6 {
+		t.Fatalf("coverage: gaps %v commit %d absent %d", p.Gaps, p.Commit, p.Absent)
+	}
+}
