@@ -155,6 +155,10 @@ type Config struct {
 	// JSONNulls builds NewNullableJSON instead of NewJSON for KindJSON:
 	// the .keys objects of store.kafka.keys, where a key may be null.
 	JSONNulls bool
+	// Envelope is store.envelope: each record is written whole (partition,
+	// offset, timestamp, key, value, headers; see NewEnvelope). JSON, Avro
+	// and Parquet only.
+	Envelope bool
 }
 
 // New builds the format cfg describes, compression included. Avro and
@@ -173,14 +177,20 @@ func New(cfg Config) (Format, error) {
 	case KindBytes:
 		f, err = NewBytes(cfg.Bytes)
 	case KindAvro:
-		return NewAvro(cfg.Avro)
+		f, err = NewAvro(cfg.Avro)
 	case KindParquet:
-		return NewParquet(cfg.Parquet)
+		f, err = NewParquet(cfg.Parquet)
 	default:
 		return nil, fmt.Errorf("%w: %s %v", ErrUnknownFormat, KeyFormatClass, cfg.Kind)
 	}
+	if err == nil && cfg.Envelope {
+		f, err = NewEnvelope(f, cfg.Kind)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Kind == KindAvro || cfg.Kind == KindParquet {
+		return f, nil
 	}
 	switch cfg.Compression {
 	case CompressionNone:
