@@ -124,6 +124,11 @@ type Config struct {
 	// headers in "<base>.headers<ext>"; a record without headers gets an
 	// empty list.
 	HeadersFormat *PartFormat
+	// Envelope is store.envelope: Format (built with format.Config.Envelope)
+	// writes every record whole, so a null value is an ordinary record
+	// (NullValues is not consulted) and KeysFormat and HeadersFormat must be
+	// nil (the envelope holds the key and the headers).
+	Envelope bool
 	// TombstonePartition is tombstone.encoded.partition: the encoded
 	// partition of tombstones with NullWrite; "" means "tombstone".
 	TombstonePartition string

@@ -147,6 +147,9 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "connect-" + cfg.Name
 	}
+	if cfg.Envelope && (cfg.KeysFormat != nil || cfg.HeadersFormat != nil || cfg.TypedJSON) {
+		return nil, errors.New("archive: store.envelope holds keys and headers itself and writes values as their bytes: unset store.kafka.keys, store.kafka.headers and TypedJSON")
+	}
 	switch cfg.NullValues {
 	case "":
 		cfg.NullValues = NullFail

@@ -214,7 +214,7 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 			return err
 		}
 	}
-	tomb := r.Value == nil
+	tomb := w.isTombstone(r)
 	if tomb {
 		switch w.cfg.NullValues {
 		case NullIgnore:
@@ -254,11 +254,7 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	}
 	f := w.files[encoded]
 	if f != nil && !tomb {
-		var rs *format.Schema
-		if r.ValueTyped != nil {
-			rs = r.ValueTyped.Schema
-		}
-		act, err := w.schemas.decide(f.typed, f.schema, rs)
+		act, err := w.decideSchema(f, r)
 		if err != nil {
 			return w.bad(r, err)
 		}
