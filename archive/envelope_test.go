@@ -72,7 +72,9 @@ func TestSinkEnvelopeKeepsEverything(t *testing.T) {
 			if len(back) != 8 {
 				t.Fatalf("%d records in %d objects, want 8", len(back), len(got))
 			}
-			sort.SliceStable(back, func(i, j int) bool { return back[i].Offset*2+int64(back[i].Partition) < back[j].Offset*2+int64(back[j].Partition) })
+			sort.SliceStable(back, func(i, j int) bool {
+				return back[i].Offset*2+int64(back[i].Partition) < back[j].Offset*2+int64(back[j].Partition)
+			})
 			for i, w := range recs {
 				g := back[i]
 				if g.Partition != w.Partition || g.Offset != int64(i/2) || g.Timestamp.UnixMilli() != w.Timestamp.UnixMilli() ||
