@@ -49,6 +49,12 @@ type Config struct {
 	// empty. Empty means no index prefix is skipped.
 	IndexPrefix string
 
+	// Timestamps is --timestamps: envelope records (store.envelope) are
+	// produced with their archived timestamp (TimestampsOriginal, also for
+	// "") or the producer's time (TimestampsNow). Records of other objects
+	// never carry a timestamp.
+	Timestamps Timestamps
+
 	// ValueEncoder frames typed values (Avro and Parquet archives) in
 	// Confluent's wire format for the target's Schema Registry, registering
 	// each schema under "<target topic>-value" when absent. It is required

@@ -157,6 +157,9 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 	if err != nil {
 		return proof, fmt.Errorf("%w: read object %q: %w", ErrDamagedObject, obj.Key, err)
 	}
+	if !obj.Tombstone {
+		rd = r.envelopes(rd, obj)
+	}
 	var (
 		n       int64
 		offsets offsetRuns

@@ -1,0 +1,68 @@
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+)
+
+// Timestamps is --timestamps: which timestamp restored envelope records get.
+type Timestamps string
+
+// Timestamp modes.
+const (
+	// TimestampsOriginal produces each envelope record with its archived
+	// timestamp (the default).
+	TimestampsOriginal Timestamps = "original"
+	// TimestampsNow leaves the timestamp to the producer (the time of the
+	// restore), as for archives without envelopes.
+	TimestampsNow Timestamps = "now"
+)
+
+// ErrEnvelopePartition is wrapped when an envelope record says it comes
+// from another Kafka partition than the object's name.
+var ErrEnvelopePartition = errors.New("envelope record of another partition")
+
+// envelopes wraps the reader of value object obj: objects written with
+// store.envelope are recognised by their content (format.ReadEnvelopes)
+// and yield every archived property of their records. Each envelope
+// record's partition must be the object's Kafka partition; its offset is
+// kept in Record.Offset; its timestamp is kept or dropped per
+// Config.Timestamps. Records of other objects pass unchanged.
+func (r *Restorer) envelopes(rd format.RecordReader, obj Object) format.RecordReader {
+	name, err := r.cfg.Keys.ParseObjectKey(obj.Key)
+	return &envelopeChecker{
+		er: format.ReadEnvelopes(rd, format.EnvelopeDetect), key: obj.Key, partition: name.Partition, keyErr: err,
+		now: r.cfg.Timestamps == TimestampsNow,
+	}
+}
+
+type envelopeChecker struct {
+	er        *format.EnvelopeReader
+	key       string
+	partition int32
+	keyErr    error
+	now       bool
+}
+
+func (c *envelopeChecker) Read() (*format.Record, error) {
+	rec, err := c.er.Read()
+	if err != nil || !c.er.Envelopes() {
+		return rec, err
+	}
+	if c.keyErr != nil {
+		return nil, fmt.Errorf("object %q: %w", c.key, c.keyErr)
+	}
+	if rec.Partition != c.partition {
+		return nil, fmt.Errorf("object %q: %w: the record at offset %d says partition %d, the object is in partition %d",
+			c.key, ErrEnvelopePartition, rec.Offset, rec.Partition, c.partition)
+	}
+	if c.now {
+		rec.Timestamp = time.Time{}
+	}
+	return rec, nil
+}
+
+var _ format.RecordReader = (*envelopeChecker)(nil)
