@@ -79,7 +79,7 @@ func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
 	if o.BytesExtension != "" {
 		bc.Extension = o.BytesExtension
 	}
-	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel, JSONNulls: nulls}
+	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel, JSONNulls: nulls, Envelope: o.Envelope}
 	if o.AvroCodec != "" {
 		if cfg.Avro.Codec, err = format.ParseAvroCodec(o.AvroCodec); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -103,7 +103,7 @@ const keyKeysFormat = "keys.format.class"
 // compression settings. Errors wrap ErrConfig.
 func buildPartFormat(key, name string, value FormatSettings) (*archive.PartFormat, error) {
 	fs := value
-	fs.Format = name
+	fs.Format, fs.Envelope = name, false
 	f, err := buildFormatNulls(fs, key == keyKeysFormat)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)

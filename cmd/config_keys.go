@@ -356,6 +356,12 @@ func configKeys() []keySpec {
 			doc: "Also write each record's key to a parallel <base>.keys<ext> object (same start offset, same records in the same order), committed with its value object. A null key is kept (Confluent's connector refuses it): JSON keys objects write the line null, Avro and Parquet ones the null of the optional key schema; keys.format.class=bytes has no null, so there a null key is a bad record (see errors.tolerance)."},
 		{key: "store.kafka.headers", kind: kindBool, def: "false", commands: CommandSink,
 			doc: "Also write each record's headers to a parallel <base>.headers<ext> object: an array of {key, value} (order and duplicates kept; a null value stays null). A record without headers gets an empty array and is restored with none (Confluent's connector refuses it)."},
+		{key: "store.envelope", kind: kindBool, def: "false", commands: cmdBoth,
+			doc: "Write each record whole, in a documented envelope: partition, offset, timestamp (ms), timestamp type, key, value and headers (order and duplicates kept), with null and empty told apart for the key, the value and each header value. " +
+				"format.class json (one object per line, bytes as base64), avro or parquet (the record kafkas3.Envelope; a value with a schema, from AvroConverter or JsonConverter with schemas, is a typed nested field, other values are bytes). " +
+				"Object names stay Confluent's. Tombstones and null keys are ordinary records, so behavior.on.null.values must stay fail; store.kafka.keys and store.kafka.headers cannot be combined with it (the envelope holds keys and headers). " +
+				"kafkas3 source recognises envelope objects by their content (with or without this key) and restores every property, timestamps included (see --timestamps); " +
+				"for the source this key only means that avro and parquet archives need no value.converter.schema.registry.url up front (typed envelope values still need one, and the restore stops before producing them without it)."},
 		{key: "keys.format.class", kind: kindChoice, def: "avro", commands: CommandSink,
 			choices: partFormatChoices(false),
 			doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are Avro \"bytes\" (\"string\" with StringConverter). Parquet writes the same key as the field \"key\" of a record \"RecordKey\" (Confluent's envelope), with parquet.codec. JSON writes keys as the JSON format writes values. s3.compression.type applies to json and bytes."},

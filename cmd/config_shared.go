@@ -82,6 +82,9 @@ type FormatSettings struct {
 	// CompressionLevel is the sink's gzip level (-1..9); zero for the
 	// source, which only reads.
 	CompressionLevel int
+	// Envelope is the sink's store.envelope; the source detects envelope
+	// objects by content and leaves it false.
+	Envelope bool
 }
 
 // required reports whether the key table marks key as required for the

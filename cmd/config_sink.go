@@ -144,11 +144,12 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	if o.NullValues == NullValuesWrite && !o.StoreKeys && p.ok("store.kafka.keys") {
 		p.fail("behavior.on.null.values", "write", "needs store.kafka.keys=true (a tombstone is archived as its key)")
 	}
+	o.Envelope = p.envelope(o)
 	o.SchemaCompatibility = p.choice("schema.compatibility")
 	o.ValueConverter = p.converter("value.converter")
 	o.KeyConverter = p.converter("key.converter")
 	const schemaful = "io.confluent.connect.avro.AvroConverter, or org.apache.kafka.connect.json.JsonConverter with value.converter.schemas.enable=true"
-	if (o.Format == FormatAvro || o.Format == FormatParquet) && !o.ValueConverter.Schemaful() && p.ok("value.converter") {
+	if (o.Format == FormatAvro || o.Format == FormatParquet) && !o.Envelope && !o.ValueConverter.Schemaful() && p.ok("value.converter") {
 		if o.ValueConverter.Class == "" {
 			p.missing("value.converter", "format.class "+o.Format+" needs values with a schema: set "+schemaful)
 		} else {

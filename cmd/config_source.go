@@ -88,7 +88,7 @@ func (s *Settings) Source() (*SourceOptions, error) {
 		case vc.Class != "" && vc.Class != ConverterAvro:
 			p.fail("value.converter", p.str("value.converter"), fmt.Sprintf(
 				"is not supported by kafkas3 source with format.class %s: the source produces the archived values in Confluent's Avro wire format; want avro (io.confluent.connect.avro.AvroConverter) or unset", o.Format))
-		case vc.RegistryURL == "" && p.ok("value.converter.schema.registry.url"):
+		case vc.RegistryURL == "" && !p.bool("store.envelope") && p.ok("value.converter.schema.registry.url"):
 			p.missing("value.converter.schema.registry.url", fmt.Sprintf(
 				"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", o.Format))
 		}

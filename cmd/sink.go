@@ -121,7 +121,8 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 		FlushSize: int(o.FlushSize), RotateInterval: o.RotateInterval, RotateScheduleInterval: o.RotateScheduleInterval,
 		Timezone: o.Location, Keys: keys, Format: fm, Partitioner: pt, NullValues: null,
 		Once: once, KafkaOpts: kopts,
-		TypedJSON:     o.Format == FormatJSON,
+		Envelope:      o.Envelope,
+		TypedJSON:     o.Format == FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
 		Compatibility: archive.Compatibility(o.SchemaCompatibility),
 		Errors: archive.ErrorsConfig{
 			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,

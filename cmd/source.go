@@ -43,6 +43,8 @@ type sourceFlags struct {
 	CreateTopics   bool
 	AllowSameTopic bool
 	AllowGaps      bool
+	// Timestamps is --timestamps: original or now.
+	Timestamps string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -102,6 +104,13 @@ anything is produced, unless --allow-gaps (or behavior.on.error ignore/log
 for damaged objects), which restores the rest and reports every gap.
 --dry-run prints the same checks per partition.
 
+Objects written with store.envelope=true are recognised by their content and
+restored whole: key, value, headers and the archived timestamp (--timestamps
+original, the default; --timestamps now lets the producer stamp the time).
+Old timestamps meet the target's retention.ms: records older than it may be
+deleted soon after the restore, so raise retention.ms on the target first
+(or use --timestamps now).
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
@@ -126,6 +135,8 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.BoolVar(&f.DryRun, "dry-run", false, "print the plan (targets, partitions, objects, bytes, offsets) and produce nothing; needs no Kafka")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
+	fl.StringVar(&f.Timestamps, "timestamps", string(restore.TimestampsOriginal),
+		"timestamps of restored envelope records (store.envelope): original (as archived) or now (the producer's time)")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
@@ -212,6 +223,14 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	}
 	if f.Rename == "" && renameRegex != defaultRenameRegex {
 		bad("--topic-rename-regex", "%q is set without --topic-rename; want both, or neither to keep names", renameRegex)
+	}
+	switch ts := restore.Timestamps(strings.TrimSpace(f.Timestamps)); ts {
+	case restore.TimestampsOriginal, restore.TimestampsNow:
+		cfg.Timestamps = ts
+	case "":
+		cfg.Timestamps = restore.TimestampsOriginal
+	default:
+		bad("--timestamps", "is %q; want original or now", f.Timestamps)
 	}
 	if f.DryRun && f.Follow {
 		bad("--follow", "is set together with --dry-run; want at most one of them")

@@ -99,14 +99,12 @@ const (
 // The first record decides; after it every record must be of the same
 // kind: an envelope object with a record that is not an envelope is an
 // error naming the record. Bad input gives an error, never a panic.
-func ReadEnvelopes(rd RecordReader, mode EnvelopeMode) RecordReader {
-	if mode == EnvelopeNever {
-		return rd
-	}
-	return &envelopeReader{rd: rd, mode: mode}
+func ReadEnvelopes(rd RecordReader, mode EnvelopeMode) *EnvelopeReader {
+	return &EnvelopeReader{rd: rd, mode: mode, decided: mode == EnvelopeNever}
 }
 
-type envelopeReader struct {
+// EnvelopeReader is the RecordReader ReadEnvelopes returns.
+type EnvelopeReader struct {
 	rd      RecordReader
 	mode    EnvelopeMode
 	decided bool
@@ -116,7 +114,12 @@ type envelopeReader struct {
 	err     error
 }
 
-func (e *envelopeReader) Read() (*Record, error) {
+// Envelopes reports whether the object holds envelopes; it is known once
+// Read has returned the first record.
+func (e *EnvelopeReader) Envelopes() bool { return e.env }
+
+// Read returns the next record.
+func (e *EnvelopeReader) Read() (*Record, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -147,7 +150,7 @@ func (e *envelopeReader) Read() (*Record, error) {
 }
 
 // detect tells whether the object whose first record is rec holds envelopes.
-func (e *envelopeReader) detect(rec *Record) (bool, error) {
+func (e *EnvelopeReader) detect(rec *Record) (bool, error) {
 	if t := rec.ValueTyped; t != nil && t.Schema != nil {
 		es, ok, err := parseEnvelopeSchema(t.Schema)
 		if err != nil {
@@ -166,7 +169,7 @@ func (e *envelopeReader) detect(rec *Record) (bool, error) {
 	return false, nil
 }
 
-func (e *envelopeReader) decode(rec *Record) (*Record, error) {
+func (e *EnvelopeReader) decode(rec *Record) (*Record, error) {
 	if e.typed == nil {
 		if rec.ValueTyped != nil {
 			return nil, fmt.Errorf("%w: a typed record in a JSON envelope object", ErrBadEnvelope)

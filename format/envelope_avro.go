@@ -312,14 +312,15 @@ func (e *envSchema) decode(raw []byte) (*Record, error) {
 		case d.err != nil:
 		case i == 0:
 		case i == 1:
+			// The canonical form (map entries sorted, one block per
+			// array), so that a Parquet file, whose reader re-encodes
+			// maps in Go's random order, restores the same bytes each time.
 			budget := avroItemBudget(len(d.src))
-			rest, err := avroSkip(e.root, d.src, 0, &budget)
+			v, rest, err := avroCanon(e.root, []byte{}, d.src, 0, &budget)
 			if err != nil {
 				d.fail("value", fmt.Errorf("%w: %w", ErrBadAvro, err))
 				break
 			}
-			v := make([]byte, len(d.src)-len(rest))
-			copy(v, d.src)
 			d.src = rest
 			r.Value = v
 			r.ValueTyped = &Typed{Schema: e.value, Raw: v}

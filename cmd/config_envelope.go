@@ -1,0 +1,30 @@
+package cmd
+
+// envelope reads store.envelope and refuses the settings it cannot be
+// combined with, naming them: the bytes format (it holds values only),
+// store.kafka.keys and store.kafka.headers (the envelope holds keys and
+// headers: parallel objects would only repeat them), and
+// behavior.on.null.values other than fail (tombstones are ordinary records
+// of the envelope, with a null value). o's format, keys, headers and null
+// settings must be parsed.
+func (p *valueParser) envelope(o *SinkOptions) bool {
+	on := p.bool("store.envelope")
+	if !on {
+		return false
+	}
+	v := p.str("store.envelope")
+	if o.Format == FormatBytes && p.ok("format.class") {
+		p.fail("store.envelope", v, "needs format.class json, avro or parquet; the bytes format holds values only")
+	}
+	if o.StoreKeys {
+		p.fail("store.kafka.keys", p.str("store.kafka.keys"), "cannot be combined with store.envelope=true: the envelope holds each record's key")
+	}
+	if o.StoreHeaders {
+		p.fail("store.kafka.headers", p.str("store.kafka.headers"), "cannot be combined with store.envelope=true: the envelope holds each record's headers")
+	}
+	if o.NullValues != "" && o.NullValues != NullValuesFail && p.ok("behavior.on.null.values") {
+		p.fail("behavior.on.null.values", p.str("behavior.on.null.values"),
+			"is not used with store.envelope=true: tombstones are archived as ordinary records with a null value; remove the key (or set fail)")
+	}
+	return true
+}
