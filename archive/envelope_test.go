@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -168,6 +169,42 @@ func TestSinkEnvelopeRefusesParallelObjects(t *testing.T) {
 		mod(&cfg)
 		if _, err := New(cfg, s3store.NewMemory(), nil); err == nil || !strings.Contains(err.Error(), "store.envelope") {
 			t.Errorf("%s: %v, want an error naming store.envelope", name, err)
+		}
+	}
+}
+
+// TestSinkEnvelopeIndexFlag: the archive index entries of envelope objects
+// say envelope=true (the source then expects envelopes there), and those
+// of plain objects false.
+func TestSinkEnvelopeIndexFlag(t *testing.T) {
+	for _, envelope := range []bool{true, false} {
+		brokers := newCluster(t, 1, "ix")
+		produce(t, brokers, "ix", 1, 0, 5)
+		cfg := testConfig(brokers, "ix")
+		cfg.IndexPrefix = "_kafkas3/"
+		if envelope {
+			cfg.Format, cfg.Envelope = envelopeFormat(t, format.KindJSON), true
+		}
+		store := s3store.NewMemory()
+		runSink(t, cfg, store)
+		n := 0
+		for k, body := range snapshot(t, store) {
+			if !strings.HasPrefix(k, cfg.IndexPrefix) {
+				continue
+			}
+			entries, err := index.Decode(k, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				n++
+				if e.Envelope != envelope {
+					t.Errorf("%s: entry of %s says envelope=%v, want %v", k, e.Key, e.Envelope, envelope)
+				}
+			}
+		}
+		if n != 2 {
+			t.Errorf("envelope=%v: %d index entries, want 2 (flush.size 3, 5 records)", envelope, n)
 		}
 	}
 }

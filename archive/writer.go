@@ -551,6 +551,7 @@ func (w *partitionWriter) entry(f *openFile) index.Entry {
 	e := index.Entry{
 		V: index.Version, Topic: w.topic, Partition: w.partition, Key: f.key,
 		Runs: f.runs, Records: f.records, MinTS: f.minTS, MaxTS: f.maxTS, Tombstone: f.tombstone,
+		Envelope: w.cfg.Envelope,
 	}
 	for _, o := range f.objects() {
 		part := o.part

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 )
 
 // Timestamps is --timestamps: which timestamp restored envelope records get.
@@ -26,15 +27,16 @@ const (
 var ErrEnvelopePartition = errors.New("envelope record of another partition")
 
 // envelopes wraps the reader of value object obj: objects written with
-// store.envelope are recognised by their content (format.ReadEnvelopes)
-// and yield every archived property of their records. Each envelope
+// store.envelope are recognised by their archive index entry's envelope
+// flag, or without an entry by their content (format.ReadEnvelopes), and
+// yield every archived property of their records. Each envelope
 // record's partition must be the object's Kafka partition; its offset is
 // kept in Record.Offset; its timestamp is kept or dropped per
 // Config.Timestamps. Records of other objects pass unchanged.
 func (r *Restorer) envelopes(rd format.RecordReader, obj Object) format.RecordReader {
 	name, err := r.cfg.Keys.ParseObjectKey(obj.Key)
 	return &envelopeChecker{
-		er: format.ReadEnvelopes(rd, format.EnvelopeDetect), key: obj.Key, partition: name.Partition, keyErr: err,
+		er: format.ReadEnvelopes(rd, obj.envelope), key: obj.Key, partition: name.Partition, keyErr: err,
 		now: r.cfg.Timestamps == TimestampsNow,
 	}
 }
@@ -66,3 +68,13 @@ func (c *envelopeChecker) Read() (*format.Record, error) {
 }
 
 var _ format.RecordReader = (*envelopeChecker)(nil)
+
+// envelopeMode is what an archive index entry says: its objects hold
+// envelopes (anything else in them is damage), or plain values (a JSON
+// value that merely looks like an envelope stays a value).
+func envelopeMode(e *index.Entry) format.EnvelopeMode {
+	if e.Envelope {
+		return format.EnvelopeRequired
+	}
+	return format.EnvelopeNever
+}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -203,6 +205,69 @@ func TestRestoreEnvelopeTypedValues(t *testing.T) {
 			}
 			if got[3].Value != nil || string(got[3].Key) != "gone" {
 				t.Errorf("tombstone: %q %q", got[3].Key, got[3].Value)
+			}
+		})
+	}
+}
+
+// writeEnvelopeIndex writes the archive index of one object of topic/p
+// holding offsets 0..n-1, with the envelope flag.
+func (a *archive) writeEnvelopeIndex(topic string, p int32, key string, n int64, envelope bool) {
+	a.t.Helper()
+	e := index.Entry{V: index.Version, Topic: topic, Partition: p, Key: key, Objects: []index.Object{a.describe(key)},
+		Runs: []index.Run{{First: 0, Last: n - 1}}, Records: n, Commit: n, Envelope: envelope}
+	b, err := index.Encode([]index.Entry{e})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.putRaw(index.Key(index.DefaultPrefix, topic, p, n), func(w io.Writer) { w.Write(b) })
+}
+
+// TestRestoreEnvelopeIndexFlag: with an archive index, its envelope flag
+// decides instead of the content. A plain JSON value that has the
+// envelope's shape is restored as that value when the entry says
+// envelope=false (without the index it would be decoded), and a plain
+// object whose entry says envelope=true is damaged.
+func TestRestoreEnvelopeIndexFlag(t *testing.T) {
+	line := format.AppendEnvelopeLine(nil, &format.Record{Key: []byte("k"), Value: []byte("v")})
+	for _, tc := range []struct {
+		name     string
+		indexed  bool
+		envelope bool
+		want     string // restored value; "" means the restore fails as damaged
+	}{
+		{"no index: content decides", false, false, "v"},
+		{"index says plain", true, false, string(line)},
+		{"index says envelope", true, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newArchive(t, format.NewJSON())
+			key := a.put("orders", 0, 0, []*format.Record{{Value: line}})
+			if tc.indexed {
+				a.writeEnvelopeIndex("orders", 0, key, 1, tc.envelope)
+			}
+			if tc.envelope {
+				// The entry says envelope, the object holds a plain value.
+				a = newArchive(t, format.NewJSON())
+				key = a.put("orders", 0, 0, []*format.Record{{Value: []byte(`{"a":1}`)}})
+				a.writeEnvelopeIndex("orders", 0, key, 1, true)
+			}
+			brokers := newCluster(t, 1, "copy")
+			cfg := baseConfig(brokers, format.NewJSON(), "orders")
+			cfg.Rename, cfg.IndexPrefix = "copy", index.DefaultPrefix
+			_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+			if tc.want == "" {
+				if !errors.Is(err, ErrDamagedObject) || !errors.Is(err, format.ErrBadEnvelope) {
+					t.Fatalf("error %v, want a damaged object (bad envelope)", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readTopic(t, brokers, "copy")[0]
+			if len(got) != 1 || string(got[0].Value) != tc.want {
+				t.Fatalf("restored %d records, first value %q, want %q", len(got), got[0].Value, tc.want)
 			}
 		})
 	}

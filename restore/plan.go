@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -50,6 +51,10 @@ type Object struct {
 	// which is restored as that key with a nil value, and the headers of
 	// the same record of HeadersKey when it is set. KeysKey is empty.
 	Tombstone bool
+
+	// envelope is what the object's archive index entry says about
+	// store.envelope (format.EnvelopeDetect without an entry).
+	envelope format.EnvelopeMode
 
 	// Set by the plan's proof (every object is read once while planning):
 	// Records is the decoded record count, Offsets the source offsets the

@@ -151,6 +151,7 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 				o := it.obj
 				entry := ai.entryFor(o)
 				if entry != nil {
+					o.envelope = envelopeMode(entry)
 					if err := checkListing(o, entry); err != nil {
 						o.Damage = err
 						continue
