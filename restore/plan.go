@@ -229,7 +229,7 @@ func (p *Plan) writePartitions(w io.Writer) error {
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {
 			for _, g := range pp.Gaps {
-				fmt.Fprintf(w, "gap: %s/%d offsets %s are not in the archive\n", t.Source, pp.Partition, g)
+				fmt.Fprintf(w, "gap: %s/%d offsets %s\n", t.Source, pp.Partition, g)
 			}
 			for _, d := range pp.Damaged {
 				fmt.Fprintf(w, "damaged: %s/%d object %q: %v\n", t.Source, pp.Partition, d.Key, d.Err)

@@ -64,20 +64,20 @@ type Gap struct {
 	Unaccounted bool
 }
 
-// String prints the gap as "first..last" with its cause.
+// String prints the gap as "first..last (cause)".
 func (g Gap) String() string {
 	last := "?"
 	if g.Last >= 0 {
 		last = fmt.Sprint(g.Last)
 	}
-	s := fmt.Sprintf("%d..%s", g.First, last)
-	if g.Object != "" {
-		s += fmt.Sprintf(" (object %q)", g.Object)
+	cause := "no object holds them"
+	switch {
+	case g.Object != "":
+		cause = fmt.Sprintf("object %q, damaged or missing", g.Object)
+	case g.Unaccounted:
+		cause = "no index entry accounts for them"
 	}
-	if g.Unaccounted {
-		s += " (no index entry accounts for them)"
-	}
-	return s
+	return fmt.Sprintf("%d..%s (%s)", g.First, last, cause)
 }
 
 // Count is the number of missing offsets, or -1 when not known.
