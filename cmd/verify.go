@@ -1,0 +1,209 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kafkas3/kafkas3/verify"
+	"github.com/spf13/cobra"
+)
+
+// verifyFlags are the flags of `kafkas3 verify`.
+type verifyFlags struct {
+	ConfigFile string
+	Params     []string
+	LogLevel   string
+	Topics     string
+	Deep       bool
+	JSON       bool
+	LocalDir   string
+	Bucket     string
+
+	// progressEvery is the least time between two --deep progress lines;
+	// tests set it to zero.
+	progressEvery time.Duration
+}
+
+// ErrArchiveProblems is returned (exit 1) when verify found a problem.
+var ErrArchiveProblems = errors.New("the archive has problems")
+
+func newVerifyCmd(streams IO) *cobra.Command {
+	f := &verifyFlags{progressEvery: progressInterval}
+	c := &cobra.Command{
+		Use:   "verify --config FILE",
+		Short: "Check an archive against its index, without Kafka",
+		Long: `verify checks an archive against the archive index the sink writes
+(kafkas3.index.prefix, default _kafkas3/) and needs no Kafka. It takes the
+sink's (or the source's) config file: store, layout, format and index keys.
+
+Per topic and partition it reports the offsets the index accounts for, and as
+problems: gaps (offsets no index entry accounts for, first and last), overlaps
+(offsets held by more than one object), objects in the index missing from the
+store, objects whose size in the store differs from the index, and objects
+under topics.dir with no index entry (for example written by Confluent's
+connector, or before the index was enabled).
+
+Plain verify lists the store and compares keys and sizes: it reads no object.
+--deep also reads every indexed object: it re-computes its SHA-256 and
+compares it with the index, decodes it with format.class (the .keys and
+.headers objects with the format of their extension) and checks its record
+count and, for envelope objects, each record's offset against the index.
+A flipped byte that keeps the size is found only by --deep.
+
+Output: a table per partition and one line per problem, or with --json one
+JSON document (see the README for its shape). On --deep runs a progress
+line goes to stderr every 10 seconds.
+
+Exit codes: 0 the archive is clean, 1 a problem was found (or the store
+failed), 2 configuration or flag error.`,
+		Example: `  kafkas3 verify --config orders.yaml
+  kafkas3 verify -c orders.yaml --topics orders,payments --deep
+  kafkas3 verify -c orders.yaml --json | jq '.problems[] | select(.kind == "gap")'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runVerifyCmd(c.Context(), f, streams)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
+	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
+	fl.StringVar(&f.Topics, "topics", "", "archived topics to check, comma separated (default: every topic of the archive)")
+	fl.BoolVar(&f.Deep, "deep", false, "also read every indexed object: SHA-256, decoding, record count and envelope offsets")
+	fl.BoolVar(&f.JSON, "json", false, "print one JSON document instead of the table")
+	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
+	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
+	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	return c
+}
+
+func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
+	flags := map[string]string{}
+	if f.LocalDir != "" {
+		flags["store.local.dir"] = f.LocalDir
+	}
+	if f.Bucket != "" {
+		flags["s3.bucket.name"] = f.Bucket
+	}
+	settings, log, err := loadSettings(CommandSource, f.ConfigFile, f.Params, flags, streams, f.LogLevel)
+	if err != nil {
+		return err
+	}
+	o, err := settings.Source()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	keys, err := keyConfig(o.LayoutSettings)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	fs := o.FormatSettings
+	fs.CompressionLevel = -1
+	fm, err := buildFormat(fs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var topics []string
+	for _, t := range strings.Split(f.Topics, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if !validTopicName(t) {
+			errs = append(errs, &ConfigError{Key: "--topics", Msg: fmt.Sprintf("has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)})
+		}
+		topics = append(topics, t)
+	}
+	if err := problems(errs); err != nil {
+		return err
+	}
+	store, ident, err := buildStore(ctx, o.StoreSettings, log)
+	if err != nil {
+		return err
+	}
+	cfg := verify.Config{Keys: keys, Format: fm, IndexPrefix: o.IndexPrefix, Topics: topics, Deep: f.Deep}
+	if f.Deep {
+		var last time.Time
+		cfg.Progress = func(done, total int, bytes, totalBytes int64) {
+			if now := time.Now(); done == total || now.Sub(last) >= f.progressEvery {
+				last = now
+				fmt.Fprintf(streams.Err, "kafkas3 verify: read %d/%d objects, %s of %s\n", done, total, formatSize(bytes), formatSize(totalBytes))
+			}
+		}
+	}
+	log.Info("verify starting", "archive", ident, "topics.dir", o.TopicsDir, "index", o.IndexPrefix, "deep", f.Deep)
+	rep, err := verify.Run(ctx, cfg, store, log)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", ident, err)
+	}
+	if f.JSON {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := writeVerifyText(streams.Out, rep); err != nil {
+		return err
+	}
+	if !rep.Clean {
+		return fmt.Errorf("%w: %d problems in %s (see above)", ErrArchiveProblems, len(rep.Problems), ident)
+	}
+	return nil
+}
+
+// writeVerifyText prints the report for people: one table row per
+// partition, one line per problem, one summary line.
+func writeVerifyText(w io.Writer, rep *verify.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tOFFSETS\tRECORDS\tABSENT\tOBJECTS\tBYTES\tPROBLEMS")
+	for _, p := range rep.Partitions {
+		fmt.Fprintf(tw, "%s\t%d\t%d..%d\t%d\t%d\t%d\t%s\t%d\n", p.Topic, p.Partition, p.From, p.Commit-1, p.Records, p.Absent, p.Objects, formatSize(p.Bytes), p.Problems)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range rep.Problems {
+		where := p.Topic
+		if p.Partition >= 0 {
+			where = fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+		}
+		if where == "" {
+			where = "-"
+		}
+		line := fmt.Sprintf("problem: %s %s", p.Kind, where)
+		if p.Key != "" {
+			line += fmt.Sprintf(" %q", p.Key)
+		}
+		fmt.Fprintf(w, "%s: %s\n", line, p.Detail)
+	}
+	mode := "listing and sizes"
+	if rep.Deep {
+		mode = fmt.Sprintf("listing, sizes, SHA-256 and decoding of %d objects (%s)", rep.ObjectsRead, formatSize(rep.BytesRead))
+	}
+	verdict := "clean"
+	if !rep.Clean {
+		verdict = fmt.Sprintf("%d problems", len(rep.Problems))
+	}
+	_, err := fmt.Fprintf(w, "kafkas3 verify: %s; partitions=%d index_objects=%d unindexed=%d checked: %s\n",
+		verdict, len(rep.Partitions), rep.IndexObjects, rep.Unindexed, mode)
+	return err
+}
+
+// formatSize prints n in binary units.
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

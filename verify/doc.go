@@ -1,0 +1,36 @@
+// Package verify checks an archive against its archive index (package
+// index) without Kafka: it is what `kafkas3 verify` runs.
+//
+//	rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix, Deep: deep}, store, log)
+//	if !rep.Clean { ... rep.Problems ... }
+//
+// Run loads the index (the entry with the highest commit wins for each
+// object key), lists topics.dir (each chosen topic's folder, or all of it;
+// the index prefix is skipped when topics.dir is empty) and reports, per
+// topic and partition, the coverage (index.Analyze) and every Problem:
+//
+//   - gap: offsets between the partition's first "from" and last commit
+//     that no index entry accounts for;
+//   - overlap: offsets held by two or more live entries;
+//   - missing: an indexed object that is not in the listing;
+//   - size: an indexed object whose listed size differs from the index;
+//   - unindexed: an object under topics.dir that no live entry names
+//     (written by Confluent's connector, before the index was enabled, or
+//     whose index object is gone);
+//   - index: the index cannot be read (a malformed index object); nothing
+//     else is checked then.
+//
+// Plain verification reads no object: it trusts the listing for presence
+// and size, as restic's check does. Config.Deep also reads every indexed
+// object that passed those checks, as restic's check --read-data does:
+//
+//   - sha256: its SHA-256 differs from the index (a flipped byte);
+//   - decode: it does not decode with its format (Config.Format for value
+//     objects; the format its extension names for .keys and .headers);
+//   - records: it holds another number of records than the entry;
+//   - offsets: a record of an envelope object carries another offset than
+//     the entry's runs give it.
+//
+// Run returns an error only when it cannot do its job (the store cannot be
+// listed or read); the archive's faults are in the Report.
+package verify

@@ -1,0 +1,399 @@
+package verify
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// Problem kinds, as Problem.Kind and the JSON "kind" give them.
+const (
+	KindIndex     = "index"     // the index cannot be read (malformed index object, listing failure)
+	KindGap       = "gap"       // offsets no live entry accounts for
+	KindOverlap   = "overlap"   // offsets held by two or more live entries
+	KindMissing   = "missing"   // an indexed object is not in the store
+	KindSize      = "size"      // an indexed object's size differs from the index
+	KindSHA256    = "sha256"    // (--deep) an indexed object's SHA-256 differs from the index
+	KindDecode    = "decode"    // (--deep) an indexed object does not decode
+	KindRecords   = "records"   // (--deep) an indexed object holds another number of records
+	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
+	KindUnindexed = "unindexed" // an object under topics.dir with no live index entry
+)
+
+// Config says what to verify and how.
+type Config struct {
+	Keys partition.KeyConfig
+	// Format reads value objects (format.class with compression) for Deep.
+	Format format.Format
+	// IndexPrefix is kafkas3.index.prefix.
+	IndexPrefix string
+	// Topics limits the check to these archived topics; empty checks every
+	// topic of the index and every topic folder under topics.dir.
+	Topics []string
+	// Deep reads every indexed object: re-hashes it, decodes it and
+	// checks its record count (and, for envelope objects, its offsets).
+	Deep bool
+	// Progress, when set, is called after each object Deep reads, with
+	// the objects and bytes read so far and the totals.
+	Progress func(done, total int, bytes, totalBytes int64)
+}
+
+// Problem is one thing wrong with the archive.
+type Problem struct {
+	Kind      string `json:"kind"`
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	// Key is the object (or index object) concerned; empty for gaps and
+	// overlaps.
+	Key string `json:"key,omitempty"`
+	// First and Last are the offsets concerned (gaps, overlaps,
+	// the entry's offsets for object problems); -1 when unknown.
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+	// Keys are the entries sharing an overlap.
+	Keys   []string `json:"keys,omitempty"`
+	Detail string   `json:"detail"`
+}
+
+// Partition is the coverage of one topic partition.
+type Partition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// From and Commit bound the offsets the index accounts for: [From,
+	// Commit-1] (see index.Partition).
+	From    int64 `json:"from"`
+	Commit  int64 `json:"commit"`
+	Records int64 `json:"records"` // offsets held, each once
+	Absent  int64 `json:"absent"`  // offsets read by the sink but absent (compaction, markers, skipped)
+	Entries int   `json:"entries"` // live index entries
+	Objects int   `json:"objects"` // objects of the live entries
+	Bytes   int64 `json:"bytes"`   // their sizes, from the index
+	// Problems counts the problems of this partition.
+	Problems int `json:"problems"`
+}
+
+// Report is the outcome of a verification.
+type Report struct {
+	// Clean is true when the verification found no problem.
+	Clean        bool        `json:"clean"`
+	Deep         bool        `json:"deep"`
+	IndexObjects int         `json:"index_objects"`
+	Superseded   int         `json:"superseded"`
+	Partitions   []Partition `json:"partitions"`
+	// Unindexed counts the objects under topics.dir without an index
+	// entry (each is also a problem).
+	Unindexed int       `json:"unindexed"`
+	Problems  []Problem `json:"problems"`
+	// ObjectsRead and BytesRead count what Deep read.
+	ObjectsRead int   `json:"objects_read"`
+	BytesRead   int64 `json:"bytes_read"`
+}
+
+// Run verifies the archive in store. It returns an error only when it
+// cannot do its job (the store cannot be listed); everything wrong with
+// the archive is a Problem of the report.
+func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger) (*Report, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}}
+	ix, err := index.Load(ctx, store, cfg.IndexPrefix, cfg.Topics)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, index.ErrMalformed) {
+			return nil, err
+		}
+		rep.Problems = append(rep.Problems, Problem{Kind: KindIndex, Partition: -1, First: -1, Last: -1, Detail: err.Error()})
+		return rep, nil
+	}
+	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
+
+	listed, err := listTopics(ctx, cfg, store)
+	if err != nil {
+		return nil, err
+	}
+
+	type pk struct {
+		topic string
+		part  int32
+	}
+	parts := map[pk]*Partition{}
+	problem := func(p Problem) {
+		rep.Problems = append(rep.Problems, p)
+		if pp := parts[pk{p.Topic, p.Partition}]; pp != nil {
+			pp.Problems++
+		}
+	}
+	for _, ap := range index.Analyze(ix.Entries) {
+		p := &Partition{Topic: ap.Topic, Partition: ap.Partition, From: ap.From, Commit: ap.Commit,
+			Records: ap.Records, Absent: ap.Absent, Entries: len(ap.Entries)}
+		for _, e := range ap.Entries {
+			p.Objects += len(e.Objects)
+			for _, o := range e.Objects {
+				p.Bytes += o.Size
+			}
+		}
+		parts[pk{ap.Topic, ap.Partition}] = p
+		for _, g := range ap.Gaps {
+			problem(Problem{Kind: KindGap, Topic: ap.Topic, Partition: ap.Partition, First: g.First, Last: g.Last,
+				Detail: fmt.Sprintf("%d offsets %s: no index entry accounts for them", g.Len(), g)})
+		}
+		for _, o := range ap.Overlaps {
+			problem(Problem{Kind: KindOverlap, Topic: ap.Topic, Partition: ap.Partition, First: o.Run.First, Last: o.Run.Last, Keys: o.Keys,
+				Detail: fmt.Sprintf("%d offsets %s held by %d objects: %s", o.Run.Len(), o.Run, len(o.Keys), strings.Join(o.Keys, ", "))})
+		}
+	}
+
+	// Indexed objects against the listing.
+	indexed := map[string]bool{}
+	type toRead struct {
+		e *index.Entry
+		o index.Object
+	}
+	var reads []toRead
+	var readBytes int64
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		for _, o := range e.Objects {
+			indexed[o.Key] = true
+			objProblem := func(kind, detail string) {
+				problem(Problem{Kind: kind, Topic: e.Topic, Partition: e.Partition, Key: o.Key, First: e.First(), Last: e.Last(), Detail: detail})
+			}
+			size, ok := listed[o.Key]
+			switch {
+			case !ok:
+				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
+			case size != o.Size:
+				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", size, o.Size, e.Commit))
+			case cfg.Deep:
+				reads = append(reads, toRead{e, o})
+				readBytes += o.Size
+			}
+		}
+	}
+	// Objects with no live entry.
+	keys := make([]string, 0, len(listed))
+	for k := range listed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if indexed[k] {
+			continue
+		}
+		rep.Unindexed++
+		p := Problem{Kind: KindUnindexed, Key: k, Partition: -1, First: -1, Last: -1,
+			Detail: "object under topics.dir has no index entry (written by another tool, before the index, or its index object is gone)"}
+		if n, err := cfg.Keys.ParseObjectKey(k); err == nil {
+			p.Topic, p.Partition, p.First = n.Topic, n.Partition, n.StartOffset
+		}
+		problem(p)
+	}
+
+	// --deep: read, hash and decode each indexed object.
+	for i, r := range reads {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		detail, kind, n, err := readObject(ctx, cfg, store, r.e, r.o)
+		if err != nil {
+			return nil, err
+		}
+		rep.ObjectsRead++
+		rep.BytesRead += n
+		if kind != "" {
+			problem(Problem{Kind: kind, Topic: r.e.Topic, Partition: r.e.Partition, Key: r.o.Key, First: r.e.First(), Last: r.e.Last(), Detail: detail})
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(i+1, len(reads), rep.BytesRead, readBytes)
+		}
+	}
+
+	for _, p := range parts {
+		rep.Partitions = append(rep.Partitions, *p)
+	}
+	sort.Slice(rep.Partitions, func(i, j int) bool {
+		a, b := rep.Partitions[i], rep.Partitions[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	sort.SliceStable(rep.Problems, func(i, j int) bool {
+		a, b := rep.Problems[i], rep.Problems[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.First < b.First
+	})
+	rep.Clean = len(rep.Problems) == 0
+	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
+	return rep, nil
+}
+
+// listTopics lists the objects under topics.dir (each chosen topic's
+// folder, or everything under topics.dir), without the archive index, by
+// key with their sizes.
+func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[string]int64, error) {
+	out := map[string]int64{}
+	visit := func(info s3store.ObjectInfo) error {
+		if cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, cfg.IndexPrefix) {
+			return nil
+		}
+		out[info.Key] = info.Size
+		return nil
+	}
+	if len(cfg.Topics) > 0 {
+		for _, t := range cfg.Topics {
+			if err := store.List(ctx, cfg.Keys.TopicPrefix(t), visit); err != nil {
+				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
+			}
+		}
+		return out, nil
+	}
+	prefix := cfg.Keys.TopicPrefix("")
+	prefix = prefix[:len(prefix)-len(cfg.Keys.DirectoryDelim)] // "<topics.dir><dd>", or ""
+	if err := store.List(ctx, prefix, visit); err != nil {
+		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// readObject reads one indexed object completely: it hashes it, decodes it
+// with its format and counts its records (checking an envelope object's
+// offsets against the entry's runs). It returns the problem found (kind ""
+// when none) and the bytes read; an error only for a store failure other
+// than a missing object.
+func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.Entry, o index.Object) (detail, kind string, n int64, err error) {
+	rc, err := store.Open(ctx, o.Key)
+	if errors.Is(err, s3store.ErrNotExist) {
+		return "object disappeared from the store while verifying", KindMissing, 0, nil
+	}
+	if err != nil {
+		return "", "", 0, fmt.Errorf("read object %q: %w", o.Key, err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	cr := &countReader{r: io.TeeReader(rc, h)}
+	f, ferr := formatFor(cfg, e, o)
+	var records int64
+	var decodeErr error
+	if ferr != nil {
+		decodeErr = ferr
+	} else if rd, err := f.NewReader(cr); err != nil {
+		decodeErr = err
+	} else {
+		for {
+			rec, err := rd.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				decodeErr = err
+				break
+			}
+			if e.Envelope && o.Part == index.PartValue && decodeErr == nil {
+				if want := e.Offset(records); rec.Offset != want {
+					kind, detail = KindOffsets, fmt.Sprintf("record %d has offset %d, the index says %d", records, rec.Offset, want)
+				}
+			}
+			records++
+		}
+	}
+	// Hash what is left unread (a reader may stop before the end).
+	if _, err := io.Copy(io.Discard, cr); err != nil {
+		if ctx.Err() != nil {
+			return "", "", cr.n, ctx.Err()
+		}
+		return "", "", cr.n, fmt.Errorf("read object %q: %w", o.Key, err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != o.SHA256 {
+		return fmt.Sprintf("object's SHA-256 is %s, the index says %s (%d bytes read)", sum, o.SHA256, cr.n), KindSHA256, cr.n, nil
+	}
+	if decodeErr != nil {
+		return fmt.Sprintf("object does not decode after %d records: %v", records, decodeErr), KindDecode, cr.n, nil
+	}
+	if records != e.Records {
+		return fmt.Sprintf("object holds %d records, the index says %d (offsets %s)", records, e.Records, runsText(e.Runs)), KindRecords, cr.n, nil
+	}
+	return detail, kind, cr.n, nil
+}
+
+// formatFor returns the format that reads object o of e: the value format
+// for value objects; for .keys and .headers objects the format their
+// extension names (keys.format.class and headers.format.class may differ
+// from format.class).
+func formatFor(cfg Config, e *index.Entry, o index.Object) (format.Format, error) {
+	if o.Part == index.PartValue {
+		return cfg.Format, nil
+	}
+	infix := ".keys"
+	if o.Part == index.PartHeaders {
+		infix = ".headers"
+	}
+	i := strings.LastIndex(o.Key, infix+".")
+	if i < 0 {
+		return nil, fmt.Errorf("%w: %q has no %s extension", format.ErrUnknownFormat, o.Key, infix)
+	}
+	ext := o.Key[i+len(infix):]
+	if ext == cfg.Format.Extension() && !strings.HasPrefix(ext, ".json") {
+		return cfg.Format, nil
+	}
+	jsonf := format.NewJSON()
+	if o.Part == index.PartKeys {
+		jsonf = format.NewNullableJSON()
+	}
+	switch {
+	case ext == ".avro":
+		return format.NewAvro(format.AvroConfig{})
+	case ext == ".json":
+		return jsonf, nil
+	case ext == ".json.gz":
+		return format.WithGzip(jsonf, -1)
+	case strings.HasSuffix(ext, ".parquet"):
+		return format.NewParquet(format.ParquetConfig{Codec: "none"})
+	}
+	return nil, fmt.Errorf("%w: extension %q", format.ErrUnknownFormat, ext)
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// runsText prints runs compactly, at most a few of them.
+func runsText(runs []index.Run) string {
+	const max = 4
+	parts := make([]string, 0, min(len(runs), max)+1)
+	for i, r := range runs {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("... (%d runs)", len(runs)))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, ",")
+}

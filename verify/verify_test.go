@@ -1,0 +1,211 @@
+package verify
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+func put(t *testing.T, st s3store.Store, key, body string) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := st.Create(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func obj(key, part, body string) index.Object {
+	sum := sha256.Sum256([]byte(body))
+	return index.Object{Key: key, Part: part, Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// archive stores objects and one index object holding entries at commit.
+func archive(t *testing.T, st s3store.Store, commit int64, entries ...index.Entry) {
+	t.Helper()
+	b, err := index.Encode(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, index.Key(index.DefaultPrefix, entries[0].Topic, entries[0].Partition, commit), string(b))
+}
+
+func entry(topic string, p int32, key string, from, commit int64, runs []index.Run, objs ...index.Object) index.Entry {
+	var n int64
+	for _, r := range runs {
+		n += r.Len()
+	}
+	return index.Entry{V: index.Version, Topic: topic, Partition: p, Key: key, Objects: objs, Runs: runs, Records: n, From: from, Commit: commit}
+}
+
+func run(t *testing.T, cfg Config, st s3store.Store) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func baseConfig() Config {
+	return Config{Keys: partition.DefaultKeyConfig(), Format: format.NewJSON(), IndexPrefix: index.DefaultPrefix, Deep: true}
+}
+
+func problemKinds(rep *Report) string {
+	var out []string
+	for _, p := range rep.Problems {
+		out = append(out, p.Kind+":"+p.Key)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestDeepChecksWhatTheHashCannot: objects whose bytes match the index
+// but that do not decode, or hold another number of records than the
+// entry, are problems only --deep finds; keys and headers objects are
+// read with the format of their extension.
+func TestDeepChecksWhatTheHashCannot(t *testing.T) {
+	st := s3store.NewMemory()
+	const p = "topics/t/partition=0/t+0+"
+	bodies := map[string]string{
+		p + "0000000000.json":         "1\n2\n",
+		p + "0000000000.keys.json":    "\"a\"\nnull\n",
+		p + "0000000000.headers.json": "[]\n[{\"key\":\"h\",\"value\":null}]\n",
+		p + "0000000002.json":         "3\n4\n5\n", // the index says 2 records
+		p + "0000000004.json":         "not json\n",
+	}
+	for k, b := range bodies {
+		put(t, st, k, b)
+	}
+	archive(t, st, 2, entry("t", 0, p+"0000000000.json", 0, 2, []index.Run{{First: 0, Last: 1}},
+		obj(p+"0000000000.json", "", bodies[p+"0000000000.json"]),
+		obj(p+"0000000000.keys.json", "keys", bodies[p+"0000000000.keys.json"]),
+		obj(p+"0000000000.headers.json", "headers", bodies[p+"0000000000.headers.json"])))
+	archive(t, st, 4, entry("t", 0, p+"0000000002.json", 2, 4, []index.Run{{First: 2, Last: 3}}, obj(p+"0000000002.json", "", bodies[p+"0000000002.json"])))
+	archive(t, st, 5, entry("t", 0, p+"0000000004.json", 4, 5, []index.Run{{First: 4, Last: 4}}, obj(p+"0000000004.json", "", bodies[p+"0000000004.json"])))
+
+	cfg := baseConfig()
+	cfg.Deep = false
+	if rep := run(t, cfg, st); !rep.Clean {
+		t.Fatalf("plain verify: %s", problemKinds(rep))
+	}
+	var progress []string
+	cfg.Deep = true
+	cfg.Progress = func(done, total int, b, tb int64) { progress = append(progress, fmt.Sprintf("%d/%d", done, total)) }
+	rep := run(t, cfg, st)
+	if got, want := problemKinds(rep), "records:"+p+"0000000002.json decode:"+p+"0000000004.json"; got != want {
+		t.Fatalf("problems %s, want %s", got, want)
+	}
+	if rep.ObjectsRead != 5 || strings.Join(progress, " ") != "1/5 2/5 3/5 4/5 5/5" {
+		t.Fatalf("read %d objects, progress %v", rep.ObjectsRead, progress)
+	}
+	if d := rep.Problems[0].Detail; !strings.Contains(d, "object holds 3 records, the index says 2 (offsets 2-3)") {
+		t.Errorf("records detail %q", d)
+	}
+}
+
+// offsetFormat is an envelope stand-in: one offset per line, read back
+// into Record.Offset.
+type offsetFormat struct{}
+
+func (offsetFormat) Extension() string { return ".off" }
+func (offsetFormat) NewWriter(io.Writer) (format.RecordWriter, error) {
+	return nil, fmt.Errorf("not used")
+}
+func (offsetFormat) NewReader(r io.Reader) (format.RecordReader, error) {
+	return &offsetReader{s: bufio.NewScanner(r)}, nil
+}
+
+type offsetReader struct{ s *bufio.Scanner }
+
+func (o *offsetReader) Read() (*format.Record, error) {
+	if !o.s.Scan() {
+		return nil, io.EOF
+	}
+	n, err := strconv.ParseInt(o.s.Text(), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &format.Record{Offset: n}, nil
+}
+
+// TestDeepChecksEnvelopeOffsets: records of an envelope object carry
+// their offsets; --deep compares each with the entry's runs.
+func TestDeepChecksEnvelopeOffsets(t *testing.T) {
+	st := s3store.NewMemory()
+	const good, bad = "topics/e/partition=0/e+0+0000000000.off", "topics/e/partition=0/e+0+0000000004.off"
+	put(t, st, good, "0\n1\n3\n")
+	put(t, st, bad, "4\n6\n")
+	a := entry("e", 0, good, 0, 4, []index.Run{{First: 0, Last: 1}, {First: 3, Last: 3}}, obj(good, "", "0\n1\n3\n"))
+	a.Envelope = true
+	archive(t, st, 4, a)
+	b := entry("e", 0, bad, 4, 6, []index.Run{{First: 4, Last: 5}}, obj(bad, "", "4\n6\n"))
+	b.Envelope = true
+	archive(t, st, 6, b)
+	cfg := baseConfig()
+	cfg.Format = offsetFormat{}
+	rep := run(t, cfg, st)
+	if got := problemKinds(rep); got != "offsets:"+bad {
+		t.Fatalf("problems %s", got)
+	}
+	if d := rep.Problems[0].Detail; d != "record 1 has offset 6, the index says 5" {
+		t.Errorf("detail %q", d)
+	}
+	if p := rep.Partitions[0]; p.Records != 5 || p.Absent != 1 || p.Problems != 1 {
+		t.Errorf("partition %+v", p)
+	}
+}
+
+// TestTopicsAndEmptyTopicsDir: with an empty topics.dir the index folder
+// is no topic folder and its objects are never "unindexed"; --topics
+// limits both the index and the listing.
+func TestTopicsAndEmptyTopicsDir(t *testing.T) {
+	st := s3store.NewMemory()
+	for _, topic := range []string{"a", "b"} {
+		key := topic + "/partition=0/" + topic + "+0+0000000000.json"
+		put(t, st, key, "1\n")
+		archive(t, st, 1, entry(topic, 0, key, 0, 1, []index.Run{{First: 0, Last: 0}}, obj(key, "", "1\n")))
+	}
+	put(t, st, "b/partition=0/b+0+0000000001.json", "2\n") // unindexed
+	cfg := baseConfig()
+	cfg.Keys.TopicsDir = ""
+	rep := run(t, cfg, st)
+	if got := problemKinds(rep); got != "unindexed:b/partition=0/b+0+0000000001.json" || len(rep.Partitions) != 2 || rep.Unindexed != 1 {
+		t.Fatalf("problems %s, partitions %d", got, len(rep.Partitions))
+	}
+	cfg.Topics = []string{"a"}
+	rep = run(t, cfg, st)
+	if !rep.Clean || len(rep.Partitions) != 1 || rep.Partitions[0].Topic != "a" || rep.IndexObjects != 1 {
+		t.Fatalf("--topics a: %s, %+v", problemKinds(rep), rep.Partitions)
+	}
+}
+
+type failList struct{ s3store.Store }
+
+func (failList) List(context.Context, string, func(s3store.ObjectInfo) error) error {
+	return fmt.Errorf("listing refused")
+}
+
+// TestStoreFailureIsAnError: a store that cannot be listed is an error,
+// not a report.
+func TestStoreFailureIsAnError(t *testing.T) {
+	if _, err := Run(context.Background(), baseConfig(), failList{s3store.NewMemory()}, nil); err == nil || !strings.Contains(err.Error(), "listing refused") {
+		t.Fatalf("err = %v", err)
+	}
+}
