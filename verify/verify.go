@@ -299,6 +299,15 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 	} else if rd, err := f.NewReader(cr); err != nil {
 		decodeErr = err
 	} else {
+		if o.Part == index.PartValue {
+			// The entry says whether the object holds envelopes; an
+			// envelope record carries its offset.
+			mode := format.EnvelopeNever
+			if e.Envelope {
+				mode = format.EnvelopeRequired
+			}
+			rd = format.ReadEnvelopes(rd, mode)
+		}
 		for {
 			rec, err := rd.Read()
 			if errors.Is(err, io.EOF) {

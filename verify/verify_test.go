@@ -1,13 +1,11 @@
 package verify
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -120,55 +118,57 @@ func TestDeepChecksWhatTheHashCannot(t *testing.T) {
 	}
 }
 
-// offsetFormat is an envelope stand-in: one offset per line, read back
-// into Record.Offset.
-type offsetFormat struct{}
-
-func (offsetFormat) Extension() string { return ".off" }
-func (offsetFormat) NewWriter(io.Writer) (format.RecordWriter, error) {
-	return nil, fmt.Errorf("not used")
-}
-func (offsetFormat) NewReader(r io.Reader) (format.RecordReader, error) {
-	return &offsetReader{s: bufio.NewScanner(r)}, nil
-}
-
-type offsetReader struct{ s *bufio.Scanner }
-
-func (o *offsetReader) Read() (*format.Record, error) {
-	if !o.s.Scan() {
-		return nil, io.EOF
-	}
-	n, err := strconv.ParseInt(o.s.Text(), 10, 64)
+// envelopeObject writes records with the given offsets in the JSON
+// envelope (store.envelope=true).
+func envelopeObject(t *testing.T, offsets ...int64) string {
+	t.Helper()
+	f, err := format.NewEnvelope(format.NewJSON(), format.KindJSON)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return &format.Record{Offset: n}, nil
+	var b strings.Builder
+	w, err := f.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range offsets {
+		if err := w.Write(&format.Record{Topic: "e", Partition: 0, Offset: o, Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestDeepChecksEnvelopeOffsets: records of an envelope object carry
-// their offsets; --deep compares each with the entry's runs.
+// their offsets; --deep compares each with the entry's runs, and an entry
+// flagged envelope whose object holds plain values is a decode problem.
 func TestDeepChecksEnvelopeOffsets(t *testing.T) {
 	st := s3store.NewMemory()
-	const good, bad = "topics/e/partition=0/e+0+0000000000.off", "topics/e/partition=0/e+0+0000000004.off"
-	put(t, st, good, "0\n1\n3\n")
-	put(t, st, bad, "4\n6\n")
-	a := entry("e", 0, good, 0, 4, []index.Run{{First: 0, Last: 1}, {First: 3, Last: 3}}, obj(good, "", "0\n1\n3\n"))
-	a.Envelope = true
-	archive(t, st, 4, a)
-	b := entry("e", 0, bad, 4, 6, []index.Run{{First: 4, Last: 5}}, obj(bad, "", "4\n6\n"))
-	b.Envelope = true
-	archive(t, st, 6, b)
-	cfg := baseConfig()
-	cfg.Format = offsetFormat{}
-	rep := run(t, cfg, st)
-	if got := problemKinds(rep); got != "offsets:"+bad {
+	const p = "topics/e/partition=0/e+0+"
+	good, bad, plain := envelopeObject(t, 0, 1, 3), envelopeObject(t, 4, 6), "1\n"
+	put(t, st, p+"0000000000.json", good)
+	put(t, st, p+"0000000004.json", bad)
+	put(t, st, p+"0000000006.json", plain)
+	for _, e := range []index.Entry{
+		entry("e", 0, p+"0000000000.json", 0, 4, []index.Run{{First: 0, Last: 1}, {First: 3, Last: 3}}, obj(p+"0000000000.json", "", good)),
+		entry("e", 0, p+"0000000004.json", 4, 6, []index.Run{{First: 4, Last: 5}}, obj(p+"0000000004.json", "", bad)),
+		entry("e", 0, p+"0000000006.json", 6, 7, []index.Run{{First: 6, Last: 6}}, obj(p+"0000000006.json", "", plain)),
+	} {
+		e.Envelope = true
+		archive(t, st, e.Commit, e)
+	}
+	rep := run(t, baseConfig(), st)
+	if got := problemKinds(rep); got != "offsets:"+p+"0000000004.json decode:"+p+"0000000006.json" {
 		t.Fatalf("problems %s", got)
 	}
 	if d := rep.Problems[0].Detail; d != "record 1 has offset 6, the index says 5" {
 		t.Errorf("detail %q", d)
 	}
-	if p := rep.Partitions[0]; p.Records != 5 || p.Absent != 1 || p.Problems != 1 {
-		t.Errorf("partition %+v", p)
+	if pt := rep.Partitions[0]; pt.Records != 6 || pt.Absent != 1 || pt.Problems != 2 {
+		t.Errorf("partition %+v", pt)
 	}
 }
 
