@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/testbed"
 )
 
@@ -50,6 +51,9 @@ const (
 	bytesEnv          = "KAFKAS3_BENCH_BYTES"
 	partitionBytesEnv = "KAFKAS3_BENCH_PARTITION_BYTES"
 	outEnv            = "KAFKAS3_BENCH_OUT"
+	// onlyEnv=index runs only the load, the raw consumes and the archive
+	// index rows (indexRows), for a quick measurement of the index's cost.
+	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
 // BenchmarkKafkas3 runs every measurement once, side by side on one broker
@@ -68,16 +72,28 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.createTopic(main.Topic, main.Partitions)
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
+	only := os.Getenv(onlyEnv)
+	if only != "" && only != "index" {
+		b.Fatalf("%s=%q: want index or unset", onlyEnv, only)
+	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
-	e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false)
-	e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
-	e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true)
+	if only == "" {
+		e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false)
+		e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
+		e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true)
+	}
+	e.indexRows(main)
 	raw2 := e.consumeRow("raw consume: franz-go direct consumer (2 of 2)", main)
 	rawRate := (raw1.rate() + raw2.rate()) / 2
 	for i := range e.rows {
 		if e.rows[i].kind == kindSink {
 			e.rows[i].setRatio(rawRate, "raw consume (mean)")
 		}
+	}
+
+	if only != "" {
+		e.report()
+		return
 	}
 
 	// Typed formats: Avro (fast path) and Parquet from an Avro topic, with
@@ -412,6 +428,11 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 // With local set it writes to a local directory (store.local.dir) instead
 // of a bucket.
 func (e *env) sinkRow(name string, d dataset, f string, flushSize int, partSize int64, local bool) *row {
+	return e.sinkRowWith(name, d, f, flushSize, partSize, local, nil)
+}
+
+// sinkRowWith is sinkRow with more config keys (overriding the others).
+func (e *env) sinkRowWith(name string, d dataset, f string, flushSize int, partSize int64, local bool, more map[string]string) *row {
 	extra := map[string]string{"flush.size": strconv.Itoa(flushSize)}
 	if partSize > 0 {
 		extra["s3.part.size"] = strconv.FormatInt(partSize, 10)
@@ -426,6 +447,7 @@ func (e *env) sinkRow(name string, d dataset, f string, flushSize int, partSize 
 			e.b.Fatal(err)
 		}
 	}
+	maps.Copy(extra, more)
 	cfg := e.config(fmt.Sprintf("bench-%s-%d", strings.NewReplacer("+", "-").Replace(f), len(e.rows)), d, bucket, f, extra)
 	pr := e.run(name, exec.Command(e.bin, "sink", "--config", cfg, "--once"))
 	m := regexp.MustCompile(`\brecords=(\d+)`).FindSubmatch(pr.stdout)
@@ -456,7 +478,7 @@ func (e *env) sinkRow(name string, d dataset, f string, flushSize int, partSize 
 	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions {
 		e.archives[f] = bucket
 	}
-	if !local && !typedFormat(f) { // the in-process profile run has no converters
+	if !local && !typedFormat(f) && more == nil { // the in-process profile run has no converters
 		e.profileSink(name, d, f, flushSize, partSize)
 	}
 	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
@@ -469,6 +491,9 @@ func localObjects(b *testing.B, dir string) []object {
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if rel, _ := filepath.Rel(dir, path); strings.HasPrefix(filepath.ToSlash(rel), index.DefaultPrefix) {
+			return nil // data objects only
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -538,7 +563,9 @@ func (e *env) listObjects(bucket string) []object {
 			e.b.Fatalf("list bucket %s: %v", bucket, err)
 		}
 		for _, o := range page.Contents {
-			objs = append(objs, object{key: aws.ToString(o.Key), size: aws.ToInt64(o.Size)})
+			if k := aws.ToString(o.Key); !strings.HasPrefix(k, index.DefaultPrefix) { // data objects only
+				objs = append(objs, object{key: k, size: aws.ToInt64(o.Size)})
+			}
 		}
 	}
 	return objs
