@@ -22,7 +22,7 @@ const verifyTimeout = 30 * time.Second
 // partitionResult is what one partition job did.
 type partitionResult struct {
 	records int64 // produced and acknowledged
-	bytes   int64 // archive bytes read to produce (objects wholly before the verification window are not read)
+	bytes   int64 // listed sizes of the value objects this run restored or found restored (Summary.Bytes)
 	skipped int64 // archived records already in the target
 }
 
@@ -94,11 +94,24 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 	for _, s := range j.part.segments {
 		segsLeft[s.obj]++
 	}
+	// covered counts o in Summary.Bytes once per process.
+	covered := func(o Object) {
+		if o.Damage != nil {
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if size, ok := r.covered[o.Key]; !ok || size != o.Size {
+			r.covered[o.Key] = o.Size
+			res.bytes += o.Size
+		}
+	}
 	// Objects with nothing to restore (damaged, or whose offsets other
 	// objects hold) count as done.
 	for i, o := range objs {
 		if segsLeft[i] == 0 {
 			progress.Advance(0, o.Size)
+			covered(o)
 		}
 	}
 	loaded := map[int]*loadedObject{}
@@ -119,6 +132,7 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 			report(0)
 		}
 		progress.Advance(0, objs[i].Size)
+		covered(objs[i])
 	}
 
 segments:
@@ -150,7 +164,6 @@ segments:
 				break
 			}
 			loaded[s.obj] = lo
-			res.bytes += lo.proof.bytes
 		}
 		for pos[s.obj] < s.to {
 			rec, err := lo.buf.get()

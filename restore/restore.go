@@ -50,8 +50,11 @@ type Restorer struct {
 	mu     sync.Mutex
 	proofs map[string]knownProof // object key -> what reading it proved
 	limits map[string]int32      // target topic -> max.message.bytes
-	memo   map[topicPartition]partitionMemo
-	warned map[string]bool
+	// covered holds the value objects a pass restored or found restored
+	// (key -> size), so Summary.Bytes counts each once in follow mode.
+	covered map[string]int64
+	memo    map[topicPartition]partitionMemo
+	warned  map[string]bool
 }
 
 type topicPartition struct {
@@ -112,13 +115,14 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		cfg.SpillBytes = DefaultSpillBytes
 	}
 	r := &Restorer{
-		cfg:    cfg,
-		store:  store,
-		log:    log,
-		proofs: map[string]knownProof{},
-		limits: map[string]int32{},
-		memo:   map[topicPartition]partitionMemo{},
-		warned: map[string]bool{},
+		cfg:     cfg,
+		store:   store,
+		log:     log,
+		proofs:  map[string]knownProof{},
+		limits:  map[string]int32{},
+		covered: map[string]int64{},
+		memo:    map[topicPartition]partitionMemo{},
+		warned:  map[string]bool{},
 	}
 	var err error
 	if r.topicsRe, err = fullMatch(cfg.TopicsRegex); err != nil {

@@ -12,8 +12,11 @@ type Summary struct {
 	Partitions int // Kafka partitions with objects
 	Objects    int // objects in the plan
 	Records    int64
-	// Bytes counts archive bytes read (compressed, as stored). In follow
-	// mode later passes read only new objects.
+	// Bytes is the size (as listed, compressed) of the value objects the
+	// run restored or found already restored, each counted once: in
+	// follow mode later passes add only new objects. The archive is read
+	// more than that: once by the plan's proof, and again for the objects
+	// produced.
 	Bytes    int64
 	Duration time.Duration
 	// KeysSkipped counts listed keys that were not restored, by reason

@@ -132,7 +132,7 @@ func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 	}
 	// The aws CLI lists the objects and bytes the run planned and read.
 	var awsBytes int64
-	awsKeys := b.awsListKeys(t, bucket)
+	awsKeys := srcArchiveKeys(b.awsListKeys(t, bucket))
 	for _, size := range awsKeys {
 		awsBytes += size
 	}

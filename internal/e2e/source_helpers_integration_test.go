@@ -273,3 +273,16 @@ func srcParsePlan(t *testing.T, out string) map[string]srcPlanRow {
 	t.Fatalf("dry run: no total line in %q", out)
 	return nil
 }
+
+// srcArchiveKeys drops the archive index (the sink's default
+// kafkas3.index.prefix, _kafkas3/) from a listing: the source plans the
+// objects under topics.dir, and reads the index on its own.
+func srcArchiveKeys(listed map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range listed {
+		if !strings.HasPrefix(k, "_kafkas3/") {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -34,7 +34,7 @@ func TestIntegrationSourceDryRunAndPlan(t *testing.T) {
 
 	// The aws CLI lists the archive on its own: unpadded keys whose string
 	// order is not their offset order.
-	listed := b.awsListKeys(t, bucket)
+	listed := srcArchiveKeys(b.awsListKeys(t, bucket))
 	wantObjects := parts * ((perPart + flush - 1) / flush)
 	if len(listed) != wantObjects {
 		t.Fatalf("aws s3 ls lists %d objects, want %d: %v", len(listed), wantObjects, listed)
