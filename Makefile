@@ -41,7 +41,8 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip \
 	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
 	./format:FuzzGzipJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
-	./format:FuzzParquetReader ./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
+	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzAvroEnvelopeDecode \
+	./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
 	./index:FuzzDecode ./restore:FuzzSpillRecord
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
