@@ -323,11 +323,15 @@ func configKeys() []keySpec {
 			doc: "How often the source looks for new objects, in milliseconds."},
 		{key: "record.batch.max.size", kind: kindInt, def: "200", min: 1, max: maxInt32, commands: CommandSource,
 			doc: "Accepted for compatibility with the Confluent source connector and range-checked, but it has no effect: " +
-				"kafkas3 produces through franz-go, which batches by bytes (at most 1000012 bytes per partition batch, " +
-				"Kafka's max.message.bytes default), not by record count."},
+				"kafkas3 produces through franz-go, which batches by bytes (each batch at most the target topic's " +
+				"max.message.bytes, read with DescribeConfigs), not by record count."},
 		{key: "behavior.on.error", kind: kindChoice, def: "fail", commands: CommandSource,
 			choices: []choice{{name: "fail"}, {name: "ignore"}, {name: "log"}},
-			doc:     "What the source does with an object it cannot read."},
+			doc: "What the source does with an object it cannot read as a whole (missing, truncated, not decoding, " +
+				"size or SHA-256 other than the archive index says, record count other than its .keys/.headers objects or its index entry) " +
+				"and with a malformed key inside a topic folder. fail: stop before producing anything, naming every such object. " +
+				"ignore and log: skip the object whole (none of its records) and report the gap it leaves in the log and the summary " +
+				"(log also logs each malformed key). --allow-gaps skips such objects under fail too."},
 
 		// Confluent features not supported yet: accepted at their default only.
 		{key: "s3.object.tagging", status: statusUnsupported, kind: kindBool, def: "false", commands: cmdBoth,

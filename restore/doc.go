@@ -5,7 +5,8 @@
 // # Use
 //
 //	r, err := restore.New(cfg, store, log)
-//	plan, err := r.Plan(ctx)          // store only; plan.WriteText for --dry-run
+//	plan, err := r.Plan(ctx)          // store only (reads every object); plan.WriteText for --dry-run
+//	err = r.Check(plan)               // what would stop the run before anything is produced
 //	sum, err := r.Run(ctx, progress)  // progress: restore.NewRenderer(w, isTTY, 10*time.Second) or nil
 //	fmt.Println(sum)                  // one line
 //
@@ -16,8 +17,77 @@
 // full match), parses every key, and groups the objects by Kafka partition,
 // sorted by the numeric start offset in the key. Keys outside topics.dir,
 // keys of another format's extension and (unless behavior.on.error=fail)
-// malformed names are skipped and counted by reason. A topic's partition
-// count is the highest partition seen plus one.
+// malformed names are skipped and counted by reason, and so are the
+// archive index's own objects (Config.IndexPrefix). A topic's partition
+// count is the highest partition seen plus one (or a partition only the
+// index knows).
+//
+// # The proof: what the plan checks before anything is produced
+//
+// Plan then reads every object completely, once (modeProve: every record
+// decoded, nothing sent to a registry), with its .keys and .headers twins,
+// parallel over Config.Parallelism objects. An object is damaged
+// (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
+// decode to its end (truncated, a flipped byte a checksum catches), holds
+// other bytes than the listing's size, its twins hold another record count
+// (a bytes value containing the separator shows up so), or its offsets do
+// not increase. With the archive index (package index, loaded from
+// Config.IndexPrefix for the chosen topics; the entry with the highest
+// commit is live) the object's listed size, SHA-256 (and its twins'),
+// record count and carried offsets must also match its live entry, and an
+// entry whose object is not listed is a damaged (missing) object.
+//
+// Each object's records then have source offsets: the index entry's runs
+// (record i has the i-th offset), the offsets envelope records carry, or,
+// without either, the name's start offset plus i (consecutive offsets are
+// assumed; PartitionPlan.Basis says which). provePartition walks the
+// objects in plan order and gives each source offset to the first object
+// that holds it: PartitionPlan.segments, sorted by offset, is the
+// partition's record stream, each offset once, in offset order, across
+// overlapping objects and folders. Duplicates are counted.
+//
+// Gaps (PartitionPlan.Gaps) are, without an index, the holes between the
+// offsets the readable objects hold and what a damaged object held (to the
+// next readable offset, or open-ended after the last); with an index, the
+// offsets no entry accounts for (index.Partition.Gaps) and the offsets
+// entries hold that no readable object holds, named by the damaged or
+// missing object. Offsets the sink read and Kafka no longer had
+// (compaction) are not gaps. A partition is proven (PartitionPlan.Proven)
+// only with the index basis, no gap and no damaged object.
+//
+// Check (Run calls it) stops the run before anything is produced on a
+// damaged object under behavior.on.error=fail, and on any gap, unless
+// Config.AllowGaps. ignore and log skip damaged objects whole; their gaps
+// and every gap AllowGaps lets through are logged and counted in the
+// Summary. The cost: the archive is read twice (proof, then production),
+// and each object's offset runs stay in memory.
+//
+// # No partial objects
+//
+// To produce an object, loadObject reads it completely again, into a
+// recordBuffer (up to Config.SpillBytes of decoded records in memory, the
+// rest in an unlinked temporary file in Config.TempDir), and checks that
+// its record count and SHA-256 are the proof's. Only then is its first
+// record produced; an object that changed or broke in between stops the
+// restore with nothing of it produced. Objects whose offsets interleave
+// (folders of one partition) stay loaded together until their last
+// segment.
+//
+// # Record sizes and transient errors
+//
+// Before producing, the targets' max.message.bytes are read
+// (DescribeConfigs) and the producer's batches follow them
+// (kgo.ProducerBatchMaxBytesFn). A record larger than its target accepts
+// (ErrRecordTooLarge) is reported by topic, partition and offset before
+// anything is produced: the largest record of each object as the proof
+// measured it (typed values with their 5-byte frame), and again exactly for
+// each object after it is loaded and before it is produced.
+//
+// Admin steps (marker fetch and commit, topic creation and its metadata,
+// offsets, config description) retry transient cluster states (transient:
+// kerr.IsRetriable, NOT_CONTROLLER, refused connections) for
+// Config.RetryTimeout (DefaultRetryTimeout, 60 s) each, with a growing
+// pause.
 //
 // # Typed archives, keys and headers
 //
@@ -31,8 +101,9 @@
 // objects "<base>.keys<ext>" and "<base>.headers<ext>" next to "<base><ext>"
 // (ext may be another format's: keys.format.class). Plan pairs them with
 // their value object; record i of each is the key or the headers of record
-// i of the value object, and a count mismatch stops the restore
-// (ErrParallelMismatch). Typed keys are framed under "<target topic>-key"
+// i of the value object, and a count mismatch makes the object damaged
+// (ErrParallelMismatch and ErrDamagedObject), found before anything is
+// produced. Typed keys are framed under "<target topic>-key"
 // with Config.KeyEncoder, or restored as their bytes when they are strings
 // or bytes. Headers are Confluent's array of {key, value} strings.
 //
@@ -74,10 +145,12 @@
 // (Config.Identity) and the source topic.
 //
 // Records are produced with franz-go's idempotent producer (acks=all), one
-// ordered stream per partition, so what lands in a partition is always a
-// prefix of that partition's archived records, even after a crash. A re-run
-// reads E0 and the current end offset E: E-E0 archived records are already
-// there. It reads and discards them, compares the last few of them
+// ordered stream per partition (the proof's deduplicated stream: each
+// source offset once, in offset order; the same archive always gives the
+// same stream), so what lands in a partition is always a prefix of that
+// stream, even after a crash. A re-run reads E0 and the current end offset
+// E: the first E-E0 records of the stream are already there. It skips them
+// (whole objects by their proven counts, without reading them), compares the last few of them
 // (Config.VerifyRecords) with the records at E-n..E-1 of the target (key,
 // value, headers), and produces the rest. Every acknowledged record must
 // land at offset E0 + its index; a different offset means another writer
@@ -97,13 +170,19 @@
 //   - Committed offsets of an empty group expire after the broker's
 //     offsets.retention.minutes (7 days by default). Each run re-commits its
 //     markers, but a re-run after they expired appends the archive again.
-//   - Re-running after a crash reads the already-restored objects again
-//     (JSON and bytes objects do not say how many records they hold).
+//   - Every run reads the whole archive once for its proof. Objects wholly
+//     restored before (and before the verification window) are not read a
+//     second time.
+//   - The record stream is deterministic for a given archive. If the
+//     archive changes inside what was already restored (an object of a
+//     gap a run with AllowGaps skipped comes back, a damaged object is
+//     replaced), the stream shifts: only the verification of the last
+//     Config.VerifyRecords records can notice it.
 //
 // # Follow mode
 //
 // With Config.Follow, Run re-plans every PollInterval and restores what is
-// new. Within one process it remembers object record counts and where each
-// partition ended, so later passes neither re-read old objects nor re-verify
-// the target.
+// new. Within one process it remembers each object's proof (by key and
+// size) and where each partition ended, so later passes neither re-read old
+// objects nor re-verify the target.
 package restore
