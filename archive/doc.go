@@ -15,4 +15,10 @@
 // crash rewrites identical index bytes. A store failure writing the index
 // is handled like any store failure: nothing past the previous commit is
 // committed and the sink resumes from there.
+//
+// With Config.Envelope (store.envelope) the format writes each record whole
+// (format.NewEnvelope); the partition writer then treats null values as
+// ordinary records (behavior.on.null.values is not consulted), lets a null
+// value join any open file, rotates on a switch between values with and
+// without a schema, and marks the index entries envelope=true (envelope.go).
 package archive
