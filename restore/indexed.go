@@ -1,11 +1,13 @@
 package restore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // BasisIndex: every object of the partition has an archive index entry;
@@ -19,45 +21,123 @@ const BasisMixed = "archive index, and names and record counts for objects witho
 
 // archiveIndex is the part of the archive index the plan uses.
 type archiveIndex struct {
-	byKey map[string]*index.Entry // live entry of each object key
+	// byKey holds every entry of each object key, highest commit first.
+	// The highest commit is the live entry (index.Load's rule), but an
+	// object may match an older one: a later sink run with a smaller
+	// flush.size rewrites a key with fewer records and a lower commit.
+	byKey map[string][]*index.Entry
+	// parts is the coverage of the entries the objects matched (the live
+	// entry for damaged and missing objects), set by finish.
 	parts map[topicPartition]*index.Partition
 }
 
-// loadIndex reads the archive index of the plan's topics under
+// loadIndex reads every index object of the plan's topics under
 // Config.IndexPrefix. It returns nil when there is no prefix or no entry.
-// An index object that does not decode fails the plan: the index is what
-// proves the archive, and a damaged one proves nothing.
+// An index object that does not decode fails the plan, naming it: the
+// index is what proves the archive, and a damaged one proves nothing.
 func (r *Restorer) loadIndex(ctx context.Context, plan *Plan) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(plan.Topics) == 0 {
 		return nil, nil
 	}
-	topics := make([]string, len(plan.Topics))
-	for i, t := range plan.Topics {
-		topics[i] = t.Source
+	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
+	for _, t := range plan.Topics {
+		dir := index.TopicDir(r.cfg.IndexPrefix, t.Source)
+		err := r.store.List(ctx, dir, func(info s3store.ObjectInfo) error {
+			rc, err := r.store.Open(ctx, info.Key)
+			if err != nil {
+				return fmt.Errorf("open index object %q: %w", info.Key, err)
+			}
+			entries, err := index.Decode(info.Key, rc)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+			for i := range entries {
+				ai.byKey[entries[i].Key] = append(ai.byKey[entries[i].Key], &entries[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the archive index under %q (kafkas3.index.prefix %q): %w", dir, r.cfg.IndexPrefix, err)
+		}
 	}
-	ix, err := index.Load(ctx, r.store, r.cfg.IndexPrefix, topics)
-	if err != nil {
-		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
-	}
-	if len(ix.Entries) == 0 {
+	if len(ai.byKey) == 0 {
 		return nil, nil
 	}
-	ai := &archiveIndex{byKey: map[string]*index.Entry{}, parts: map[topicPartition]*index.Partition{}}
-	for i := range ix.Entries {
-		ai.byKey[ix.Entries[i].Key] = &ix.Entries[i]
-	}
-	for _, p := range index.Analyze(ix.Entries) {
-		ai.parts[topicPartition{p.Topic, p.Partition}] = &p
+	for _, es := range ai.byKey {
+		slices.SortStableFunc(es, func(a, b *index.Entry) int { return cmp.Compare(b.Commit, a.Commit) })
 	}
 	return ai, nil
 }
 
-// entryFor returns the live index entry of o, or nil.
-func (ai *archiveIndex) entryFor(o *Object) *index.Entry {
-	if ai == nil {
+// live returns the live entry of key (highest commit), or nil.
+func (ai *archiveIndex) live(key string) *index.Entry {
+	if ai == nil || len(ai.byKey[key]) == 0 {
 		return nil
 	}
-	return ai.byKey[o.Key]
+	return ai.byKey[key][0]
+}
+
+// listed returns the entries of o whose objects the listing matches
+// (checkListing), highest commit first, or the live entry's error when
+// none does. It returns nil, nil for an object without entries.
+func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
+	if ai == nil {
+		return nil, nil
+	}
+	all := ai.byKey[o.Key]
+	var ok []*index.Entry
+	for _, e := range all {
+		if checkListing(o, e) == nil {
+			ok = append(ok, e)
+		}
+	}
+	if len(all) > 0 && len(ok) == 0 {
+		return nil, checkListing(o, all[0])
+	}
+	return ok, nil
+}
+
+// match returns the first of es that what reading o proved matches
+// (checkEntry), or the first one's error.
+func match(o *Object, p objectProof, es []*index.Entry) (*index.Entry, error) {
+	for _, e := range es {
+		if checkEntry(o, p, e) == nil {
+			return e, nil
+		}
+	}
+	return nil, checkEntry(o, p, es[0])
+}
+
+// finish computes the coverage of the entries that hold the plan's
+// records: the entry each readable object matched, and the live entry of
+// every other key (damaged objects, objects missing from the store).
+func (ai *archiveIndex) finish(plan *Plan) {
+	if ai == nil {
+		return
+	}
+	chosen := map[string]*index.Entry{}
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			for _, o := range pp.Objects {
+				if o.entry != nil {
+					chosen[o.Key] = o.entry
+				}
+			}
+		}
+	}
+	var effective []index.Entry
+	for key := range ai.byKey {
+		e := chosen[key]
+		if e == nil {
+			e = ai.live(key)
+		}
+		effective = append(effective, *e)
+	}
+	ai.parts = map[topicPartition]*index.Partition{}
+	for _, p := range index.Analyze(effective) {
+		ai.parts[topicPartition{p.Topic, p.Partition}] = &p
+	}
 }
 
 // checkListing compares o's listed objects with its index entry before
@@ -153,7 +233,7 @@ func (ai *archiveIndex) missingEntries(topic string, pp *PartitionPlan) []*index
 	var out []*index.Entry
 	for i := range ip.Entries {
 		if !have[ip.Entries[i].Key] {
-			out = append(out, ai.byKey[ip.Entries[i].Key])
+			out = append(out, &ip.Entries[i])
 		}
 	}
 	return out
@@ -166,7 +246,12 @@ func (ai *archiveIndex) addIndexedPartitions(plan *Plan) {
 	if ai == nil {
 		return
 	}
-	for tp, ip := range ai.parts {
+	seen := map[topicPartition]bool{}
+	for key := range ai.byKey {
+		e := ai.live(key)
+		seen[topicPartition{e.Topic, e.Partition}] = true
+	}
+	for tp := range seen {
 		for ti := range plan.Topics {
 			t := &plan.Topics[ti]
 			if t.Source != tp.topic {
@@ -174,11 +259,11 @@ func (ai *archiveIndex) addIndexedPartitions(plan *Plan) {
 			}
 			found := false
 			for _, pp := range t.Parts {
-				found = found || pp.Partition == ip.Partition
+				found = found || pp.Partition == tp.part
 			}
 			if !found {
-				t.Parts = append(t.Parts, PartitionPlan{Partition: ip.Partition})
-				t.Partitions = max(t.Partitions, ip.Partition+1)
+				t.Parts = append(t.Parts, PartitionPlan{Partition: tp.part})
+				t.Partitions = max(t.Partitions, tp.part+1)
 				slices.SortFunc(t.Parts, func(a, b PartitionPlan) int { return int(a.Partition) - int(b.Partition) })
 			}
 		}

@@ -251,3 +251,38 @@ func TestIndexedCountMismatch(t *testing.T) {
 		t.Fatalf("damaged %v", pp.Damaged)
 	}
 }
+
+// TestIndexedOlderEntryMatches: a second sink run with a smaller
+// flush.size rewrote object +0 with fewer records and a lower commit than
+// the first run's entry for it. The object matches its older entry, so it
+// is restored as what it holds, not reported damaged, and the partition is
+// proven.
+func TestIndexedOlderEntryMatches(t *testing.T) {
+	brokers := newCluster(t, 1)
+	a := newArchive(t, format.NewJSON())
+	first := a.putAt("src", 0, 0, 5) // run 1: 0..4
+	a.writeIndex("src", 0, 5, indexed{key: first, runs: []index.Run{{First: 0, Last: 4}}})
+	k5 := a.putAt("src", 0, 5, 5)
+	a.writeIndex("src", 0, 10, indexed{key: k5, runs: []index.Run{{First: 5, Last: 9}}, from: 5})
+	again := a.putAt("src", 0, 0, 3) // run 2 rewrites +0: 0..2
+	if again != first {
+		t.Fatal("the rewrite has another key")
+	}
+	a.writeIndex("src", 0, 3, indexed{key: again, runs: []index.Run{{First: 0, Last: 2}}})
+	k3 := a.putAt("src", 0, 3, 3)
+	a.writeIndex("src", 0, 6, indexed{key: k3, runs: []index.Run{{First: 3, Last: 5}}, from: 3})
+
+	r := mustNew(t, indexedConfig(brokers, a), a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := plan.Topics[0].Parts[0]
+	if !pp.Proven() || pp.Records != 10 || pp.Duplicates != 1 || len(pp.Damaged) != 0 {
+		t.Fatalf("proven %v records %d duplicates %d gaps %v damaged %v", pp.Proven(), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
+	}
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkOffsets(t, "dst/0", readTopic(t, brokers, "dst")[0], [2]int{0, 9})
+}

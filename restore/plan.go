@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -64,6 +65,7 @@ type Object struct {
 	Offsets []offsetRun
 	Damage  error
 	proof   *objectProof
+	entry   *index.Entry // the index entry the object matched, or nil
 }
 
 // knownProof is an object's proof, valid while its size is the same.

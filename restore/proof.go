@@ -149,27 +149,27 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		wg.Go(func() {
 			for it := range work {
 				o := it.obj
-				entry := ai.entryFor(o)
-				if entry != nil {
-					o.envelope = envelopeMode(entry)
-					if err := checkListing(o, entry); err != nil {
-						o.Damage = err
-						continue
-					}
+				entries, err := ai.listed(o)
+				if err != nil {
+					o.Damage = err
+					continue
+				}
+				if len(entries) > 0 {
+					o.envelope = envelopeMode(entries[0])
 				}
 				r.mu.Lock()
 				known, ok := r.proofs[o.Key]
 				r.mu.Unlock()
+				var p objectProof
 				if ok && known.size == o.Size {
-					p := known.proof
-					o.proof = &p
-					continue
+					p = known.proof
+				} else {
+					target := "" // modeProve frames nothing
+					p, err = r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
 				}
-				target := "" // modeProve frames nothing
-				p, err := r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
-				if err == nil && entry != nil {
-					if err = checkEntry(o, p, entry); err == nil {
-						p.offsets = entryRuns(entry)
+				if err == nil && len(entries) > 0 {
+					if o.entry, err = match(o, p, entries); err == nil {
+						p.offsets = entryRuns(o.entry)
 					}
 				}
 				switch {
@@ -205,6 +205,7 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ai.finish(plan)
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
 		for pi := range t.Parts {
@@ -249,7 +250,7 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 		}
 		runs := o.proof.offsets
 		switch {
-		case ip != nil && runs != nil:
+		case o.entry != nil:
 			indexed++ // runs are the entry's (checkEntry)
 		case runs != nil:
 			pp.Basis = BasisRecords
