@@ -14,6 +14,11 @@
 //     300 MiB;
 //   - `kafkas3 source` of the archives into new topics against a bare
 //     franz-go idempotent producer writing the same records, with the ratio.
+//   - the archive index's cost: `kafkas3 sink --once` in bytes with
+//     kafkas3.index.enabled true and false, at flush.size 50,000 and 1,000,
+//     alternating, through a reverse proxy in front of versitygw that counts
+//     the requests by method (extra PUTs, and the throughput ratio with and
+//     without the index).
 //
 // Every measured program runs as its own process (the kafkas3 binary, or
 // this test binary re-executed in a child mode), so its peak RSS and CPU time
@@ -24,7 +29,8 @@
 //
 // Sizes: KAFKAS3_BENCH_BYTES sets the main data set (default 1 GiB of 1 KiB
 // records in 12 partitions); KAFKAS3_BENCH_PARTITION_BYTES sets the bytes
-// per partition of the 200-partition run (default 8 MiB). KAFKAS3_BENCH_PROFILE
+// per partition of the 200-partition run (default 8 MiB). KAFKAS3_BENCH_ONLY=index
+// runs only the load, the raw consumes and the index rows. KAFKAS3_BENCH_PROFILE
 // names a directory: each sink run is then repeated once, unmeasured, in a
 // child that runs the archive package under pprof (CPU profile, and the heap
 // profile at the highest live heap).
