@@ -53,6 +53,7 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 		name   string
 		damage func(t *testing.T, dir string)
 		deep   bool
+		extra  []string // more flags
 		code   int
 		line   string // in the text output
 		kinds  []string
@@ -112,6 +113,13 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 			kinds:  []string{verify.KindUnindexed},
 		},
 		{
+			name:  "unknown topic",
+			extra: []string{"--topics", "orders,nope"},
+			code:  ExitFail,
+			line:  `problem: empty nope: topic has no index entry and no object under "topics/nope/": check the name`,
+			kinds: []string{verify.KindEmpty},
+		},
+		{
 			name: "malformed index object",
 			damage: func(t *testing.T, dir string) {
 				writeArchiveFile(t, dir, "_kafkas3/index/orders/1/00000000000000000003.jsonl", "{}\n")
@@ -133,6 +141,7 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 			if tc.deep {
 				args = append(args, "--deep")
 			}
+			args = append(args, tc.extra...)
 			r := mustRun(t, cliContext(t), tc.code, append([]string{"verify"}, args...)...)
 			if !strings.Contains(r.out, tc.line) {
 				t.Errorf("output lacks %q:\n%s", tc.line, r.out)

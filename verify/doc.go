@@ -17,6 +17,8 @@
 //   - unindexed: an object under topics.dir that no live entry names
 //     (written by Confluent's connector, before the index was enabled, or
 //     whose index object is gone);
+//   - empty: a topic of Config.Topics has neither index entries nor
+//     objects (most likely a typo);
 //   - index: the index cannot be read (a malformed index object); nothing
 //     else is checked then.
 //

@@ -29,6 +29,7 @@ const (
 	KindRecords   = "records"   // (--deep) an indexed object holds another number of records
 	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
 	KindUnindexed = "unindexed" // an object under topics.dir with no live index entry
+	KindEmpty     = "empty"     // a topic of Config.Topics has neither index entries nor objects
 )
 
 // Config says what to verify and how.
@@ -203,6 +204,22 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		problem(p)
 	}
 
+	// A chosen topic with nothing at all is most likely a typo: never
+	// "clean".
+	for _, t := range cfg.Topics {
+		found := false
+		for i := range ix.Entries {
+			if ix.Entries[i].Topic == t {
+				found = true
+				break
+			}
+		}
+		if !found && !hasPrefixKey(listed, cfg.Keys.TopicPrefix(t)) {
+			problem(Problem{Kind: KindEmpty, Topic: t, Partition: -1, First: -1, Last: -1,
+				Detail: fmt.Sprintf("topic has no index entry and no object under %q: check the name", cfg.Keys.TopicPrefix(t))})
+		}
+	}
+
 	// --deep: read, hash and decode each indexed object.
 	for i, r := range reads {
 		if err := ctx.Err(); err != nil {
@@ -273,6 +290,16 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
 	}
 	return out, nil
+}
+
+// hasPrefixKey reports whether a key of m starts with prefix.
+func hasPrefixKey(m map[string]int64, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // readObject reads one indexed object completely: it hashes it, decodes it

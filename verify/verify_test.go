@@ -194,6 +194,12 @@ func TestTopicsAndEmptyTopicsDir(t *testing.T) {
 	if !rep.Clean || len(rep.Partitions) != 1 || rep.Partitions[0].Topic != "a" || rep.IndexObjects != 1 {
 		t.Fatalf("--topics a: %s, %+v", problemKinds(rep), rep.Partitions)
 	}
+	// A topic with nothing is never clean (a typo).
+	cfg.Topics = []string{"a", "typo"}
+	rep = run(t, cfg, st)
+	if got := problemKinds(rep); got != "empty:" || rep.Problems[0].Topic != "typo" {
+		t.Fatalf("--topics a,typo: %s", got)
+	}
 }
 
 type failList struct{ s3store.Store }
