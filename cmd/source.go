@@ -132,7 +132,7 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
-	fl.BoolVar(&f.DryRun, "dry-run", false, "print the plan (targets, partitions, objects, bytes, offsets) and produce nothing; needs no Kafka")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
 	fl.StringVar(&f.Timestamps, "timestamps", string(restore.TimestampsOriginal),

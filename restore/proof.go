@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -137,6 +139,23 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 			}
 		}
 	}
+	var toRead int
+	var objBytes int64
+	r.mu.Lock()
+	for _, it := range items {
+		if known, ok := r.proofs[it.obj.Key]; !ok || known.size != it.obj.Size {
+			toRead++
+			objBytes += it.obj.Size + it.obj.KeysSize + it.obj.HeadersSize
+		}
+	}
+	r.mu.Unlock()
+	began := time.Now()
+	logAt := slog.LevelInfo
+	if toRead == 0 {
+		logAt = slog.LevelDebug // follow mode: nothing new
+	}
+	r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
+		"bytes", objBytes, "indexed", ai != nil)
 	work := make(chan item)
 	var (
 		wg       sync.WaitGroup
@@ -206,6 +225,7 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	ai.finish(plan)
+	r.log.Log(ctx, logAt, "archive checked", "objects", toRead, "seconds", time.Since(began).Seconds())
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
 		for pi := range t.Parts {
