@@ -169,7 +169,8 @@ func TestIntegrationSinkFormats(t *testing.T) {
 }
 
 // download copies bucket with `aws s3 cp --recursive` and returns the local
-// path of every key.
+// path of every key of the archive (the index objects under indexPrefix are
+// left out).
 func (b *bed) download(t *testing.T, bucket string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
@@ -180,7 +181,9 @@ func (b *bed) download(t *testing.T, bucket string) map[string]string {
 			return err
 		}
 		rel, err := filepath.Rel(dir, path)
-		files[filepath.ToSlash(rel)] = path
+		if k := filepath.ToSlash(rel); !isIndexKey(k) {
+			files[k] = path
+		}
 		return err
 	})
 	if err != nil {

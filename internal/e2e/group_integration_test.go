@@ -140,7 +140,7 @@ func TestIntegrationSinkConfluentGroupPickup(t *testing.T) {
 	if sum.records != wantRecords || sum.partitions != 2 {
 		t.Fatalf("summary %s: want records=%d from partitions 0 and 2", sum.line, wantRecords)
 	}
-	objs := b.snapshot(t, bucket)
+	objs, _ := splitIndex(b.snapshot(t, bucket))
 	from := map[int32]int64{0: 1234, 1: 3000, 2: 0}
 	checkJSONArchive(t, objs, topic, from, b.endOffsets(t, topic), flush)
 	first := fmt.Sprintf("topics/%s/partition=0/%s+0+0000001234.json", topic, topic)

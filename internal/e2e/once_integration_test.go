@@ -23,7 +23,11 @@ func TestIntegrationSinkOnce(t *testing.T) {
 	cfg := b.sinkConf("e2e-once", topic, bucket).write(t)
 
 	sum, p := runOnce(t, "once #1", cfg)
-	objs := b.snapshot(t, bucket)
+	objs, idx := splitIndex(b.snapshot(t, bucket))
+	// One index object per partition rotation.
+	if int64(len(idx)) != sum.indexObjects || len(idx) != parts*((perPart+flush-1)/flush) {
+		t.Fatalf("%d index objects, summary index_objects=%d, want one per rotation", len(idx), sum.indexObjects)
+	}
 	var bytes int64
 	for _, o := range objs {
 		bytes += o.size
@@ -87,7 +91,7 @@ func TestIntegrationSinkOnce(t *testing.T) {
 	if sum3.records != parts*700 || sum3.objects != parts {
 		t.Fatalf("third --once after 700 new records per partition: %q, want records=%d objects=%d", sum3.line, parts*700, parts)
 	}
-	objs3 := b.snapshot(t, bucket)
+	objs3, _ := splitIndex(b.snapshot(t, bucket))
 	for k, o := range objs {
 		if objs3[k].sum != o.sum {
 			t.Fatalf("third run rewrote %s with different bytes", k)

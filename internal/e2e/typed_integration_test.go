@@ -238,7 +238,7 @@ func TestIntegrationTypedArchives(t *testing.T) {
 			}
 
 			// Every object, read by an independent implementation.
-			objs := b.snapshot(t, bucket)
+			objs, _ := splitIndex(b.snapshot(t, bucket))
 			dir := t.TempDir()
 			var files []string
 			byFile := map[string]string{}
