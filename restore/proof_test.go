@@ -460,3 +460,61 @@ func FuzzSpillRecord(f *testing.F) {
 
 // timeAt is a millisecond timestamp for record i.
 func timeAt(i int) time.Time { return time.UnixMilli(1_700_000_000_000 + int64(i)) }
+
+// TestResumeOverlappingArchive interrupts restores of an archive written
+// twice with different flush sizes (objects of 500 and of 700 records,
+// overlapping everywhere) and re-runs: after each interrupted run every
+// target partition holds a prefix of the deduplicated stream, and the last
+// run completes it with each offset once, in order.
+func TestResumeOverlappingArchive(t *testing.T) {
+	brokers := newCluster(t, 2, "dst")
+	a := newArchive(t, format.NewJSON())
+	const n = 5000
+	want := map[int32][]*format.Record{}
+	objects := 0
+	for p := range int32(2) {
+		for _, flush := range []int{500, 700} {
+			for start := 0; start < n; start += flush {
+				a.putAt("src", p, start, min(flush, n-start))
+				if flush == 500 || start%500 != 0 {
+					objects++ // a 700 object at a multiple of 500 replaces a 500 one
+				}
+			}
+		}
+		want[p] = offsetValues("v", 0, n)
+	}
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename = "dst"
+	cfg.Parallelism = 1
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(300)}
+	held := 0
+	for _, at := range []int64{int64(objects) + 4, int64(objects) + 9} {
+		ctx, cancel := context.WithCancel(testContext(t))
+		store := &cancelStore{Store: a.store, n: at, cancel: cancel}
+		r, err := New(cfg, store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Run(ctx, nil)
+		cancel()
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("run cancelled at open %d: err = %v", at, err)
+		}
+		now := checkPrefix(t, brokers, "dst", want)
+		if now <= held {
+			t.Fatalf("cancelled at open %d: target holds %d records, before %d", at, now, held)
+		}
+		held = now
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AlreadyPresent != int64(held) || sum.Records != int64(2*n-held) {
+		t.Fatalf("final run %+v after %d held", sum, held)
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(2) {
+		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+}
