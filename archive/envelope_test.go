@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -205,6 +206,38 @@ func TestSinkEnvelopeIndexFlag(t *testing.T) {
 		}
 		if n != 2 {
 			t.Errorf("envelope=%v: %d index entries, want 2 (flush.size 3, 5 records)", envelope, n)
+		}
+	}
+}
+
+// TestSinkEnvelopeSchemaCompatibility: schema.compatibility works inside
+// the envelope as without it: with BACKWARD, v1 values after v2 are
+// projected into the v2 file (the default fills the new field) instead of
+// rotating.
+func TestSinkEnvelopeSchemaCompatibility(t *testing.T) {
+	brokers := newCluster(t, 1, "t")
+	conv, id1, id2 := registry(t)
+	produceValues(t, brokers, "t",
+		wire(t, id1, userV1, user(0, "a")),
+		wire(t, id2, userV2, user2(1, "b", "b@x")),
+		wire(t, id1, userV1, user(2, "c")))
+	cfg := testConfig(brokers, "t")
+	cfg.FlushSize = 100
+	cfg.Format, cfg.Envelope, cfg.ValueConverter, cfg.Compatibility = envelopeFormat(t, format.KindAvro), true, conv, CompatBackward
+	store := s3store.NewMemory()
+	runSink(t, cfg, store)
+	got := readObjects(t, store, cfg.Format)
+	second := got["topics/t/partition=0/t+0+0000000001.avro"]
+	if len(got) != 2 || len(second) != 2 {
+		t.Fatalf("objects %v, want v1 at 0 and v2 (with a projected v1) at 1", sortedKeys(got))
+	}
+	for i, want := range []map[string]any{user2(1, "b", "b@x"), user2(2, "c", "none")} {
+		r := second[i]
+		if r.ValueTyped == nil || r.ValueTyped.Schema.Text != userV2 {
+			t.Fatalf("record %d: typed %+v, want schema v2", i, r.ValueTyped)
+		}
+		if v := native(t, r); !reflect.DeepEqual(v, any(want)) {
+			t.Errorf("record %d: %#v, want %#v", i, v, want)
 		}
 	}
 }

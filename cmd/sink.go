@@ -56,6 +56,11 @@ as objects <topics.dir>/<topic>/partition=<p>/<topic>+<p>+<start offset>.<ext>,
 exactly as Confluent's S3 sink connector does, committing a partition's offset
 only after every object holding its records is complete.
 
+Confluent's formats hold the value only. store.envelope=true (json, avro or
+parquet) writes each record whole instead: partition, offset, timestamp and
+its type, key, value and headers, nulls included; kafkas3 source restores
+all of it.
+
 The config file may be YAML or JSON with flat Confluent keys, a Kafka Connect
 .properties file, or Connect's REST JSON ({"name": ..., "config": {...}}).
 Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
