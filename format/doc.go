@@ -43,8 +43,10 @@
 // another value schema is ErrSchemaChanged (the sink rotates), and a null
 // value fits any file. Value schemas that cannot be nested are stored as
 // bytes, losing nothing but the typed column: unions (Avro unions cannot
-// nest) and schemas that define kafkas3.Envelope or kafkas3.EnvelopeHeader
-// themselves (or those short names in no namespace). Header keys must be
+// nest), schemas that define kafkas3.Envelope or kafkas3.EnvelopeHeader
+// themselves (or those short names in no namespace), and in Parquet the
+// schemas Parquet cannot hold (unions of several types, recursion). Keys
+// are always bytes. Header keys must be
 // UTF-8 there (Avro strings); the JSON envelope holds any bytes.
 //
 // Readers return the records as archived, Record.Offset included; a typed

@@ -65,7 +65,7 @@ func NewEnvelope(f Format, kind Kind) (Format, error) {
 	case KindJSON:
 		return jsonEnvelopeFormat{}, nil
 	case KindAvro, KindParquet:
-		return &typedEnvelopeFormat{inner: f}, nil
+		return &typedEnvelopeFormat{inner: f, parquet: kind == KindParquet}, nil
 	}
 	return nil, fmt.Errorf("%w: store.envelope needs %s json, avro or parquet, not %s (the bytes format holds values only)",
 		ErrInvalidConfig, KeyFormatClass, kind)

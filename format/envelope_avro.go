@@ -66,6 +66,10 @@ type envelopeSchemas struct {
 	bytes  *envSchema
 	byPtr  map[*Schema]*envSchema
 	byText map[string]*envSchema
+	// holds, when set, tells whether the file format can hold a typed
+	// envelope schema (Parquet cannot hold every Avro schema); one it
+	// cannot hold gets the bytes envelope.
+	holds func(*avro.Schema) bool
 }
 
 func newEnvelopeSchemas() (*envelopeSchemas, error) {
@@ -105,10 +109,11 @@ func (c *envelopeSchemas) forValue(s *Schema) *envSchema {
 	es, ok := c.byText[text]
 	if !ok {
 		var err error
-		if es, err = typedEnvSchema(text, s); err != nil {
+		if es, err = typedEnvSchema(text, s); err != nil || (c.holds != nil && !c.holds(es.schema.Avro)) {
 			// A value schema that defines kafkas3.Envelope or
-			// kafkas3.EnvelopeHeader itself cannot be nested: keep the
-			// bytes, which lose nothing.
+			// kafkas3.EnvelopeHeader itself cannot be nested, and
+			// Parquet cannot hold some schemas: keep the bytes, which
+			// lose nothing.
 			es = c.bytes
 		}
 		if len(c.byText) >= maxEnvelopeSchemas {
@@ -365,7 +370,10 @@ func (e *envSchema) decode(raw []byte) (*Record, error) {
 // typedEnvelopeFormat is the Avro or Parquet format holding envelopes: its
 // writer turns each record into the Avro datum of its envelope and hands it
 // to the inner format's writer, which does the codecs and the file layout.
-type typedEnvelopeFormat struct{ inner Format }
+type typedEnvelopeFormat struct {
+	inner   Format
+	parquet bool
+}
 
 func (f *typedEnvelopeFormat) Extension() string { return f.inner.Extension() }
 
@@ -377,6 +385,9 @@ func (f *typedEnvelopeFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 	schemas, err := newEnvelopeSchemas()
 	if err != nil {
 		return nil, err
+	}
+	if f.parquet {
+		schemas.holds = func(s *avro.Schema) bool { _, _, err := parquetTree(s); return err == nil }
 	}
 	return &typedEnvelopeWriter{inner: rw, schemas: schemas}, nil
 }

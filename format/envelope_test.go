@@ -269,9 +269,10 @@ func TestEnvelopeTypedValues(t *testing.T) {
 }
 
 // TestEnvelopeSchemaRules: a different value schema in an open file is
-// ErrSchemaChanged, so the sink rotates; a union value schema and a schema
-// that defines the envelope's own names are stored as bytes; header keys
-// that are not UTF-8 cannot be Avro strings.
+// ErrSchemaChanged, so the sink rotates; a union value schema, a schema
+// that defines the envelope's own names and (in Parquet) a schema Parquet
+// cannot hold are stored as bytes; header keys that are not UTF-8 cannot
+// be Avro strings.
 func TestEnvelopeSchemaRules(t *testing.T) {
 	f := mustFormat(t, Config{Kind: KindAvro, Envelope: true})
 	s1 := testAvroSchema(t, 1, `{"type":"record","name":"A","fields":[{"name":"x","type":"long"}]}`)
@@ -300,14 +301,23 @@ func TestEnvelopeSchemaRules(t *testing.T) {
 	}
 	_ = w.Close()
 
+	pf := mustFormat(t, Config{Kind: KindParquet, Envelope: true})
 	for name, text := range map[string]string{
-		"union": `["null",{"type":"record","name":"A","fields":[{"name":"x","type":"long"}]}]`,
-		"clash": `{"type":"record","name":"EnvelopeHeader","fields":[{"name":"x","type":"long"}]}`,
+		"union":         `["null",{"type":"record","name":"A","fields":[{"name":"x","type":"long"}]}]`,
+		"clash":         `{"type":"record","name":"EnvelopeHeader","fields":[{"name":"x","type":"long"}]}`,
+		"parquet union": `{"type":"record","name":"A","fields":[{"name":"x","type":["long","string"]}]}`,
 	} {
+		f := f
+		if name == "parquet union" {
+			f = pf
+		}
 		us := testAvroSchema(t, 3, text)
 		raw := []byte{2, 2}
 		if name == "clash" {
 			raw = []byte{2}
+		}
+		if name == "parquet union" {
+			raw = []byte{0, 2} // branch long, 1
 		}
 		rec := &Record{Offset: 4, Value: []byte{0, 0, 0, 0, 3, 2, 2}, ValueTyped: &Typed{Schema: us, Raw: raw}}
 		data := writeRecords(t, f, []*Record{rec})
