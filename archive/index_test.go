@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -378,5 +379,39 @@ func TestIndexSkippedOnlyRuns(t *testing.T) {
 	p := index.Analyze(ix.Entries)[0]
 	if !p.Clean() || p.Commit != 9 || p.Absent != 6 {
 		t.Fatalf("coverage: gaps %v commit %d absent %d", p.Gaps, p.Commit, p.Absent)
+	}
+}
+
+// TestIndexRotateWithoutFiles: a rotation with no open file (only skipped
+// records since the last one) goes through restamp, so no offset becomes
+// committable without an index object when there is an index to extend;
+// with none yet (nothing indexed below) it is committed plainly.
+func TestIndexRotateWithoutFiles(t *testing.T) {
+	ctx := context.Background()
+	store := s3store.NewMemory()
+	cfg := indexConfig(nil)
+	cfg.FlushSize = 100
+	w := newPartitionWriter("t", 0, -1, &cfg, store, slog.New(slog.DiscardHandler))
+	if err := w.skip(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.pending != 6 || len(snapshot(t, store)) != 0 {
+		t.Fatalf("pending %d, objects %v; want 6 and none (nothing indexed to extend)", w.pending, keysOf(snapshot(t, store)))
+	}
+	// With an index object written, the same path restamps it.
+	w.lastEntries = []index.Entry{{V: 1, Topic: "t", Key: "k", Objects: []index.Object{{Key: "k", SHA256: strings.Repeat("0", 64)}},
+		Runs: []index.Run{{First: 6, Last: 6}}, Records: 1, From: 6, Commit: 7}}
+	w.from = 7
+	if err := w.skip(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.pending != 9 || fmt.Sprint(keysOf(snapshot(t, store))) != "[_kafkas3/index/t/0/00000000000000000009.jsonl]" {
+		t.Fatalf("pending %d, objects %v; want 9 and the restamped index object", w.pending, keysOf(snapshot(t, store)))
 	}
 }

@@ -533,7 +533,10 @@ func (w *partitionWriter) rotate(ctx context.Context) error {
 	if w.last < 0 {
 		return nil
 	}
-	if w.indexed() && len(entries) > 0 {
+	if w.indexed() {
+		if len(entries) == 0 {
+			return w.restamp(ctx, w.last+1) // no file was open
+		}
 		// The index object is complete in the store before the offset
 		// becomes committable; if it fails, nothing past the previous
 		// commit is committed and the replay rewrites the same bytes.
