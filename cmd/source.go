@@ -96,9 +96,11 @@ bytes keys are restored as their bytes.
 
 Before producing anything, the plan reads and checks every object once
 (decodes it to its end, compares sizes and the record counts of .keys and
-.headers objects) and works out each partition's source offsets: from the
-names and record counts (no index; consecutive offsets assumed). Each
-offset is restored once, in offset order, even when objects overlap. A gap
+.headers objects, and size, SHA-256, count and offsets with the archive
+index under kafkas3.index.prefix when the sink wrote one) and works out each
+partition's source offsets: from the index, else from the names and record
+counts (consecutive offsets assumed; the plan says so). Each offset is
+restored once, in offset order, even when objects overlap. A gap
 (offsets no readable object holds) or a damaged object stops the run before
 anything is produced, unless --allow-gaps (or behavior.on.error ignore/log
 for damaged objects), which restores the rest and reports every gap.
