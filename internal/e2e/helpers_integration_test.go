@@ -31,7 +31,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/testbed"
 )
 
@@ -426,8 +425,8 @@ type listed struct {
 	mod  time.Time
 }
 
-// list lists the data objects of bucket through the S3 API, in key order:
-// everything but the archive index (index.DefaultPrefix; see listIndex).
+// list lists bucket through the S3 API, in key order (the archive index
+// included; see splitIndex).
 func (b *bed) list(t *testing.T, bucket string) []listed {
 	t.Helper()
 	out, err := b.listErr(bucket)
@@ -438,34 +437,6 @@ func (b *bed) list(t *testing.T, bucket string) []listed {
 }
 
 func (b *bed) listErr(bucket string) ([]listed, error) {
-	all, err := b.listAll(bucket)
-	var out []listed
-	for _, o := range all {
-		if !strings.HasPrefix(o.key, index.DefaultPrefix) {
-			out = append(out, o)
-		}
-	}
-	return out, err
-}
-
-// listIndex lists the archive index objects of bucket, in key order.
-func (b *bed) listIndex(t *testing.T, bucket string) []listed {
-	t.Helper()
-	all, err := b.listAll(bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []listed
-	for _, o := range all {
-		if strings.HasPrefix(o.key, index.DefaultPrefix) {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// listAll lists every object of bucket, in key order.
-func (b *bed) listAll(bucket string) ([]listed, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out []listed
@@ -731,7 +702,7 @@ func (b *bed) awsCLI(t *testing.T, args ...string) string {
 }
 
 // awsListKeys lists bucket with `aws s3 ls --recursive` and returns the keys
-// with their sizes, without the archive index (index.DefaultPrefix).
+// with their sizes.
 func (b *bed) awsListKeys(t *testing.T, bucket string) map[string]int64 {
 	t.Helper()
 	out := b.awsCLI(t, "s3", "ls", "--recursive", "s3://"+bucket+"/")
@@ -749,9 +720,7 @@ func (b *bed) awsListKeys(t *testing.T, bucket string) map[string]int64 {
 		if err != nil {
 			t.Fatalf("aws s3 ls: unexpected line %q", line)
 		}
-		if k := strings.Join(f[3:], " "); !strings.HasPrefix(k, index.DefaultPrefix) {
-			keys[k] = size
-		}
+		keys[strings.Join(f[3:], " ")] = size
 	}
 	return keys
 }
