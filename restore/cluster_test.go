@@ -136,3 +136,27 @@ func TestProducerFollowsTargetMaxMessageBytes(t *testing.T) {
 		t.Fatalf("small holds %d records", n)
 	}
 }
+
+// TestResumeVerifiesThroughLeaderChanges: the read of the target's last
+// records before resuming gets NOT_LEADER_OR_FOLLOWER twice, as after a
+// leader change, and still verifies them (franz-go's consumer re-routes
+// such fetch errors itself; this keeps it so).
+func TestResumeVerifiesThroughLeaderChanges(t *testing.T) {
+	c := newFake(t)
+	brokers := c.ListenAddrs()
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 10)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics = "dst", true
+	if _, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: "dst", Err: kerr.NotLeaderForPartition, Count: 2})
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.AlreadyPresent != 10 || sum.Records != 0 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	if f.Hits() == 0 {
+		t.Fatal("the fetch fault was never hit")
+	}
+}
