@@ -190,7 +190,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 		log.Warn("rotate.schedule.interval.ms rotates on the wall clock: a replay after a crash may cut objects differently (weaker than exactly-once)")
 	}
 	log.Info("sink starting", "name", opts.Name, "group", cfg.GroupID, "topics", strings.Join(opts.Topics, ","),
-		"topics.regex", opts.TopicsRegex, "format", opts.Format, "once", f.Once)
+		"topics.regex", opts.TopicsRegex, "format", opts.Format, "store.envelope", opts.Envelope, "once", f.Once)
 
 	type result struct {
 		sum archive.Summary
