@@ -271,6 +271,7 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		{"rename regex alone", []string{"--topic-rename-regex", "o.*"}, "--topic-rename-regex: \"o.*\" is set without --topic-rename"},
 		{"bad rename", []string{"--topics", "x", "--topic-rename", "copy_of_$2"}, "topic rename \"copy_of_$2\" refers to group 2; the regex has 0"},
 		{"dry run and follow", []string{"--dry-run", "--follow"}, "--follow: is set together with --dry-run"},
+		{"timestamps", []string{"--timestamps", "later"}, `--timestamps: is "later"; want original or now`},
 		{"log level", []string{"--log-level", "loud"}, `--log-level "loud"`},
 		{"no topics", []string{"-p", "topics="}, "topics: no topics to restore: pass --topics or --topics-regex"},
 		{"connector", []string{"-p", "connector.class=FileStreamSource"}, `connector.class: "FileStreamSource" is not an S3 connector`},
