@@ -69,6 +69,9 @@
 // object key, the entry with the highest commit: a replay after a crash
 // rewrites an object under the same key, as a superset, with a higher
 // commit, and that entry supersedes the older one.
+// Index.All keeps every entry read, for readers that match an object to
+// an older entry (a later sink run with a smaller flush.size rewrites a
+// key with fewer records under a lower commit).
 //
 // Analyze then gives per topic and partition (Partition): the offsets held
 // (Held, Records), the offsets the sink read (Consumed), the offsets read

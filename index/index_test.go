@@ -254,6 +254,9 @@ func TestLoadSupersedes(t *testing.T) {
 	if want := []Entry{a2, b, other}; !reflect.DeepEqual(ix.Entries, want) {
 		t.Fatalf("Entries = %+v\nwant %+v", ix.Entries, want)
 	}
+	if want := []Entry{a2, a, b, other}; !reflect.DeepEqual(ix.All, want) {
+		t.Fatalf("All = %+v\nwant %+v", ix.All, want)
+	}
 	ix, err = Load(context.Background(), st, p, []string{"other"})
 	if err != nil {
 		t.Fatal(err)

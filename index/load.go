@@ -26,6 +26,12 @@ type Index struct {
 	Superseded int
 	// IndexObjects counts the index objects read.
 	IndexObjects int
+	// All holds every entry read, superseded ones included, sorted like
+	// Entries and, for the same key, by decreasing commit. An object may
+	// match an older entry than the live one: a later sink run with a
+	// smaller flush.size rewrites a key with fewer records and a lower
+	// commit.
+	All []Entry
 }
 
 // Load lists "<prefix>index/" (or "<prefix>index/<topic>/" for each of
@@ -55,6 +61,7 @@ func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index
 				return err
 			}
 			ix.IndexObjects++
+			ix.All = append(ix.All, entries...)
 			for _, e := range entries {
 				old, ok := live[e.Key]
 				switch {
@@ -78,6 +85,7 @@ func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index
 		ix.Entries = append(ix.Entries, e)
 	}
 	sortAll(ix.Entries)
+	sortAll(ix.All)
 	return ix, nil
 }
 
@@ -94,6 +102,9 @@ func sortAll(es []Entry) {
 		if a.First() != b.First() {
 			return a.First() < b.First()
 		}
-		return a.Key < b.Key
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		return a.Commit > b.Commit
 	})
 }

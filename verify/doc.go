@@ -4,14 +4,18 @@
 //	rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix, Deep: deep}, store, log)
 //	if !rep.Clean { ... rep.Problems ... }
 //
-// Run loads the index (the entry with the highest commit wins for each
-// object key), lists topics.dir (each chosen topic's folder, or all of it;
-// the index prefix is skipped when topics.dir is empty) and reports, per
+// Run loads the index and lists topics.dir (each chosen topic's folder, or
+// all of it; the index prefix is skipped when topics.dir is empty). For
+// each object key it takes the entry the stored objects match: the one
+// with the highest commit, unless the store holds what an older entry
+// describes (a later sink run with a smaller flush.size rewrote the key
+// with fewer records under a lower commit) by size, or with Deep by
+// SHA-256; this is the source planner's rule too. It reports, per
 // topic and partition, the coverage (index.Analyze) and every Problem:
 //
 //   - gap: offsets between the partition's first "from" and last commit
 //     that no index entry accounts for;
-//   - overlap: offsets held by two or more live entries;
+//   - overlap: offsets held by two or more of the matched entries;
 //   - missing: an indexed object that is not in the listing;
 //   - size: an indexed object whose listed size differs from the index;
 //   - unindexed: an object under topics.dir that no live entry names

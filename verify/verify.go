@@ -138,7 +138,93 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 			pp.Problems++
 		}
 	}
-	for _, ap := range index.Analyze(ix.Entries) {
+
+	// For each object key, the entry its objects match: the live one
+	// (highest commit) unless the store holds what an older entry
+	// describes (a later sink run with a smaller flush.size rewrote the
+	// key with fewer records and a lower commit). Plain verification
+	// matches by size; --deep also by SHA-256.
+	byKey := map[string][]*index.Entry{}
+	var keyOrder []string
+	for i := range ix.All {
+		e := &ix.All[i]
+		if byKey[e.Key] == nil {
+			keyOrder = append(keyOrder, e.Key)
+		}
+		byKey[e.Key] = append(byKey[e.Key], e) // highest commit first
+	}
+	type finding struct {
+		o            index.Object
+		kind, detail string
+	}
+	chosen := make([]index.Entry, 0, len(keyOrder))
+	findings := map[string][]finding{} // --deep findings by entry key
+	var total, done int
+	var totalBytes int64
+	for _, k := range keyOrder {
+		if pick := firstSized(byKey[k], listed); pick != nil {
+			total += len(pick.Objects)
+			for _, o := range pick.Objects {
+				totalBytes += o.Size
+			}
+		}
+	}
+	readEntry := func(e *index.Entry) ([]finding, bool, error) {
+		var fs []finding
+		shaOK := true
+		for _, o := range e.Objects {
+			if err := ctx.Err(); err != nil {
+				return nil, false, err
+			}
+			detail, kind, n, err := readObject(ctx, cfg, store, e, o)
+			if err != nil {
+				return nil, false, err
+			}
+			done++
+			rep.ObjectsRead++
+			rep.BytesRead += n
+			if cfg.Progress != nil {
+				cfg.Progress(done, max(done, total), rep.BytesRead, max(rep.BytesRead, totalBytes))
+			}
+			if kind == KindSHA256 {
+				shaOK = false
+			}
+			if kind != "" {
+				fs = append(fs, finding{o, kind, detail})
+			}
+		}
+		return fs, shaOK, nil
+	}
+	for _, k := range keyOrder {
+		cands := byKey[k]
+		pick := firstSized(cands, listed)
+		if pick == nil {
+			chosen = append(chosen, *cands[0]) // missing or resized: reported below
+			continue
+		}
+		if cfg.Deep {
+			fs, ok, err := readEntry(pick)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cands {
+				if ok || c == pick || !sized(c, listed) {
+					continue
+				}
+				cfs, cok, err := readEntry(c)
+				if err != nil {
+					return nil, err
+				}
+				if cok {
+					pick, fs, ok = c, cfs, true
+				}
+			}
+			findings[k] = fs
+		}
+		chosen = append(chosen, *pick)
+	}
+
+	for _, ap := range index.Analyze(chosen) {
 		p := &Partition{Topic: ap.Topic, Partition: ap.Partition, From: ap.From, Commit: ap.Commit,
 			Records: ap.Records, Absent: ap.Absent, Entries: len(ap.Entries)}
 		for _, e := range ap.Entries {
@@ -158,16 +244,11 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		}
 	}
 
-	// Indexed objects against the listing.
+	// The chosen entries' objects against the listing, then what --deep
+	// found in them.
 	indexed := map[string]bool{}
-	type toRead struct {
-		e *index.Entry
-		o index.Object
-	}
-	var reads []toRead
-	var readBytes int64
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
+	for i := range chosen {
+		e := &chosen[i]
 		for _, o := range e.Objects {
 			indexed[o.Key] = true
 			objProblem := func(kind, detail string) {
@@ -179,10 +260,10 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
 			case size != o.Size:
 				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", size, o.Size, e.Commit))
-			case cfg.Deep:
-				reads = append(reads, toRead{e, o})
-				readBytes += o.Size
 			}
+		}
+		for _, f := range findings[e.Key] {
+			problem(Problem{Kind: f.kind, Topic: e.Topic, Partition: e.Partition, Key: f.o.Key, First: e.First(), Last: e.Last(), Detail: f.detail})
 		}
 	}
 	// Objects with no live entry.
@@ -217,25 +298,6 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		if !found && !hasPrefixKey(listed, cfg.Keys.TopicPrefix(t)) {
 			problem(Problem{Kind: KindEmpty, Topic: t, Partition: -1, First: -1, Last: -1,
 				Detail: fmt.Sprintf("topic has no index entry and no object under %q: check the name", cfg.Keys.TopicPrefix(t))})
-		}
-	}
-
-	// --deep: read, hash and decode each indexed object.
-	for i, r := range reads {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		detail, kind, n, err := readObject(ctx, cfg, store, r.e, r.o)
-		if err != nil {
-			return nil, err
-		}
-		rep.ObjectsRead++
-		rep.BytesRead += n
-		if kind != "" {
-			problem(Problem{Kind: kind, Topic: r.e.Topic, Partition: r.e.Partition, Key: r.o.Key, First: r.e.First(), Last: r.e.Last(), Detail: detail})
-		}
-		if cfg.Progress != nil {
-			cfg.Progress(i+1, len(reads), rep.BytesRead, readBytes)
 		}
 	}
 
@@ -290,6 +352,27 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
 	}
 	return out, nil
+}
+
+// sized reports whether every object of e is listed with e's size.
+func sized(e *index.Entry, listed map[string]int64) bool {
+	for _, o := range e.Objects {
+		if size, ok := listed[o.Key]; !ok || size != o.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// firstSized returns the first of es (highest commit first) that the
+// listing matches, or nil.
+func firstSized(es []*index.Entry, listed map[string]int64) *index.Entry {
+	for _, e := range es {
+		if sized(e, listed) {
+			return e
+		}
+	}
+	return nil
 }
 
 // hasPrefixKey reports whether a key of m starts with prefix.

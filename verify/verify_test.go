@@ -215,3 +215,45 @@ func TestStoreFailureIsAnError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestOlderEntryMatches: a later sink run with a smaller flush.size
+// rewrote +0 with fewer records under a lower commit. The store's object
+// matches the older entry, which verify then uses (by size; with --deep,
+// by SHA-256 when the sizes agree), as the source's plan does: clean, not
+// "size".
+func TestOlderEntryMatches(t *testing.T) {
+	const p = "topics/o/partition=0/o+0+"
+	for _, deep := range []bool{false, true} {
+		st := s3store.NewMemory()
+		runA0 := "1\n2\n3\n4\n5\n" // first run, flush.size 5
+		runB0, runB3 := "1\n2\n3\n", "4\n5\n6\n"
+		put(t, st, p+"0000000000.json", runB0)
+		put(t, st, p+"0000000003.json", runB3)
+		archive(t, st, 5, entry("o", 0, p+"0000000000.json", 0, 5, []index.Run{{First: 0, Last: 4}}, obj(p+"0000000000.json", "", runA0)))
+		archive(t, st, 3, entry("o", 0, p+"0000000000.json", 0, 3, []index.Run{{First: 0, Last: 2}}, obj(p+"0000000000.json", "", runB0)))
+		archive(t, st, 6, entry("o", 0, p+"0000000003.json", 3, 6, []index.Run{{First: 3, Last: 5}}, obj(p+"0000000003.json", "", runB3)))
+		cfg := baseConfig()
+		cfg.Deep = deep
+		rep := run(t, cfg, st)
+		if !rep.Clean || rep.Partitions[0].Records != 6 || rep.Partitions[0].Commit != 6 {
+			t.Fatalf("deep=%v: problems %s, partitions %+v", deep, problemKinds(rep), rep.Partitions)
+		}
+	}
+
+	// Same size, other bytes: only the SHA-256 tells which entry the
+	// object is; --deep takes the one that matches.
+	st := s3store.NewMemory()
+	a, b := "1\n2\n", "3\n4\n"
+	put(t, st, p+"0000000000.json", b)
+	archive(t, st, 3, entry("o", 0, p+"0000000000.json", 0, 3, []index.Run{{First: 0, Last: 1}}, obj(p+"0000000000.json", "", a)))
+	archive(t, st, 2, entry("o", 0, p+"0000000000.json", 0, 2, []index.Run{{First: 0, Last: 1}}, obj(p+"0000000000.json", "", b)))
+	rep := run(t, baseConfig(), st)
+	if !rep.Clean || rep.ObjectsRead != 2 {
+		t.Fatalf("deep, same size: problems %s, read %d objects (want the live entry, then the older one)", problemKinds(rep), rep.ObjectsRead)
+	}
+	// When no entry's SHA-256 matches, the live entry's problem is reported.
+	put(t, st, p+"0000000000.json", "5\n6\n")
+	if rep := run(t, baseConfig(), st); problemKinds(rep) != "sha256:"+p+"0000000000.json" || !strings.Contains(rep.Problems[0].Detail, "the index says "+obj("", "", a).SHA256) {
+		t.Fatalf("no match: %s %+v", problemKinds(rep), rep.Problems)
+	}
+}
