@@ -41,7 +41,7 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip \
 	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
 	./format:FuzzGzipJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
-	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzAvroEnvelopeDecode \
+	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzAvroEnvelopeDecode ./format:FuzzAvroEnvelopeReader \
 	./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
 	./index:FuzzDecode ./restore:FuzzSpillRecord
 fuzz:

@@ -491,3 +491,31 @@ func FuzzAvroEnvelopeDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAvroEnvelopeReader: reading an Avro container file as envelopes
+// (header, blocks, detection, envelope decoding) never panics, and every
+// error of a file that parsed is an error, not a partial record.
+func FuzzAvroEnvelopeReader(f *testing.F) {
+	env := mustFormat(f, Config{Kind: KindAvro, Envelope: true, Avro: AvroConfig{BlockRecords: 2}})
+	f.Add(writeRecords(f, env, envelopeTestRecords()[:4]))
+	s := testAvroSchema(f, 7, avroTestSchema)
+	f.Add(writeRecords(f, env, avroTestRecords(f, s, 3, true, false)))
+	f.Add(writeAvro(f, AvroConfig{}, avroTestRecords(f, s, 2, true, false)))
+	plain := mustFormat(f, Config{Kind: KindAvro})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := plain.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		er := ReadEnvelopes(rd, EnvelopeDetect)
+		for range 100_000 {
+			r, err := er.Read()
+			if err != nil {
+				return
+			}
+			if r == nil {
+				t.Fatal("nil record without an error")
+			}
+		}
+	})
+}
