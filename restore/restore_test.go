@@ -578,7 +578,10 @@ func TestFollowPicksUpNewObjects(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a few more passes: nothing may be duplicated
 	cancel()
 	<-done
-	if runErr != nil {
+	// A cancel between passes returns nil, one during a pass (even one
+	// with nothing new to produce) the context's error; cmd maps both to
+	// a clean stop.
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		t.Fatalf("follow stopped with %v", runErr)
 	}
 	got := readTopic(t, brokers, "dst")
