@@ -157,8 +157,10 @@ type Config struct {
 	// Errors is the bad-record handling.
 	Errors ErrorsConfig
 
-	// Once archives up to the end offsets seen at start, completes the
-	// final files, commits and returns.
+	// Once archives up to the end offsets seen at start (the last stable
+	// offsets: records of a transaction still open wait for the next
+	// run), completes the final files, commits and returns. The sink
+	// reads committed records only (read_committed).
 	Once bool
 
 	// KafkaOpts are extra client options (security, client id, ...).

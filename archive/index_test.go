@@ -415,3 +415,45 @@ func TestIndexRotateWithoutFiles(t *testing.T) {
 		t.Fatalf("pending %d, objects %v; want 9 and the restamped index object", w.pending, keysOf(snapshot(t, store)))
 	}
 }
+
+// TestIndexAbortedTransactions: the sink reads committed records only, so
+// an aborted transaction's records never reach the archive; their offsets
+// and the markers are absent in the index, not gaps.
+func TestIndexAbortedTransactions(t *testing.T) {
+	brokers := newCluster(t, 1, "ab")
+	txn := func(commit kgo.TransactionEndTry, vals ...string) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("ab-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		ctx := context.Background()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "ab", Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn(kgo.TryCommit, "1", "2") // 0-1, marker 2
+	txn(kgo.TryAbort, "x", "y")  // 3-4 aborted, marker 5
+	txn(kgo.TryCommit, "3")      // 6, marker 7
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "ab")
+	cfg.FlushSize = 10
+	sum := runSink(t, cfg, store)
+	objs := snapshot(t, store)
+	if got := objs["topics/ab/partition=0/ab+0+0000000000.json"]; got != "1\n2\n3\n" || sum.Records != 3 {
+		t.Fatalf("archive %q (%d records), want the committed records 1, 2, 3 only", got, sum.Records)
+	}
+	ix := loadIndex(t, store)
+	p := index.Analyze(ix.Entries)[0]
+	if fmt.Sprint(ix.Entries[0].Runs) != "[0-1 6]" || !p.Clean() || p.Commit != 8 || p.Absent != 5 {
+		t.Fatalf("runs %v, gaps %v, commit %d, absent %d; want [0-1 6], none, 8, 5", ix.Entries[0].Runs, p.Gaps, p.Commit, p.Absent)
+	}
+}

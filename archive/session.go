@@ -47,6 +47,9 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.KeepControlRecords(),
+		// Aborted transactional records never reach the archive (their
+		// offsets are absent from the index's runs, like the markers').
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(16 << 20),
 		kgo.FetchMaxPartitionBytes(1 << 20),
@@ -200,7 +203,8 @@ func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
 	return nil
 }
 
-// captureTargets records, for --once, each partition's end offset, and
+// captureTargets records, for --once, each partition's end offset (its
+// last stable offset, which is the end unless a transaction is open), and
 // marks partitions with nothing to archive as done.
 func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 	topics := ss.s.cfg.Topics
@@ -223,7 +227,9 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 		ss.targets = map[tp]int64{}
 		return nil
 	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
+	// The last stable offsets: a read_committed consumer reads up to
+	// them (an open transaction's records wait for the next run).
+	ends, err := adm.ListCommittedOffsets(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("list end offsets: %w", err)
 	}
