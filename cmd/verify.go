@@ -181,6 +181,9 @@ func writeVerifyText(w io.Writer, rep *verify.Report) error {
 		}
 		fmt.Fprintf(w, "%s: %s\n", line, p.Detail)
 	}
+	if rep.IndexObjects == 0 && rep.Unindexed > 0 {
+		fmt.Fprintln(w, "note: no archive index under kafkas3.index.prefix: the archive was written without it (Confluent's connector, kafkas3.index.enabled=false, another prefix), so nothing can be proven")
+	}
 	mode := "listing and sizes"
 	if rep.Deep {
 		mode = fmt.Sprintf("listing, sizes, SHA-256 and decoding of %d objects (%s)", rep.ObjectsRead, formatSize(rep.BytesRead))

@@ -113,6 +113,17 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 			kinds:  []string{verify.KindUnindexed},
 		},
 		{
+			name: "no index at all",
+			damage: func(t *testing.T, dir string) {
+				if err := os.RemoveAll(filepath.Join(dir, "_kafkas3")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			code:  ExitFail,
+			line:  "note: no archive index under kafkas3.index.prefix",
+			kinds: []string{verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed, verify.KindUnindexed},
+		},
+		{
 			name:  "unknown topic",
 			extra: []string{"--topics", "orders,nope"},
 			code:  ExitFail,
