@@ -175,6 +175,10 @@ type partitionWriter struct {
 	from        int64         // the current span's first offset; -1 before any record
 	lastEntries []index.Entry // entries of the last index object written; nil if none
 	onIndex     func()        // called after each index object is written; may be nil
+	// indexWriter names this sink's group in its index keys
+	// (index.WriterOf), so another group's sink into the same bucket
+	// never overwrites them.
+	indexWriter string
 
 	schemas *schemas     // schema.compatibility decisions and projections
 	json    *connectJSON // typed values as JSON (Config.TypedJSON)
@@ -197,9 +201,10 @@ func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s
 		log:   log.With("topic", topic, "partition", p),
 		files: make(map[string]*openFile),
 		last:  -1, pending: -1, start: start, from: -1,
-		schemas: newSchemas(cfg.Compatibility),
-		json:    newConnectJSON(),
-		parts:   newPartSchemas(),
+		indexWriter: index.WriterOf(cfg.GroupID),
+		schemas:     newSchemas(cfg.Compatibility),
+		json:        newConnectJSON(),
+		parts:       newPartSchemas(),
 	}
 }
 
@@ -587,7 +592,7 @@ func (w *partitionWriter) putIndex(ctx context.Context, entries []index.Entry, c
 	if err != nil {
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
-	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit)
+	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
 	obj, err := w.store.Create(ctx, key)
 	if err != nil {
 		return &StoreError{Key: key, Err: err}
@@ -624,7 +629,7 @@ func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 	}
 	entries := w.lastEntries
 	if entries == nil && w.start >= 0 && w.from == w.start {
-		key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, w.start)
+		key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, w.start, w.indexWriter)
 		rc, err := w.store.Open(ctx, key)
 		switch {
 		case errors.Is(err, s3store.ErrNotExist):

@@ -172,7 +172,7 @@ func configKeys() []keySpec {
 
 		// The archive index (kafkas3's own, not Confluent's).
 		{key: "kafkas3.index.enabled", kind: kindBool, def: "true", commands: CommandSink,
-			doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>.jsonl listing every object of the rotation with its offsets, record count, timestamps, size and SHA-256. kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."},
+			doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>-<writer>.jsonl (writer: 12 hex digits of the SHA-256 of group.id) listing every object of the rotation with its offsets, record count, timestamps, size and SHA-256. kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."},
 		{key: "kafkas3.index.prefix", def: "_kafkas3/", commands: cmdBoth, allowed: "folder names each ending in \"/\", outside topics.dir",
 			doc: "Key prefix of the archive index. It must lie outside topics.dir so query engines scanning topics.dir never see it; with an empty topics.dir the source and kafkas3 verify skip it rather than take it for a topic folder (so no topic may be named like its first folder)."},
 

@@ -267,13 +267,15 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 
 	// One index object per rotation: flush.size 2 over 5 records per
 	// partition rotates at offsets 2 and 4, and --once completes the last.
+	// Each key names the writer: the group connect-test-sink.
+	w := "-" + index.WriterOf("connect-test-sink") + ".jsonl"
 	wantIndex := []string{
-		"_kafkas3/index/orders/0/00000000000000000002.jsonl",
-		"_kafkas3/index/orders/0/00000000000000000004.jsonl",
-		"_kafkas3/index/orders/0/00000000000000000005.jsonl",
-		"_kafkas3/index/orders/1/00000000000000000002.jsonl",
-		"_kafkas3/index/orders/1/00000000000000000004.jsonl",
-		"_kafkas3/index/orders/1/00000000000000000005.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000002" + w,
+		"_kafkas3/index/orders/0/00000000000000000004" + w,
+		"_kafkas3/index/orders/0/00000000000000000005" + w,
+		"_kafkas3/index/orders/1/00000000000000000002" + w,
+		"_kafkas3/index/orders/1/00000000000000000004" + w,
+		"_kafkas3/index/orders/1/00000000000000000005" + w,
 	}
 	if got := indexKeys(t, dir); strings.Join(got, "\n") != strings.Join(wantIndex, "\n") {
 		t.Errorf("index objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantIndex, "\n"))

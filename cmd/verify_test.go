@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/verify"
 )
 
@@ -99,7 +100,7 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 			name: "gap",
 			damage: func(t *testing.T, dir string) {
 				remove(t, dir, p0+"0000000003.json")
-				remove(t, dir, "_kafkas3/index/orders/0/00000000000000000006.jsonl")
+				remove(t, dir, index.Key(index.DefaultPrefix, "orders", 0, 6, index.WriterOf("connect-test-sink")))
 			},
 			code:  ExitFail,
 			line:  "problem: gap orders/0: 3 offsets 3-5: no index entry accounts for them",
@@ -188,30 +189,32 @@ func TestVerifyCmdOverlappingRuns(t *testing.T) {
 
 	r := mustRun(t, ctx, ExitFail, "verify", "-c", writeFile(t, "v.yaml", y))
 	// First run: +0 (0-2), +3, +6, +9; the second rewrote +0 (0-3) and
-	// added +4 (4-7) and +8 (8-9). Both runs' last rotation committed 10:
-	// the second run's index object replaced the first's, so +9 has no
-	// entry any more and is reported as unindexed (README: one index
-	// prefix per sink group).
+	// added +4 (4-7) and +8 (8-9). Both runs' last rotation committed 10,
+	// each in its own index object (the key names the writer's group), so
+	// every object keeps its entry and +9 overlaps +8.
 	const p = "topics/orders/partition=0/orders+0+"
 	for _, want := range []string{
 		"problem: overlap orders/0: 1 offsets 3 held by 2 objects: " + p + "0000000000.json, " + p + "0000000003.json",
 		"problem: overlap orders/0: 2 offsets 4-5 held by 2 objects: " + p + "0000000003.json, " + p + "0000000004.json",
 		"problem: overlap orders/0: 2 offsets 6-7 held by 2 objects: " + p + "0000000004.json, " + p + "0000000006.json",
 		"problem: overlap orders/0: 1 offsets 8 held by 2 objects: " + p + "0000000006.json, " + p + "0000000008.json",
-		`problem: unindexed orders/0 "` + p + `0000000009.json": `,
+		"problem: overlap orders/0: 1 offsets 9 held by 2 objects: " + p + "0000000008.json, " + p + "0000000009.json",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)
 		}
+	}
+	if strings.Contains(r.out, "problem: unindexed") {
+		t.Errorf("one sink's index objects overwrote the other's:\n%s", r.out)
 	}
 	rep := verifyJSON(t, ExitFail, "-c", writeFile(t, "v2.yaml", y))
 	n := map[string]int{}
 	for _, pr := range rep.Problems {
 		n[pr.Kind]++
 	}
-	// Per partition: 3, 4-5, 6-7 and 8 overlap; +9 is unindexed.
-	if n[verify.KindOverlap] != 8 || n[verify.KindUnindexed] != 2 || len(rep.Problems) != 10 || rep.Superseded != 2 {
-		t.Errorf("problems %v, %d superseded; want 8 overlaps, 2 unindexed, 2 superseded (the rewritten +0 objects)", n, rep.Superseded)
+	// Per partition: 3, 4-5, 6-7, 8 and 9 overlap.
+	if n[verify.KindOverlap] != 10 || len(rep.Problems) != 10 || rep.Superseded != 2 {
+		t.Errorf("problems %v, %d superseded; want 10 overlaps, 2 superseded (the rewritten +0 objects)", n, rep.Superseded)
 	}
 }
 

@@ -10,9 +10,13 @@
 // completed together, before the partition's offset is committed to
 // them. Its key is
 //
-//	<prefix>index/<topic>/<partition>/<commit, 20 digits zero padded>.jsonl
+//	<prefix>index/<topic>/<partition>/<commit, 20 digits zero padded>-<writer>.jsonl
 //
-// (Key, ParseKey). The prefix (kafkas3.index.prefix, DefaultPrefix
+// (Key, ParseKey). The writer (WriterOf) is the first 12 hex digits of
+// the SHA-256 of the sink's consumer group id: two sinks of different
+// groups writing one topic into one bucket never overwrite each other's
+// index objects, while a replay of one group rewrites its own. Keys
+// without "-<writer>" are accepted too. The prefix (kafkas3.index.prefix, DefaultPrefix
 // "_kafkas3/", checked by ValidatePrefix) lies outside topics.dir, so
 // query engines scanning topics.dir never see the index, and the source's
 // planner skips it when topics.dir is empty.

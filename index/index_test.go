@@ -34,13 +34,15 @@ func TestKeyRoundTrip(t *testing.T) {
 		prefix, topic string
 		p             int32
 		commit        int64
+		writer        string
 		want          string
 	}{
-		{"_kafkas3/", "orders", 0, 104, "_kafkas3/index/orders/0/00000000000000000104.jsonl"},
-		{"a/b/", "x.y_z-1", 2147483647, 9223372036854775807, "a/b/index/x.y_z-1/2147483647/09223372036854775807.jsonl"},
-		{"index/", "index", 3, 0, "index/index/index/3/00000000000000000000.jsonl"},
+		{"_kafkas3/", "orders", 0, 104, "", "_kafkas3/index/orders/0/00000000000000000104.jsonl"},
+		{"_kafkas3/", "orders", 0, 104, WriterOf("connect-orders"), "_kafkas3/index/orders/0/00000000000000000104-" + WriterOf("connect-orders") + ".jsonl"},
+		{"a/b/", "x.y_z-1", 2147483647, 9223372036854775807, "0123456789ab", "a/b/index/x.y_z-1/2147483647/09223372036854775807-0123456789ab.jsonl"},
+		{"index/", "index", 3, 0, "", "index/index/index/3/00000000000000000000.jsonl"},
 	} {
-		got := Key(tc.prefix, tc.topic, tc.p, tc.commit)
+		got := Key(tc.prefix, tc.topic, tc.p, tc.commit, tc.writer)
 		if got != tc.want {
 			t.Errorf("Key = %q, want %q", got, tc.want)
 		}
@@ -48,7 +50,7 @@ func TestKeyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseKey(%q): %v", got, err)
 		}
-		if want := (KeyName{tc.prefix, tc.topic, tc.p, tc.commit}); n != want {
+		if want := (KeyName{tc.prefix, tc.topic, tc.p, tc.commit, tc.writer}); n != want {
 			t.Errorf("ParseKey(%q) = %+v, want %+v", got, n, want)
 		}
 	}
@@ -67,6 +69,11 @@ func TestParseKeyRejects(t *testing.T) {
 		"_kafkas3/index/orders/0/0000000000000000010x.jsonl",
 		"_kafkas3/index/orders/0/99999999999999999999.jsonl",
 		"_kafkas3/index/../0/00000000000000000104.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000104-.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000104-0123456789AB.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000104-0123456789a.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000104-0123456789abc.jsonl",
+		"_kafkas3/index/orders/0/00000000000000000104-0123456789ab-x.jsonl",
 	} {
 		if _, err := ParseKey(key); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
 			t.Errorf("ParseKey(%q) = %v, want ErrMalformed quoting the key", key, err)
@@ -119,7 +126,7 @@ func TestEncodeDeterministicAndRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(string(x), wantLine) {
 		t.Fatalf("first line:\n%s\nwant\n%s", x, wantLine)
 	}
-	got, err := Decode(Key("_kafkas3/", "orders", 0, 10), bytes.NewReader(x))
+	got, err := Decode(Key("_kafkas3/", "orders", 0, 10, ""), bytes.NewReader(x))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +151,7 @@ func TestEncodeRejects(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	key := Key("_kafkas3/", "orders", 0, 10)
+	key := Key("_kafkas3/", "orders", 0, 10, "")
 	good, err := Encode([]Entry{entry("k", 0, 10, Run{0, 4})})
 	if err != nil {
 		t.Fatal(err)
@@ -235,12 +242,12 @@ func TestLoadSupersedes(t *testing.T) {
 	// A replay rewrote o+0 as a superset, with a higher commit.
 	a2 := entry("o+0", 0, 5, Run{0, 4})
 	b := entry("o+5", 5, 8, Run{5, 7})
-	put(t, st, Key(p, "orders", 0, 3), encode(t, a))
-	put(t, st, Key(p, "orders", 0, 8), encode(t, b))
-	put(t, st, Key(p, "orders", 0, 5), encode(t, a2))
+	put(t, st, Key(p, "orders", 0, 3, ""), encode(t, a))
+	put(t, st, Key(p, "orders", 0, 8, ""), encode(t, b))
+	put(t, st, Key(p, "orders", 0, 5, ""), encode(t, a2))
 	other := entry("x+0", 0, 1, Run{0, 0})
 	other.Topic = "other"
-	put(t, st, Key(p, "other", 0, 1), encode(t, other))
+	put(t, st, Key(p, "other", 0, 1, WriterOf("g")), encode(t, other))
 	put(t, st, "topics/orders/partition=0/o+0", []byte("not index"))
 	put(t, st, p+"snapshots/whatever", []byte("not index either"))
 
@@ -280,7 +287,7 @@ func (failStore) Open(context.Context, string) (io.ReadCloser, error) {
 
 func TestLoadStoreError(t *testing.T) {
 	st := s3store.NewMemory()
-	put(t, st, Key("_kafkas3/", "orders", 0, 3), encode(t, entry("o+0", 0, 3, Run{0, 2})))
+	put(t, st, Key("_kafkas3/", "orders", 0, 3, ""), encode(t, entry("o+0", 0, 3, Run{0, 2})))
 	_, err := Load(context.Background(), failStore{st}, "_kafkas3/", nil)
 	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "00000000000000000003.jsonl") {
 		t.Fatalf("Load = %v, want the store error naming the index object", err)
@@ -389,7 +396,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte("{}\n"))
 	f.Add([]byte(`{"runs":[[1,2],[3]]}` + "\n"))
-	key := Key("_kafkas3/", "orders", 0, 10)
+	key := Key("_kafkas3/", "orders", 0, 10, "")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		es, err := Decode(key, bytes.NewReader(data))
 		if err != nil {
@@ -411,4 +418,18 @@ func FuzzDecode(f *testing.F) {
 			_ = p.Clean()
 		}
 	})
+}
+
+// TestWriterOf: a group's token is stable, 12 hex digits, and differs
+// between groups, so two sinks never share an index key.
+func TestWriterOf(t *testing.T) {
+	a, b := WriterOf("connect-a"), WriterOf("connect-b")
+	if !isWriter(a) || !isWriter(b) || a == b || a != WriterOf("connect-a") {
+		t.Fatalf("WriterOf: %q %q", a, b)
+	}
+	// Pinned: the first 12 hex digits of sha256("connect-a"), as Python's
+	// hashlib gives them.
+	if a != "e1a3994a3562" {
+		t.Fatalf("WriterOf(connect-a) = %q, want e1a3994a3562", a)
+	}
 }

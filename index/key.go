@@ -1,6 +1,8 @@
 package index
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,12 +33,31 @@ func PartitionDir(prefix, topic string, p int32) string {
 	return TopicDir(prefix, topic) + strconv.FormatInt(int64(p), 10) + "/"
 }
 
-// Key returns the key of the index object written when the partition's
-// commit reached commit: "<prefix>index/<topic>/<partition>/<commit, 20
-// digits>.jsonl".
-func Key(prefix, topic string, p int32, commit int64) string {
+// writerWidth is the length of a writer token (WriterOf).
+const writerWidth = 12
+
+// WriterOf returns the writer token of the sink whose consumer group is
+// group: the first 12 hex digits of the SHA-256 of the group id. Two sinks
+// (two groups) writing into one bucket then never overwrite each other's
+// index objects, even when their commits coincide, while a replay of one
+// group rewrites its own keys.
+func WriterOf(group string) string {
+	sum := sha256.Sum256([]byte(group))
+	return hex.EncodeToString(sum[:])[:writerWidth]
+}
+
+// Key returns the key of the index object written by writer (WriterOf of
+// the sink's group) when the partition's commit reached commit:
+// "<prefix>index/<topic>/<partition>/<commit, 20 digits>-<writer>.jsonl".
+// An empty writer gives "<commit, 20 digits>.jsonl", which readers accept
+// too (the sink always names its writer).
+func Key(prefix, topic string, p int32, commit int64, writer string) string {
 	c := strconv.FormatInt(commit, 10)
-	return PartitionDir(prefix, topic, p) + strings.Repeat("0", max(0, commitWidth-len(c))) + c + ext
+	k := PartitionDir(prefix, topic, p) + strings.Repeat("0", max(0, commitWidth-len(c))) + c
+	if writer != "" {
+		k += "-" + writer
+	}
+	return k + ext
 }
 
 // KeyName is what an index object key names.
@@ -45,6 +66,7 @@ type KeyName struct {
 	Topic     string
 	Partition int32
 	Commit    int64
+	Writer    string // "" when the key names none
 }
 
 // ParseKey takes an index object key apart; the prefix is everything
@@ -52,7 +74,7 @@ type KeyName struct {
 // of Key. Its error wraps ErrMalformed and quotes the key.
 func ParseKey(key string) (KeyName, error) {
 	bad := func(why string) (KeyName, error) {
-		return KeyName{}, fmt.Errorf("%w: %q is not an index object key (<prefix>index/<topic>/<partition>/<commit, 20 digits>.jsonl): %s",
+		return KeyName{}, fmt.Errorf("%w: %q is not an index object key (<prefix>index/<topic>/<partition>/<commit, 20 digits>-<writer>.jsonl): %s",
 			ErrMalformed, key, why)
 	}
 	rest, ok := strings.CutSuffix(key, ext)
@@ -65,6 +87,10 @@ func ParseKey(key string) (KeyName, error) {
 	}
 	n := len(parts)
 	topic, ps, cs := parts[n-3], parts[n-2], parts[n-1]
+	cs, writer, hasWriter := strings.Cut(cs, "-")
+	if hasWriter && !isWriter(writer) {
+		return bad(fmt.Sprintf("writer %q is not %d lower-case hex digits", writer, writerWidth))
+	}
 	if err := validTopic(topic); err != nil {
 		return bad(err.Error())
 	}
@@ -88,7 +114,20 @@ func ParseKey(key string) (KeyName, error) {
 	if n > 4 {
 		prefix += "/"
 	}
-	return KeyName{Prefix: prefix, Topic: topic, Partition: int32(p), Commit: c}, nil
+	return KeyName{Prefix: prefix, Topic: topic, Partition: int32(p), Commit: c, Writer: writer}, nil
+}
+
+// isWriter tells a writer token: writerWidth lower-case hex digits.
+func isWriter(s string) bool {
+	if len(s) != writerWidth {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidatePrefix checks a kafkas3.index.prefix: one or more folder names,

@@ -220,7 +220,7 @@ func (a *archive) writeEnvelopeIndex(topic string, p int32, key string, n int64,
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	a.putRaw(index.Key(index.DefaultPrefix, topic, p, n), func(w io.Writer) { w.Write(b) })
+	a.putRaw(index.Key(index.DefaultPrefix, topic, p, n, ""), func(w io.Writer) { w.Write(b) })
 }
 
 // TestRestoreEnvelopeIndexFlag: with an archive index, its envelope flag

@@ -97,7 +97,7 @@ func (a *archive) writeIndex(topic string, p int32, commit int64, objs ...indexe
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	a.putRaw(index.Key(index.DefaultPrefix, topic, p, commit), func(w io.Writer) { w.Write(b) })
+	a.putRaw(index.Key(index.DefaultPrefix, topic, p, commit, ""), func(w io.Writer) { w.Write(b) })
 }
 
 // putRecs writes an object of topic/p named with start holding the
@@ -192,7 +192,7 @@ func TestIndexedDamageAndGaps(t *testing.T) {
 			a.delete(keys[1])
 		}, Gap{First: 5, Last: 9}, ErrDamagedObject},
 		{"deleted index object", func(a *archive, keys []string) {
-			a.delete(index.Key(index.DefaultPrefix, "src", 0, 10))
+			a.delete(index.Key(index.DefaultPrefix, "src", 0, 10, ""))
 			a.delete(keys[1])
 		}, Gap{First: 5, Last: 9, Unaccounted: true}, ErrGaps},
 	} {

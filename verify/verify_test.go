@@ -42,7 +42,7 @@ func archive(t *testing.T, st s3store.Store, commit int64, entries ...index.Entr
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, st, index.Key(index.DefaultPrefix, entries[0].Topic, entries[0].Partition, commit), string(b))
+	put(t, st, index.Key(index.DefaultPrefix, entries[0].Topic, entries[0].Partition, commit, ""), string(b))
 }
 
 func entry(topic string, p int32, key string, from, commit int64, runs []index.Run, objs ...index.Object) index.Entry {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/verify"
 )
 
@@ -36,7 +37,8 @@ func TestIntegrationVerify(t *testing.T) {
 			indexKeys = append(indexKeys, f[3])
 		}
 	}
-	want := fmt.Sprintf("_kafkas3/index/%s/1/%020d.jsonl", topic, 2500)
+	// The key names the writer: the group connect-e2e-verify.
+	want := index.Key("_kafkas3/", topic, 1, 2500, index.WriterOf("connect-e2e-verify"))
 	if len(indexKeys) != parts*3 || !strings.Contains(ls, want) {
 		t.Fatalf("aws s3 ls of the index lists %d objects, want %d including %s:\n%s", len(indexKeys), parts*3, want, ls)
 	}
