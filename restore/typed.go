@@ -49,32 +49,11 @@ func subjectFor(topic string, isKey bool) string {
 	return topic + "-value"
 }
 
-// parallelFormat returns the format that reads a .keys or .headers object
-// whose extension (after the infix) is ext: the value format when the
-// extension is the same, else the format the extension names. Confluent's
-// keys.format.class and headers.format.class may differ from format.class.
-// JSON keys objects hold null keys as the line null
-// (format.NewNullableJSON); JSON headers objects never hold a null line.
+// parallelFormat returns the format that reads a .keys (isKey) or
+// .headers object whose extension after the infix is ext
+// (format.ForParallel).
 func (r *Restorer) parallelFormat(ext string, isKey bool) (format.Format, error) {
-	jsonf := format.NewJSON()
-	if isKey {
-		jsonf = format.NewNullableJSON()
-	}
-	if ext == r.cfg.Format.Extension() && !strings.HasPrefix(ext, ".json") {
-		return r.cfg.Format, nil
-	}
-	switch {
-	case ext == ".avro":
-		return format.NewAvro(format.AvroConfig{})
-	case ext == ".json":
-		return jsonf, nil
-	case ext == ".json.gz":
-		return format.WithGzip(jsonf, -1)
-	case strings.HasSuffix(ext, ".parquet"):
-		// The reader takes each column chunk's codec from the file.
-		return format.NewParquet(format.ParquetConfig{Codec: "none"})
-	}
-	return nil, fmt.Errorf("%w: extension %q", format.ErrUnknownFormat, ext)
+	return format.ForParallel(ext, r.cfg.Format, isKey)
 }
 
 // parallelReader reads one .keys or .headers object alongside its value

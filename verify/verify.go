@@ -470,25 +470,7 @@ func formatFor(cfg Config, e *index.Entry, o index.Object) (format.Format, error
 	if i < 0 {
 		return nil, fmt.Errorf("%w: %q has no %s extension", format.ErrUnknownFormat, o.Key, infix)
 	}
-	ext := o.Key[i+len(infix):]
-	if ext == cfg.Format.Extension() && !strings.HasPrefix(ext, ".json") {
-		return cfg.Format, nil
-	}
-	jsonf := format.NewJSON()
-	if o.Part == index.PartKeys {
-		jsonf = format.NewNullableJSON()
-	}
-	switch {
-	case ext == ".avro":
-		return format.NewAvro(format.AvroConfig{})
-	case ext == ".json":
-		return jsonf, nil
-	case ext == ".json.gz":
-		return format.WithGzip(jsonf, -1)
-	case strings.HasSuffix(ext, ".parquet"):
-		return format.NewParquet(format.ParquetConfig{Codec: "none"})
-	}
-	return nil, fmt.Errorf("%w: extension %q", format.ErrUnknownFormat, ext)
+	return format.ForParallel(o.Key[i+len(infix):], cfg.Format, o.Part == index.PartKeys)
 }
 
 // countReader counts the bytes read through it.
