@@ -272,3 +272,27 @@ func TestRestoreEnvelopeIndexFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestSameRecordComparesTimestamps: before resuming, the records already
+// in the target are compared with the archive on their timestamps too
+// when the archive gives them (envelopes, --timestamps original), except
+// where the broker stamped them (LogAppendTime).
+func TestSameRecordComparesTimestamps(t *testing.T) {
+	ts := time.UnixMilli(1_600_000_000_123)
+	want := &format.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: ts}
+	got := &kgo.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: ts}
+	if !sameRecord(got, want) {
+		t.Fatal("equal records differ")
+	}
+	got.Timestamp = ts.Add(time.Millisecond)
+	if sameRecord(got, want) {
+		t.Fatal("a record with another timestamp passed as restored")
+	}
+	if !sameTime(ts.Add(time.Hour), ts, true) || sameTime(ts.Add(time.Hour), ts, false) {
+		t.Fatal("a broker-stamped (LogAppendTime) record was compared on time, or a client-stamped one was not")
+	}
+	noTS := &format.Record{Key: []byte("k"), Value: []byte("v")}
+	if !sameRecord(got, noTS) {
+		t.Fatal("an archive without timestamps was compared on time")
+	}
+}

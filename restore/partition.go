@@ -305,10 +305,16 @@ func (r *Restorer) readTarget(ctx context.Context, topic string, p int32, from i
 }
 
 // sameRecord compares what a restore writes: key, value (a nil value, a
-// tombstone, differs from an empty one) and headers.
+// tombstone, differs from an empty one), headers and, when the archived
+// record carries a timestamp it is produced with (envelopes with
+// --timestamps original), the timestamp to the millisecond; a target
+// record stamped by the broker (LogAppendTime) is not compared on time.
 func sameRecord(got *kgo.Record, want *format.Record) bool {
 	if !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) ||
 		len(got.Headers) != len(want.Headers) {
+		return false
+	}
+	if !sameTime(got.Timestamp, want.Timestamp, got.Attrs.TimestampType() == 1) {
 		return false
 	}
 	for i, h := range want.Headers {
@@ -318,6 +324,13 @@ func sameRecord(got *kgo.Record, want *format.Record) bool {
 		}
 	}
 	return true
+}
+
+// sameTime tells whether a target record's timestamp got is the archived
+// want: always when the archive gives none (zero) or the broker stamped
+// the target record (LogAppendTime), else to the millisecond.
+func sameTime(got, want time.Time, brokerStamped bool) bool {
+	return want.IsZero() || brokerStamped || got.UnixMilli() == want.UnixMilli()
 }
 
 // toKgo converts an archived record into the record to produce. It carries

@@ -42,14 +42,6 @@ func (o *offsetRuns) add(off int64) error {
 	return nil
 }
 
-func runsLen(rs []offsetRun) int64 {
-	var n int64
-	for _, r := range rs {
-		n += r.len()
-	}
-	return n
-}
-
 // Gap is a range of source offsets of a partition that the restore cannot
 // bring back: no readable object holds them.
 type Gap struct {
