@@ -90,6 +90,36 @@
 // entries (for example two sink runs with different flush.size into one
 // bucket).
 //
+// # Group offset snapshots
+//
+// The sink also records, per archived topic, snapshots of the consumer
+// groups' committed offsets (Snapshot), every offsets.snapshot.interval.ms
+// and at the end of --once, at
+//
+//	<prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json
+//
+// (SnapshotKey, ParseSnapshotKey; keys without "-<writer>" are accepted
+// too). Each is one JSON object on one line (EncodeSnapshot: fields in
+// this order, partitions in numeric order, groups sorted by name, so the
+// same snapshot gives the same bytes):
+//
+//	{"v":1,"topic":"orders","time_ms":1700000000123,
+//	 "end_offsets":{"0":120,"1":97},
+//	 "groups":{"billing":{"0":120,"1":40},"reports":{"0":0}}}
+//
+// end_offsets holds every partition's end offset and groups each group's
+// committed offset (the next offset it reads) where it has one, taken
+// together at time_ms. DecodeSnapshot refuses anything else: another
+// version, unknown, missing or repeated fields, repeated partitions or
+// groups, non-integer or negative offsets, a partition not written in
+// canonical decimal, a group partition missing from end_offsets, a topic
+// or time other than the key's. Its errors wrap ErrMalformed and name the
+// key and line; it never panics (FuzzDecodeSnapshot).
+//
+// ListSnapshots lists one topic's snapshots newest first without reading
+// them; LoadSnapshot reads the newest one taken at or before a time (or
+// the newest of all).
+//
 // # Use
 //
 //	ix, err := index.Load(ctx, store, index.DefaultPrefix, nil)
