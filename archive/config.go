@@ -159,9 +159,15 @@ type Config struct {
 
 	// Once archives up to the end offsets seen at start (the last stable
 	// offsets: records of a transaction still open wait for the next
-	// run), completes the final files, commits and returns. The sink
-	// reads committed records only (read_committed).
+	// run; the high watermarks with ReadUncommitted), completes the final
+	// files, commits and returns.
 	Once bool
+
+	// ReadUncommitted is isolation.level=read_uncommitted: the sink also
+	// archives the records of aborted (and still open) transactions, as
+	// Kafka Connect's consumer does by default. The default (false) reads
+	// committed records only (read_committed).
+	ReadUncommitted bool
 
 	// KafkaOpts are extra client options (security, client id, ...).
 	KafkaOpts []kgo.Opt

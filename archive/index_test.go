@@ -435,6 +435,48 @@ func TestIndexRotateWithoutFiles(t *testing.T) {
 // an aborted transaction's records never reach the archive; their offsets
 // and the markers are absent in the index, not gaps.
 func TestIndexAbortedTransactions(t *testing.T) {
+	brokers := abortedTopic(t)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "ab")
+	cfg.FlushSize = 10
+	sum := runSink(t, cfg, store)
+	objs := snapshot(t, store)
+	if got := objs["topics/ab/partition=0/ab+0+0000000000.json"]; got != "1\n2\n3\n" || sum.Records != 3 {
+		t.Fatalf("archive %q (%d records), want the committed records 1, 2, 3 only", got, sum.Records)
+	}
+	ix := loadIndex(t, store)
+	p := index.Analyze(ix.Entries)[0]
+	if fmt.Sprint(ix.Entries[0].Runs) != "[0-1 6]" || !p.Clean() || p.Commit != 8 || p.Absent != 5 {
+		t.Fatalf("runs %v, gaps %v, commit %d, absent %d; want [0-1 6], none, 8, 5", ix.Entries[0].Runs, p.Gaps, p.Commit, p.Absent)
+	}
+}
+
+// TestIndexReadUncommitted: with isolation.level=read_uncommitted (Kafka
+// Connect's consumer default) the aborted records are archived too, as
+// the connector would; only the markers are absent.
+func TestIndexReadUncommitted(t *testing.T) {
+	brokers := abortedTopic(t)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "ab")
+	cfg.FlushSize = 10
+	cfg.ReadUncommitted = true
+	sum := runSink(t, cfg, store)
+	objs := snapshot(t, store)
+	if got := objs["topics/ab/partition=0/ab+0+0000000000.json"]; got != "1\n2\n\"x\"\n\"y\"\n3\n" || sum.Records != 5 {
+		t.Fatalf("archive %q (%d records), want every record 1, 2, x, y, 3", got, sum.Records)
+	}
+	ix := loadIndex(t, store)
+	p := index.Analyze(ix.Entries)[0]
+	if fmt.Sprint(ix.Entries[0].Runs) != "[0-1 3-4 6]" || !p.Clean() || p.Commit != 8 {
+		t.Fatalf("runs %v, gaps %v, commit %d; want [0-1 3-4 6], none, 8", ix.Entries[0].Runs, p.Gaps, p.Commit)
+	}
+}
+
+// abortedTopic returns a cluster whose topic "ab" holds a committed
+// transaction (offsets 0-1, marker 2), an aborted one (3-4, marker 5) and
+// a committed one (6, marker 7).
+func abortedTopic(t *testing.T) []string {
+	t.Helper()
 	brokers := newCluster(t, 1, "ab")
 	txn := func(commit kgo.TransactionEndTry, vals ...string) {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("ab-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -458,17 +500,5 @@ func TestIndexAbortedTransactions(t *testing.T) {
 	txn(kgo.TryCommit, "1", "2") // 0-1, marker 2
 	txn(kgo.TryAbort, "x", "y")  // 3-4 aborted, marker 5
 	txn(kgo.TryCommit, "3")      // 6, marker 7
-	store := s3store.NewMemory()
-	cfg := indexConfig(brokers, "ab")
-	cfg.FlushSize = 10
-	sum := runSink(t, cfg, store)
-	objs := snapshot(t, store)
-	if got := objs["topics/ab/partition=0/ab+0+0000000000.json"]; got != "1\n2\n3\n" || sum.Records != 3 {
-		t.Fatalf("archive %q (%d records), want the committed records 1, 2, 3 only", got, sum.Records)
-	}
-	ix := loadIndex(t, store)
-	p := index.Analyze(ix.Entries)[0]
-	if fmt.Sprint(ix.Entries[0].Runs) != "[0-1 6]" || !p.Clean() || p.Commit != 8 || p.Absent != 5 {
-		t.Fatalf("runs %v, gaps %v, commit %d, absent %d; want [0-1 6], none, 8, 5", ix.Entries[0].Runs, p.Gaps, p.Commit, p.Absent)
-	}
+	return brokers
 }

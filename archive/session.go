@@ -47,9 +47,7 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.KeepControlRecords(),
-		// Aborted transactional records never reach the archive (their
-		// offsets are absent from the index's runs, like the markers').
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchIsolationLevel(s.isolation()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(16 << 20),
 		kgo.FetchMaxPartitionBytes(1 << 20),
@@ -66,6 +64,16 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
 	}
 	return append(opts, s.cfg.KafkaOpts...)
+}
+
+// isolation is the consumer's isolation level. With read_committed (the
+// default) aborted transactional records never reach the archive (their
+// offsets are absent from the index's runs, like the markers').
+func (s *Sink) isolation() kgo.IsolationLevel {
+	if s.cfg.ReadUncommitted {
+		return kgo.ReadUncommitted()
+	}
+	return kgo.ReadCommitted()
 }
 
 // Ping checks that a broker answers, naming the addresses when none does.
@@ -204,7 +212,8 @@ func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
 }
 
 // captureTargets records, for --once, each partition's end offset (its
-// last stable offset, which is the end unless a transaction is open), and
+// last stable offset, which is the end unless a transaction is open; the
+// high watermark with ReadUncommitted), and
 // marks partitions with nothing to archive as done.
 func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 	topics := ss.s.cfg.Topics
@@ -228,8 +237,13 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 		return nil
 	}
 	// The last stable offsets: a read_committed consumer reads up to
-	// them (an open transaction's records wait for the next run).
-	ends, err := adm.ListCommittedOffsets(ctx, topics...)
+	// them (an open transaction's records wait for the next run). A
+	// read_uncommitted one reads up to the high watermarks.
+	list := adm.ListCommittedOffsets
+	if ss.s.cfg.ReadUncommitted {
+		list = adm.ListEndOffsets
+	}
+	ends, err := list(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("list end offsets: %w", err)
 	}

@@ -151,6 +151,13 @@ func configKeys() []keySpec {
 			doc: "Client certificate for TLS client authentication; needs ssl.key.location."},
 		{key: "ssl.key.location", commands: cmdBoth, allowed: "path to a PEM file",
 			doc: "Private key of ssl.certificate.location."},
+		{key: "isolation.level", kind: kindChoice, def: "read_committed", commands: CommandSink,
+			choices: []choice{{name: "read_committed"}, {name: "read_uncommitted"}},
+			doc:     "Which records the sink reads. read_committed archives committed records only: records of aborted transactions never reach the archive, and --once stops at the last stable offset. Kafka Connect's consumer defaults to read_uncommitted, which archives aborted records as if they were committed; set read_uncommitted to archive exactly what such a connector did."},
+		{key: "consumer.override.isolation.level", kind: kindChoice, commands: CommandSink,
+			choices: []choice{{name: "read_committed"}, {name: "read_uncommitted"}},
+			allowed: "read_committed, read_uncommitted; unset means isolation.level",
+			doc:     "Kafka Connect's per-connector form of isolation.level; it wins over isolation.level when set, as in Connect."},
 		{key: "sasl.jaas.config", status: statusUnsupported, secret: true, commands: cmdBoth,
 			doc: "The JAAS login line of Java clients; set sasl.username and sasl.password instead."},
 

@@ -29,6 +29,9 @@ const (
 	NullValuesFail   = "fail"
 	NullValuesIgnore = "ignore"
 	NullValuesWrite  = "write"
+
+	IsolationReadCommitted   = "read_committed"
+	IsolationReadUncommitted = "read_uncommitted"
 )
 
 // SinkOptions is the sink's configuration, typed and fully validated. It
@@ -41,6 +44,9 @@ type SinkOptions struct {
 	GroupInstanceID string
 	// SessionTimeout is session.timeout.ms.
 	SessionTimeout time.Duration
+	// IsolationLevel is IsolationReadCommitted or IsolationReadUncommitted:
+	// consumer.override.isolation.level when set, else isolation.level.
+	IsolationLevel string
 	KafkaSettings
 
 	// What to read: exactly one of Topics and TopicsRegex is set.
@@ -112,6 +118,10 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	}
 	o.GroupInstanceID = p.str("group.instance.id")
 	o.SessionTimeout = p.millis("session.timeout.ms")
+	o.IsolationLevel = p.choice("isolation.level")
+	if v := p.choice("consumer.override.isolation.level"); v != "" {
+		o.IsolationLevel = v
+	}
 	o.Topics, o.TopicsRegex = p.topicSelection(true)
 	o.LayoutSettings = p.layout()
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -379,6 +380,10 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"transforms: not supported: single message transforms change records", "transforms.unwrap.type: not supported"}},
 		{"assume role", minimalYAML, []string{"s3.credentials.provider.class=io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"},
 			[]string{"s3.credentials.provider.class", "is not supported yet"}},
+		{"isolation level", minimalYAML, []string{"isolation.level=committed"},
+			[]string{`isolation.level: "committed" is not allowed; want one of read_committed, read_uncommitted`}},
+		{"connect isolation level", minimalYAML, []string{"consumer.override.isolation.level=READ-UNCOMMITTED"},
+			[]string{`consumer.override.isolation.level: "READ-UNCOMMITTED" is not allowed; want one of read_committed, read_uncommitted`}},
 		{"errors tolerance", minimalYAML, []string{"errors.tolerance=some"},
 			[]string{`errors.tolerance: "some" is not allowed; want one of none, all`}},
 		{"bad -p", minimalYAML, []string{"flush.size"},
@@ -443,6 +448,14 @@ func TestAcceptedValues(t *testing.T) {
 			func(o *SinkOptions) bool { return o.Envelope && o.Format == FormatAvro }},
 		{"unsupported at default", []string{"store.kafka.keys=FALSE", "partition.duration.ms=-1", "transforms=", "avro.codec=null"},
 			func(o *SinkOptions) bool { return true }},
+		{"read_committed by default", nil,
+			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadCommitted }},
+		{"isolation.level", []string{"isolation.level=READ_UNCOMMITTED"},
+			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadUncommitted }},
+		{"Connect's override wins", []string{"isolation.level=read_committed", "consumer.override.isolation.level=read_uncommitted"},
+			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadUncommitted }},
+		{"Connect's override alone", []string{"consumer.override.isolation.level=read_committed"},
+			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadCommitted }},
 		{"default credentials provider", []string{"s3.credentials.provider.class=com.amazonaws.auth.DefaultAWSCredentialsProviderChain"},
 			func(o *SinkOptions) bool { return true }},
 	}
@@ -608,6 +621,36 @@ func TestEnvName(t *testing.T) {
 	} {
 		if got := envName(key); got != want {
 			t.Errorf("envName(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestSinkIsolationLevel: the isolation level reaches the archive config
+// (read_committed unless a key says read_uncommitted).
+func TestSinkIsolationLevel(t *testing.T) {
+	for _, tc := range []struct {
+		params []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{"isolation.level=read_uncommitted"}, true},
+		{[]string{"consumer.override.isolation.level=read_uncommitted"}, true},
+		{[]string{"isolation.level=read_uncommitted", "consumer.override.isolation.level=read_committed"}, false},
+	} {
+		st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := st.Sink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := buildSinkConfig(o, true, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ReadUncommitted != tc.want {
+			t.Errorf("%v: ReadUncommitted %v, want %v", tc.params, cfg.ReadUncommitted, tc.want)
 		}
 	}
 }

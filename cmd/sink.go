@@ -126,9 +126,10 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 		FlushSize: int(o.FlushSize), RotateInterval: o.RotateInterval, RotateScheduleInterval: o.RotateScheduleInterval,
 		Timezone: o.Location, Keys: keys, Format: fm, Partitioner: pt, NullValues: null,
 		Once: once, KafkaOpts: kopts,
-		Envelope:      o.Envelope,
-		TypedJSON:     o.Format == FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
-		Compatibility: archive.Compatibility(o.SchemaCompatibility),
+		ReadUncommitted: o.IsolationLevel == IsolationReadUncommitted,
+		Envelope:        o.Envelope,
+		TypedJSON:       o.Format == FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
+		Compatibility:   archive.Compatibility(o.SchemaCompatibility),
 		Errors: archive.ErrorsConfig{
 			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,
 			DLQReplicationFactor: o.DLQReplicationFactor, DLQContextHeaders: o.DLQContextHeaders, Log: o.ErrorsLog,
@@ -190,7 +191,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 		log.Warn("rotate.schedule.interval.ms rotates on the wall clock: a replay after a crash may cut objects differently (weaker than exactly-once)")
 	}
 	log.Info("sink starting", "name", opts.Name, "group", cfg.GroupID, "topics", strings.Join(opts.Topics, ","),
-		"topics.regex", opts.TopicsRegex, "format", opts.Format, "store.envelope", opts.Envelope, "once", f.Once)
+		"topics.regex", opts.TopicsRegex, "format", opts.Format, "store.envelope", opts.Envelope, "isolation.level", opts.IsolationLevel, "once", f.Once)
 
 	type result struct {
 		sum archive.Summary
