@@ -26,7 +26,7 @@ func envMap(m map[string]string) func(string) (string, bool) {
 func quickStart() *SinkOptions {
 	return &SinkOptions{
 		Name:    "s3-sink",
-		GroupID: "connect-s3-sink", SessionTimeout: 45 * time.Second,
+		GroupID: "connect-s3-sink", SessionTimeout: 45 * time.Second, IsolationLevel: IsolationReadCommitted,
 		KafkaSettings: KafkaSettings{
 			BootstrapServers: []string{"localhost:9092"},
 			SecurityProtocol: "PLAINTEXT",
