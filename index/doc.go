@@ -120,6 +120,27 @@
 // them; LoadSnapshot reads the newest one taken at or before a time (or
 // the newest of all).
 //
+// # Topic descriptions
+//
+// Next to the index the sink records each archived topic's partition
+// count, replication factor and the configs set on the topic itself
+// (DescribeConfigs source DYNAMIC_TOPIC_CONFIG; broker defaults and broker
+// configs are left out), at start and whenever they change:
+//
+//	<prefix>topics/<topic>/<wall time ms, 20 digits>-<writer>.json
+//
+// (TopicKey, ParseTopicKey), one JSON object (Topic) and "\n":
+//
+//	{"v":1,"topic":"orders","time_ms":1700000000123,"partitions":3,"replication_factor":2,
+//	 "configs":{"cleanup.policy":"compact","retention.ms":"86400000"}}
+//
+// EncodeTopic writes the fields in this order and the configs sorted by
+// key, so the same description gives the same bytes; DecodeTopic refuses
+// unknown fields, a description of another topic or time than its key, and
+// anything Topic.Validate refuses (errors wrap ErrMalformed, never a panic:
+// FuzzDecodeTopic). LatestTopic returns the description with the highest
+// time, or nil for an archive without one (older kafkas3, Confluent's).
+//
 // # Use
 //
 //	ix, err := index.Load(ctx, store, index.DefaultPrefix, nil)

@@ -1,0 +1,231 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// topicsDir is the folder under the prefix that holds topic descriptions.
+const topicsDir = "topics/"
+
+// timeWidth is the zero-padded width of the wall time in a description key.
+const timeWidth = 20
+
+// TopicVersion is the version of the topic description format.
+const TopicVersion = 1
+
+// MaxTopicObjectSize bounds the bytes DecodeTopic reads from one object.
+const MaxTopicObjectSize = 1 << 20
+
+// Topic is the description of one archived topic as the sink found it at
+// TimeMs: its partition count, replication factor and every config set on
+// the topic itself (DescribeConfigs source DYNAMIC_TOPIC_CONFIG), not the
+// broker defaults. The source creates missing targets from it.
+type Topic struct {
+	V                 int               `json:"v"`
+	Topic             string            `json:"topic"`
+	TimeMs            int64             `json:"time_ms"`
+	Partitions        int32             `json:"partitions"`
+	ReplicationFactor int16             `json:"replication_factor"`
+	Configs           map[string]string `json:"configs"`
+}
+
+// Validate checks the rules DecodeTopic enforces.
+func (t *Topic) Validate() error {
+	switch {
+	case t.V != TopicVersion:
+		return fmt.Errorf("version %d, want %d", t.V, TopicVersion)
+	case validTopic(t.Topic) != nil:
+		return fmt.Errorf("topic: %w", validTopic(t.Topic))
+	case t.TimeMs < 0:
+		return fmt.Errorf("time_ms %d is negative", t.TimeMs)
+	case t.Partitions < 1:
+		return fmt.Errorf("partitions %d, want at least 1", t.Partitions)
+	case t.ReplicationFactor < 1:
+		return fmt.Errorf("replication_factor %d, want at least 1", t.ReplicationFactor)
+	case t.Configs == nil:
+		return errors.New("configs is missing (an empty object when the topic sets none)")
+	}
+	for k := range t.Configs {
+		if k == "" {
+			return errors.New("configs has an empty key")
+		}
+	}
+	return nil
+}
+
+// Same reports whether t and o describe the same topic state: partition
+// count, replication factor and configs (the time is not compared).
+func (t *Topic) Same(o *Topic) bool {
+	return t.Topic == o.Topic && t.Partitions == o.Partitions && t.ReplicationFactor == o.ReplicationFactor &&
+		maps.Equal(t.Configs, o.Configs)
+}
+
+// ConfigKeys returns the keys of t.Configs, sorted.
+func (t *Topic) ConfigKeys() []string {
+	ks := make([]string, 0, len(t.Configs))
+	for k := range t.Configs {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// TopicsDir returns the folder of every topic description under prefix:
+// "<prefix>topics/".
+func TopicsDir(prefix string) string { return prefix + topicsDir }
+
+// TopicKey returns the key of the description of topic taken at timeMs by
+// writer (WriterOf of the sink's group):
+// "<prefix>topics/<topic>/<time ms, 20 digits>-<writer>.json". Keys of one
+// topic sort in time order.
+func TopicKey(prefix, topic string, timeMs int64, writer string) string {
+	c := strconv.FormatInt(timeMs, 10)
+	k := TopicsDir(prefix) + topic + "/" + strings.Repeat("0", max(0, timeWidth-len(c))) + c
+	if writer != "" {
+		k += "-" + writer
+	}
+	return k + ".json"
+}
+
+// TopicKeyName is what a topic description key names.
+type TopicKeyName struct {
+	Topic  string
+	TimeMs int64
+	Writer string // "" when the key names none
+}
+
+// ParseTopicKey takes a topic description key apart (the inverse of
+// TopicKey). Its error wraps ErrMalformed and quotes the key.
+func ParseTopicKey(key string) (TopicKeyName, error) {
+	bad := func(why string) (TopicKeyName, error) {
+		return TopicKeyName{}, fmt.Errorf("%w: %q is not a topic description key (<prefix>topics/<topic>/<time ms, 20 digits>-<writer>.json): %s",
+			ErrMalformed, key, why)
+	}
+	rest, ok := strings.CutSuffix(key, ".json")
+	if !ok {
+		return bad("no .json extension")
+	}
+	parts := strings.Split(rest, "/")
+	n := len(parts)
+	if n < 3 || parts[n-3]+"/" != topicsDir {
+		return bad("not in a topics/<topic>/ folder")
+	}
+	topic, ts := parts[n-2], parts[n-1]
+	ts, writer, hasWriter := strings.Cut(ts, "-")
+	if hasWriter && !isWriter(writer) {
+		return bad(fmt.Sprintf("writer %q is not %d lower-case hex digits", writer, writerWidth))
+	}
+	if err := validTopic(topic); err != nil {
+		return bad(err.Error())
+	}
+	if len(ts) != timeWidth || strings.Trim(ts, "0123456789") != "" {
+		return bad(fmt.Sprintf("time %q is not %d digits", ts, timeWidth))
+	}
+	ms, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return bad(fmt.Sprintf("time %q is out of range", ts))
+	}
+	return TopicKeyName{Topic: topic, TimeMs: ms, Writer: writer}, nil
+}
+
+// EncodeTopic returns the bytes of a topic description: one JSON object
+// with the fields in a fixed order and the configs sorted by key, then
+// "\n". The same description always gives the same bytes.
+func EncodeTopic(t *Topic) ([]byte, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: topic description of %q: %w", ErrMalformed, t.Topic, err)
+	}
+	b, err := json.Marshal(t) // encoding/json sorts map keys
+	if err != nil {
+		return nil, fmt.Errorf("topic description of %q: %w", t.Topic, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeTopic reads the topic description stored at key. It refuses
+// unknown fields, a description that breaks a rule of Validate, one of
+// another topic or time than the key names, data after the object and a
+// missing final newline. Errors wrap ErrMalformed and name the key.
+func DecodeTopic(key string, r io.Reader) (*Topic, error) {
+	k, err := ParseTopicKey(key)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxTopicObjectSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("topic description %q: %w", key, err)
+	}
+	bad := func(format string, args ...any) (*Topic, error) {
+		return nil, fmt.Errorf("%w: topic description %q: %s", ErrMalformed, key, fmt.Sprintf(format, args...))
+	}
+	if len(data) > MaxTopicObjectSize {
+		return bad("larger than %d bytes", MaxTopicObjectSize)
+	}
+	body, ok := bytes.CutSuffix(data, []byte("\n"))
+	if !ok {
+		return bad("does not end in a newline")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var t Topic
+	if err := dec.Decode(&t); err != nil {
+		return bad("%v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("has data after the description")
+	}
+	if err := t.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if t.Topic != k.Topic || t.TimeMs != k.TimeMs {
+		return bad("describes topic %q at %d, the key names topic %q at %d", t.Topic, t.TimeMs, k.Topic, k.TimeMs)
+	}
+	return &t, nil
+}
+
+// LatestTopic returns the latest description of topic under prefix: the
+// one with the highest time (the last key, for equal times). It returns
+// nil and no error when there is none (an archive written before kafkas3
+// recorded topics, or by Confluent's connector). A description that does
+// not decode fails, naming its key.
+func LatestTopic(ctx context.Context, st Store, prefix, topic string) (*Topic, error) {
+	dir := TopicsDir(prefix) + topic + "/"
+	var latest string
+	var latestMs int64 = -1
+	err := st.List(ctx, dir, func(info s3store.ObjectInfo) error {
+		k, err := ParseTopicKey(info.Key)
+		if err != nil {
+			return err
+		}
+		if k.Topic != topic {
+			return nil
+		}
+		if k.TimeMs > latestMs || (k.TimeMs == latestMs && info.Key > latest) {
+			latest, latestMs = info.Key, k.TimeMs
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list topic descriptions under %q: %w", dir, err)
+	}
+	if latest == "" {
+		return nil, nil
+	}
+	rc, err := st.Open(ctx, latest)
+	if err != nil {
+		return nil, fmt.Errorf("open topic description %q: %w", latest, err)
+	}
+	defer rc.Close()
+	return DecodeTopic(latest, rc)
+}
