@@ -55,6 +55,12 @@ type Config struct {
 	// never carry a timestamp.
 	Timestamps Timestamps
 
+	// Until is --until: restore each partition as the cluster held it at
+	// this time, a prefix of the archive's record stream cut where
+	// PartitionPlan.Cut says (from the snapshots under IndexPrefix and the
+	// records' timestamps). Zero restores everything. Not with Follow.
+	Until time.Time
+
 	// ValueEncoder frames typed values (Avro and Parquet archives) in
 	// Confluent's wire format for the target's Schema Registry, registering
 	// each schema under "<target topic>-value" when absent. It is required

@@ -47,6 +47,9 @@ type envelopeChecker struct {
 	partition int32
 	keyErr    error
 	now       bool
+	// archived is the last envelope record's archived timestamp, which
+	// --timestamps now clears in the record (Config.Until needs it).
+	archived time.Time
 }
 
 func (c *envelopeChecker) Read() (*format.Record, error) {
@@ -61,6 +64,7 @@ func (c *envelopeChecker) Read() (*format.Record, error) {
 		return nil, fmt.Errorf("object %q: %w: the record at offset %d says partition %d, the object is in partition %d",
 			c.key, ErrEnvelopePartition, rec.Offset, rec.Partition, c.partition)
 	}
+	c.archived = rec.Timestamp
 	if c.now {
 		rec.Timestamp = time.Time{}
 	}

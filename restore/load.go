@@ -47,6 +47,9 @@ type objectProof struct {
 	// largest is the index and size (as produceSize measures it) of the
 	// largest record.
 	largestIdx, largestSize int64
+	// until is what the records' timestamps say about Config.Until (set
+	// only with it).
+	until untilProof
 }
 
 // storeError marks an error of the store itself (network, permissions),
@@ -165,6 +168,9 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 		offsets offsetRuns
 		carried bool // records carry their source offsets
 	)
+	ec, _ := rd.(*envelopeChecker)
+	untilSet, untilMS := !r.cfg.Until.IsZero(), r.untilMS()
+	proof.until = newUntilProof()
 	for {
 		rec, err := rd.Read()
 		if errors.Is(err, io.EOF) {
@@ -210,6 +216,14 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 		}
 		if err := offsets.add(rec.Offset); err != nil {
 			return proof, fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
+		}
+		if untilSet {
+			stamped := ec != nil && ec.er.Envelopes()
+			ts := rec.Timestamp
+			if stamped {
+				ts = ec.archived // before --timestamps now cleared it
+			}
+			proof.until.add(rec, ts, stamped, rec.Offset, untilMS)
 		}
 		if size := produceSize(rec, mode); size > proof.largestSize {
 			proof.largestIdx, proof.largestSize = n, size

@@ -96,7 +96,7 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 	}
 	// covered counts o in Summary.Bytes once per process.
 	covered := func(o Object) {
-		if o.Damage != nil {
+		if o.Damage != nil || o.pastCut {
 			return
 		}
 		r.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -66,6 +67,9 @@ type Object struct {
 	Damage  error
 	proof   *objectProof
 	entry   *index.Entry // the index entry the object matched, or nil
+	// pastCut: every record of the object is past the --until cut, so it
+	// is neither read nor counted as restored.
+	pastCut bool
 }
 
 // knownProof is an object's proof, valid while its size is the same.
@@ -96,6 +100,10 @@ type PartitionPlan struct {
 	Damaged []DamagedObject
 	// Basis says what the offsets are proved from (Basis* constants).
 	Basis string
+	// Cut is where a point-in-time restore (Config.Until) stops in the
+	// partition; nil without Until. Records, FirstOffset, LastOffset,
+	// Gaps and Damaged are then what lies before the cut.
+	Cut *Cut
 
 	segments []segment // in source offset order
 }
@@ -123,6 +131,10 @@ type TopicPlan struct {
 	Gaps, Damaged       int
 	// Parts holds the partitions that have objects, by partition number.
 	Parts []PartitionPlan
+
+	// cutSnapshot is the snapshot at or before Config.Until the topic's
+	// cuts start from (nil without one, or without Until).
+	cutSnapshot *cutSnapshot
 }
 
 // Plan is the restore plan: what the archive holds for the chosen topics.
@@ -130,6 +142,9 @@ type Plan struct {
 	Topics []TopicPlan // sorted by source topic
 	// Skipped counts keys that are not restored, by reason (Skip*).
 	Skipped map[string]int
+	// Until is Config.Until (zero without it); each partition's Cut says
+	// where its restore stops.
+	Until time.Time
 }
 
 // Objects returns the number of objects over all topics.
@@ -227,6 +242,25 @@ func (p *Plan) writePartitions(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if !p.Until.IsZero() {
+		fmt.Fprintf(w, "point in time: --until %s; only source offsets below each partition's cut are restored\n", p.Until.UTC().Format(time.RFC3339Nano))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PARTITION\tCUT\tRESTORED\tLEFT OUT\tCHOSEN BY")
+		for _, t := range p.Topics {
+			for _, pp := range t.Parts {
+				if c := pp.Cut; c != nil {
+					cut := "-"
+					if c.Refused == "" {
+						cut = fmt.Sprint(c.Offset)
+					}
+					fmt.Fprintf(tw, "%s/%d\t%s\t%d\t%d\t%s\n", t.Source, pp.Partition, cut, pp.Records, c.LeftOut, c)
+				}
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {

@@ -218,8 +218,16 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	}
 	ai.finish(plan)
 	r.log.Log(ctx, logAt, "archive checked", "objects", toRead, "seconds", time.Since(began).Seconds())
+	plan.Until = r.cfg.Until
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
+		var prev, next *cutSnapshot
+		if !r.cfg.Until.IsZero() {
+			if prev, next, err = r.untilSnapshots(ctx, t.Source); err != nil {
+				return err
+			}
+			t.cutSnapshot = prev
+		}
 		for pi := range t.Parts {
 			pp := &t.Parts[pi]
 			var ip *index.Partition
@@ -227,6 +235,9 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 				ip = ai.parts[topicPartition{t.Source, pp.Partition}]
 			}
 			r.provePartition(pp, ip, ai.missingEntries(t.Source, pp))
+			if !r.cfg.Until.IsZero() {
+				r.cutPartition(pp, ip, prev, next)
+			}
 			t.Records += pp.Records
 			t.Duplicates += pp.Duplicates
 			t.Gaps += len(pp.Gaps)
@@ -541,4 +552,9 @@ func lastText(last int64) string {
 // produced, or nil: damaged objects under behavior.on.error=fail, and gaps,
 // unless Config.AllowGaps. Run calls it; a dry run prints the plan, then
 // reports it.
-func (r *Restorer) Check(plan *Plan) error { return r.blocking(plan) }
+func (r *Restorer) Check(plan *Plan) error {
+	if err := refusedCuts(plan); err != nil {
+		return err
+	}
+	return r.blocking(plan)
+}

@@ -96,6 +96,9 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	default:
 		return nil, fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
 	}
+	if !cfg.Until.IsZero() && cfg.Follow {
+		return nil, fmt.Errorf("%w: --until restores a fixed point in time and --follow keeps restoring new records; want one of them", ErrInvalidConfig)
+	}
 	if !cfg.DryRun && len(cfg.Brokers) == 0 {
 		return nil, fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
 	}
@@ -418,6 +421,9 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 			return err
 		}
 		jobs = append(jobs, tj...)
+	}
+	if err := pastCutError(jobs); err != nil {
+		return err
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)

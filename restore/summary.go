@@ -39,6 +39,10 @@ type Summary struct {
 	Gaps       []PartitionGap
 	GapOffsets int64
 	DryRun     bool
+	// Until is Config.Until (zero without it); PastCut counts the
+	// archived records past the partitions' cuts, which are not restored.
+	Until   time.Time
+	PastCut int64
 }
 
 // PartitionGap is a Gap of one archived topic partition.
@@ -58,9 +62,13 @@ func (s Summary) String() string {
 	if s.DryRun {
 		verb = "dry run, nothing produced:"
 	}
-	return fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
+	line := fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
 		verb, s.Records, formatBytes(s.Bytes), s.Objects, s.Topics, s.Partitions, s.Duration.Seconds(),
 		s.AlreadyPresent, formatSkipped(s.KeysSkipped), s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+	if !s.Until.IsZero() {
+		line += fmt.Sprintf("; --until %s: %d records past the cut left out", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
+	}
+	return line
 }
 
 // Seconds returns the run time in seconds.
@@ -77,9 +85,13 @@ func (s *Summary) addPlan(p *Plan) {
 		s.KeysSkipped = map[string]int{}
 	}
 	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets = 0, 0, nil, 0
+	s.Until, s.PastCut = p.Until, 0
 	for _, t := range p.Topics {
 		s.Duplicates += t.Duplicates
 		for _, pp := range t.Parts {
+			if pp.Cut != nil {
+				s.PastCut += pp.Cut.LeftOut
+			}
 			s.ObjectsSkipped += len(pp.Damaged)
 			for _, g := range pp.Gaps {
 				s.Gaps = append(s.Gaps, PartitionGap{Topic: t.Source, Partition: pp.Partition, Gap: g})

@@ -1,0 +1,360 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+)
+
+// ErrNoPointInTime is wrapped when Config.Until is set and the archive
+// cannot tell what a partition held at that time: no snapshot at or
+// before it, and records without timestamps (Confluent's layout). Nothing
+// is produced.
+var ErrNoPointInTime = errors.New("the archive cannot tell what the cluster held at --until")
+
+// ErrPastCut is wrapped when Config.Until is set and a target partition
+// already holds more records of this restore than the cut lets through:
+// an earlier restore with a later --until (or none) went past it. Records
+// cannot be taken back; nothing is produced.
+var ErrPastCut = errors.New("the target already holds records past the --until cut")
+
+// How a partition's cut was chosen (Cut.Basis).
+const (
+	// CutSnapshot: the end offset the snapshot at or before Until
+	// recorded (precision: the snapshot interval).
+	CutSnapshot = "snapshot"
+	// CutSnapshotTimestamps: the snapshot's end offset, then the records
+	// after it stamped at or before Until (LogAppendTime: exact).
+	CutSnapshotTimestamps = "snapshot, then LogAppendTime timestamps"
+	// CutTimestamps: the first record stamped after Until, without a
+	// snapshot at or before it. Exact for LogAppendTime records; best
+	// effort for CreateTime (Cut.Exact says which).
+	CutTimestamps = "timestamps"
+)
+
+// Cut is where a point-in-time restore (Config.Until) stops in one
+// partition: only source offsets below Offset are restored, a prefix of
+// the partition's full record stream.
+type Cut struct {
+	// Offset is the first source offset not restored (-1 when Refused).
+	Offset int64
+	// Basis is how Offset was chosen (Cut* constants).
+	Basis string
+	// Exact reports that Offset is exactly the partition's end at Until
+	// as far as the archive can tell: timestamps of LogAppendTime records
+	// that never decrease. A snapshot cut without it is exact only at the
+	// snapshot's time.
+	Exact bool
+	// SnapshotKey and SnapshotTimeMS name the snapshot at or before Until
+	// the cut starts from ("" and 0 without one); SnapshotEnd is the end
+	// offset it recorded for the partition (-1 without one).
+	SnapshotKey    string
+	SnapshotTimeMS int64
+	SnapshotEnd    int64
+	// NextEnd is the end offset the first snapshot after Until recorded,
+	// an upper bound of any timestamp cut (-1 without one).
+	NextEnd int64
+	// Late counts, for a best-effort timestamp cut, the records at or
+	// after Offset stamped at or before Until (CreateTime stamps that are
+	// not in offset order): they are left out.
+	Late int64
+	// LeftOut counts the records of the archive at or after Offset that
+	// are not restored; Full is the partition's record count without a
+	// cut.
+	LeftOut, Full int64
+	// Note says something the operator should know about the cut.
+	Note string
+	// Refused says why no cut can be chosen (then the restore stops with
+	// ErrNoPointInTime before anything is produced).
+	Refused string
+}
+
+// String prints the cut for the plan.
+func (c *Cut) String() string {
+	if c.Refused != "" {
+		return "REFUSED: " + c.Refused
+	}
+	var b strings.Builder
+	switch c.Basis {
+	case CutSnapshot:
+		fmt.Fprintf(&b, "snapshot at %s (%s)", msText(c.SnapshotTimeMS), c.SnapshotKey)
+	case CutSnapshotTimestamps:
+		fmt.Fprintf(&b, "snapshot at %s (%s, end offset %d), then LogAppendTime timestamps", msText(c.SnapshotTimeMS), c.SnapshotKey, c.SnapshotEnd)
+	case CutTimestamps:
+		b.WriteString("record timestamps")
+	}
+	switch {
+	case c.Exact:
+		b.WriteString(", exact")
+	case c.Basis == CutTimestamps:
+		fmt.Fprintf(&b, ", best effort (CreateTime: %d later records stamped at or before --until left out)", c.Late)
+	default:
+		b.WriteString(", precision: the snapshot interval")
+	}
+	if c.Note != "" {
+		b.WriteString("; " + c.Note)
+	}
+	return b.String()
+}
+
+func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+
+// untilProof is what reading an object told about Config.Until.
+type untilProof struct {
+	// stamped: every record carries its own timestamp (an envelope
+	// record with a timestamp type); logAppend: every one is
+	// LogAppendTime.
+	stamped, logAppend bool
+	// after is the offset of the first record stamped after Until, -1
+	// when none is.
+	after int64
+	// atOrBefore holds the offsets of the records stamped at or before
+	// Until.
+	atOrBefore offsetRuns
+}
+
+func newUntilProof() untilProof { return untilProof{stamped: true, logAppend: true, after: -1} }
+
+// add accounts for one record at offset off; stamped says whether it
+// carries its own timestamp.
+func (u *untilProof) add(rec *format.Record, ts time.Time, stamped bool, off, untilMS int64) {
+	if !stamped || rec.TimestampType < format.TimestampCreate {
+		u.stamped, u.logAppend = false, false
+		return
+	}
+	if rec.TimestampType != format.TimestampLogAppendTime {
+		u.logAppend = false
+	}
+	if ts.UnixMilli() > untilMS {
+		if u.after < 0 {
+			u.after = off
+		}
+		return
+	}
+	_ = u.atOrBefore.add(off) // offsets increase: readObject checked them
+}
+
+// cutSnapshot is one snapshot's end offsets, as the cut uses them.
+type cutSnapshot struct {
+	key    string
+	timeMS int64
+	ends   map[int32]int64
+	// TODO(index.Snapshot) the decoded snapshot, for --restore-groups
+}
+
+// untilMS is Config.Until in Unix milliseconds (the resolution of Kafka
+// timestamps and snapshot times).
+func (r *Restorer) untilMS() int64 { return r.cfg.Until.UnixMilli() }
+
+// cutPartition chooses pp's cut from the topic's snapshots around Until
+// (prev at or before it, next after it; either may be nil) and the
+// records' timestamps, then trims pp's record stream to it.
+func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, next *cutSnapshot) {
+	until := r.untilMS()
+	c := &Cut{Offset: -1, SnapshotEnd: -1, NextEnd: -1, Full: pp.Records}
+	pp.Cut = c
+	if prev != nil {
+		c.SnapshotKey, c.SnapshotTimeMS = prev.key, prev.timeMS
+		c.SnapshotEnd = prev.ends[pp.Partition] // absent: the partition did not exist yet
+	}
+	if next != nil {
+		if e, ok := next.ends[pp.Partition]; ok {
+			c.NextEnd = e
+		}
+	}
+
+	// The timestamp cut: the first offset stamped after Until.
+	tsOK, anyStamped, logAppend := true, false, true
+	var why string
+	tsCut := int64(-1)
+	var atOrBefore []offsetRun
+	for _, o := range pp.Objects {
+		if o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+			continue
+		}
+		u := o.proof.until
+		first := o.Offsets[0].First
+		switch {
+		case u.stamped:
+			anyStamped = true
+			logAppend = logAppend && u.logAppend
+			if u.after >= 0 && (tsCut < 0 || u.after < tsCut) {
+				tsCut = u.after
+			}
+			for _, run := range u.atOrBefore.runs {
+				atOrBefore = addRun(atOrBefore, run)
+			}
+		case o.entry != nil && o.entry.MaxTS <= until:
+			// The index's time range: every record at or before Until.
+			for _, run := range o.Offsets {
+				atOrBefore = addRun(atOrBefore, run)
+			}
+		case o.entry != nil && o.entry.MinTS > until:
+			if tsCut < 0 || first < tsCut {
+				tsCut = first
+			}
+		default:
+			if tsOK {
+				why = fmt.Sprintf("object %q holds records without their own timestamps (no store.envelope) around --until", o.Key)
+			}
+			tsOK = false
+		}
+	}
+	if tsCut < 0 {
+		tsCut = pp.LastOffset + 1 // every record is at or before Until
+		if pp.LastOffset < 0 {
+			tsCut = 0
+		}
+	}
+	var late int64
+	for _, run := range atOrBefore {
+		if run.Last >= tsCut {
+			late += run.Last - max(run.First, tsCut) + 1
+		}
+	}
+	exact := tsOK && anyStamped && logAppend && late == 0
+
+	switch {
+	case tsOK && (prev == nil || exact):
+		c.Offset, c.Basis, c.Exact, c.Late = tsCut, CutTimestamps, exact, late
+		if !anyStamped && pp.Records > 0 {
+			c.Note = "from the archive index's time range of each object (min_ts, max_ts)"
+		}
+		if prev != nil {
+			c.Basis = CutSnapshotTimestamps
+			if c.Offset < c.SnapshotEnd {
+				c.Offset = c.SnapshotEnd // the snapshot saw them in the cluster at its time
+				c.Note = "raised to the snapshot's end offset (the broker's clock is behind the sink's)"
+			}
+		}
+		if c.NextEnd >= 0 && c.Offset > c.NextEnd {
+			c.Offset = c.NextEnd
+			c.Note = "lowered to the end offset of the first snapshot after --until"
+		}
+	case prev != nil:
+		c.Offset, c.Basis = c.SnapshotEnd, CutSnapshot
+	default:
+		if why == "" {
+			why = "no record carries a timestamp"
+		}
+		c.Refused = fmt.Sprintf("no snapshot at or before %s and %s: restore without --until, or pick a time after the first snapshot",
+			r.cfg.Until.UTC().Format(time.RFC3339Nano), why)
+		return
+	}
+	if c.Offset == pp.LastOffset+1 && !c.Exact && c.Basis == CutTimestamps && pp.Records > 0 {
+		c.Note = strings.TrimPrefix(c.Note+"; every archived record is at or before --until: the archive may end before it", "; ")
+	}
+	pp.applyCut(c.Offset)
+	c.LeftOut = c.Full - pp.Records
+	// A cut past what the archive accounts for: the offsets between are
+	// not archived (the sink stopped before it archived the snapshot's
+	// end offsets).
+	switch {
+	case ip != nil && c.Offset > ip.Commit:
+		pp.Gaps = append(pp.Gaps, Gap{First: ip.Commit, Last: c.Offset - 1, Unaccounted: true})
+	case ip == nil && c.Offset > pp.LastOffset+1:
+		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; the archive ends at offset %d, before the cut: not proven", pp.LastOffset), "; ")
+	}
+}
+
+// applyCut trims pp to the source offsets below cut: segments, record
+// count, offsets, gaps and damaged objects past it.
+func (pp *PartitionPlan) applyCut(cut int64) {
+	var segs []segment
+	pp.Records = 0
+	pp.FirstOffset, pp.LastOffset = -1, -1
+	keep := make([]bool, len(pp.Objects))
+	for _, s := range pp.segments {
+		if s.first >= cut {
+			continue
+		}
+		if end := s.first + (s.to - s.from); end > cut {
+			s.to = s.from + (cut - s.first)
+		}
+		segs = append(segs, s)
+		keep[s.obj] = true
+		n := s.to - s.from
+		pp.Records += n
+		if pp.FirstOffset < 0 {
+			pp.FirstOffset = s.first
+		}
+		pp.LastOffset = max(pp.LastOffset, s.first+n-1)
+	}
+	pp.segments = segs
+	for i := range pp.Objects {
+		o := &pp.Objects[i]
+		o.pastCut = !keep[i] && o.Damage == nil && len(o.Offsets) > 0 && o.Offsets[0].First >= cut
+	}
+	var gaps []Gap
+	for _, g := range pp.Gaps {
+		if g.First >= cut {
+			continue
+		}
+		if g.Last >= cut {
+			g.Last = cut - 1
+		}
+		gaps = append(gaps, g)
+	}
+	pp.Gaps = gaps
+	starts := map[string]int64{}
+	for _, o := range pp.Objects {
+		starts[o.Key] = o.StartOffset
+	}
+	var damaged []DamagedObject
+	for _, d := range pp.Damaged {
+		if start, ok := starts[d.Key]; ok && start >= cut {
+			continue
+		}
+		damaged = append(damaged, d)
+	}
+	pp.Damaged = damaged
+}
+
+// pastCutError refuses jobs whose target already holds more records of
+// this restore than the cut lets through.
+func pastCutError(jobs []job) error {
+	var bad []string
+	for _, j := range jobs {
+		c := j.part.Cut
+		if c == nil {
+			continue
+		}
+		if already := j.end - j.start; already > j.part.Records {
+			bad = append(bad, fmt.Sprintf("%s/%d holds %d records of this restore (from offset %d, marker group %q), the cut at source offset %d lets %d through",
+				j.topic.Target, j.part.Partition, already, j.start, MarkerGroup(j.topic.Target), c.Offset, j.part.Records))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (nothing was produced): %s; an earlier restore went past this --until and records cannot be taken back: "+
+		"restore into another topic (--topic-rename), or delete and recreate the target and its marker group",
+		ErrPastCut, strings.Join(limitList(bad, 20), "; "))
+}
+
+// refusedCuts returns ErrNoPointInTime for the partitions without a cut.
+func refusedCuts(plan *Plan) error {
+	var bad []string
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			if pp.Cut != nil && pp.Cut.Refused != "" {
+				bad = append(bad, fmt.Sprintf("%s/%d: %s", t.Source, pp.Partition, pp.Cut.Refused))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (nothing was produced): %s", ErrNoPointInTime, strings.Join(limitList(bad, 20), "; "))
+}
+
+// untilSnapshots returns the topic's newest snapshot at or before Until
+// and its oldest one after it (either nil).
+func (r *Restorer) untilSnapshots(ctx context.Context, topic string) (prev, next *cutSnapshot, err error) {
+	return nil, nil, nil
+}
