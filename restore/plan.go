@@ -250,11 +250,11 @@ func (p *Plan) writePartitions(w io.Writer) error {
 		for _, t := range p.Topics {
 			for _, pp := range t.Parts {
 				if c := pp.Cut; c != nil {
-					cut := "-"
+					cut, restored, left := "-", "-", "-"
 					if c.Refused == "" {
-						cut = fmt.Sprint(c.Offset)
+						cut, restored, left = fmt.Sprint(c.Offset), fmt.Sprint(pp.Records), fmt.Sprint(c.LeftOut)
 					}
-					fmt.Fprintf(tw, "%s/%d\t%s\t%d\t%d\t%s\n", t.Source, pp.Partition, cut, pp.Records, c.LeftOut, c)
+					fmt.Fprintf(tw, "%s/%d\t%s\t%s\t%s\t%s\n", t.Source, pp.Partition, cut, restored, left, c)
 				}
 			}
 		}
