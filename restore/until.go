@@ -144,7 +144,7 @@ type cutSnapshot struct {
 	key    string
 	timeMS int64
 	ends   map[int32]int64
-	// TODO(index.Snapshot) the decoded snapshot, for --restore-groups
+	snap   *index.Snapshot
 }
 
 // untilMS is Config.Until in Unix milliseconds (the resolution of Kafka
@@ -355,6 +355,55 @@ func refusedCuts(plan *Plan) error {
 
 // untilSnapshots returns the topic's newest snapshot at or before Until
 // and its oldest one after it (either nil).
+// Only those two are read. Without Config.IndexPrefix there are none.
 func (r *Restorer) untilSnapshots(ctx context.Context, topic string) (prev, next *cutSnapshot, err error) {
-	return nil, nil, nil
+	if r.cfg.IndexPrefix == "" {
+		return nil, nil, nil
+	}
+	names, err := index.ListSnapshots(ctx, r.store, r.cfg.IndexPrefix, topic)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--until: %w", err)
+	}
+	until := r.untilMS()
+	var prevName, nextName *index.SnapshotName
+	for i := range names { // newest first
+		if names[i].TimeMS <= until {
+			prevName = &names[i]
+			break
+		}
+		nextName = &names[i]
+	}
+	read := func(n *index.SnapshotName) (*cutSnapshot, error) {
+		if n == nil {
+			return nil, nil
+		}
+		s, err := index.ReadSnapshot(ctx, r.store, n.Key)
+		if err != nil {
+			return nil, fmt.Errorf("--until: %w", err)
+		}
+		if s.Topic != topic || s.TimeMS != n.TimeMS {
+			return nil, fmt.Errorf("--until: %w: snapshot %q says topic %q at %d ms, its key says topic %q at %d ms",
+				index.ErrMalformed, n.Key, s.Topic, s.TimeMS, topic, n.TimeMS)
+		}
+		return &cutSnapshot{key: n.Key, timeMS: s.TimeMS, ends: s.EndOffsets, snap: s}, nil
+	}
+	if prev, err = read(prevName); err != nil {
+		return nil, nil, err
+	}
+	if next, err = read(nextName); err != nil {
+		return nil, nil, err
+	}
+	return prev, next, nil
+}
+
+// UntilSnapshot returns the snapshot the topic's cuts start from (the
+// newest at or before Config.Until) and its key, or nil and "" without
+// Until or without such a snapshot. Its group offsets were taken at the
+// same moment as the end offsets the cuts use: --restore-groups restores
+// those.
+func (t *TopicPlan) UntilSnapshot() (*index.Snapshot, string) {
+	if t.cutSnapshot == nil {
+		return nil, ""
+	}
+	return t.cutSnapshot.snap, t.cutSnapshot.key
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -233,4 +235,214 @@ func squash(s string) string {
 		s = strings.ReplaceAll(s, "  ", " ")
 	}
 	return s
+}
+
+// putSnapshot writes the snapshot of topic at timeMS with the given end
+// offsets (and a group, so the seam can be checked), as the sink does.
+func (a *archive) putSnapshot(topic string, timeMS int64, ends map[int32]int64) string {
+	a.t.Helper()
+	groups := map[string]map[int32]int64{"app": {}}
+	for p, e := range ends {
+		groups["app"][p] = e / 2
+	}
+	b, err := index.EncodeSnapshot(&index.Snapshot{Topic: topic, TimeMS: timeMS, EndOffsets: ends, Groups: groups})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	key := index.SnapshotKey(index.DefaultPrefix, topic, timeMS, "0123456789ab")
+	a.putRaw(key, func(w io.Writer) { w.Write(b) })
+	return key
+}
+
+// putIndexed writes one object of topic/p with recs (their Offset and
+// Timestamp set) and its index entry: runs from the offsets, min_ts and
+// max_ts from the timestamps, the envelope flag from the format.
+func (a *archive) putIndexed(topic string, p int32, recs []*format.Record, commit int64, envelope bool) {
+	a.t.Helper()
+	key := a.put(topic, p, recs[0].Offset, recs)
+	e := index.Entry{V: index.Version, Topic: topic, Partition: p, Key: key, Objects: []index.Object{a.describe(key)},
+		Records: int64(len(recs)), From: recs[0].Offset, Commit: commit, Envelope: envelope,
+		MinTS: recs[0].Timestamp.UnixMilli(), MaxTS: recs[0].Timestamp.UnixMilli()}
+	var runs offsetRuns
+	for _, r := range recs {
+		runs.add(r.Offset)
+		e.MinTS, e.MaxTS = min(e.MinTS, r.Timestamp.UnixMilli()), max(e.MaxTS, r.Timestamp.UnixMilli())
+	}
+	for _, r := range runs.runs {
+		e.Runs = append(e.Runs, index.Run{First: r.First, Last: r.Last})
+	}
+	b, err := index.Encode([]index.Entry{e})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.putRaw(index.Key(index.DefaultPrefix, topic, p, commit, ""), func(w io.Writer) { w.Write(b) })
+}
+
+// untilPlan plans a dry run of topic src at until.
+func untilPlan(t *testing.T, a *archive, until int64) (*Plan, *Restorer) {
+	t.Helper()
+	cfg := baseConfig(nil, format.NewJSON(), "src")
+	cfg.DryRun, cfg.IndexPrefix, cfg.Until = true, index.DefaultPrefix, time.UnixMilli(until)
+	r := mustNew(t, cfg, a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, r
+}
+
+// TestUntilSnapshotCut: an indexed archive of plain values (no record
+// timestamps) is cut at the end offsets of the newest snapshot at or
+// before --until, the same snapshot for every partition of the topic; the
+// restore produces exactly the records below the cuts, the plan names the
+// snapshot, and UntilSnapshot exposes it (with its group offsets) for
+// --restore-groups.
+func TestUntilSnapshotCut(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	p0 := stamped(0, format.TimestampCreate, seq(0, 10), seq(1000, 10))
+	p1 := stamped(1, format.TimestampCreate, seq(0, 6), seq(1000, 6))
+	for _, r := range append(append([]*format.Record{}, p0...), p1...) {
+		r.Timestamp, r.Offset, r.Partition = time.Time{}, 0, 0 // plain values: nothing but the value
+	}
+	a.putIndexed("src", 0, stampedAt(p0[:5], 0, 1000), 5, false)
+	a.putIndexed("src", 0, stampedAt(p0[5:], 5, 1005), 10, false)
+	a.putIndexed("src", 1, stampedAt(p1, 0, 1000), 6, false)
+	a.putSnapshot("src", 1000, map[int32]int64{0: 3, 1: 2})
+	key2000 := a.putSnapshot("src", 2000, map[int32]int64{0: 7, 1: 6})
+	a.putSnapshot("src", 3000, map[int32]int64{0: 10, 1: 6})
+
+	plan, _ := untilPlan(t, a, 2500)
+	for i, want := range []int64{7, 6} {
+		pp := plan.Topics[0].Parts[i]
+		if c := pp.Cut; c.Offset != want || c.Basis != CutSnapshot || c.SnapshotKey != key2000 || c.Exact || pp.Records != want {
+			t.Fatalf("partition %d: cut %+v, %d records", i, c, pp.Records)
+		}
+	}
+	snap, key := plan.Topics[0].UntilSnapshot()
+	if key != key2000 || snap == nil || snap.TimeMS != 2000 || snap.Groups["app"][0] != 3 {
+		t.Fatalf("UntilSnapshot: %q %+v", key, snap)
+	}
+	var text strings.Builder
+	plan.WriteText(&text)
+	if want := "src/0 7 7 3 snapshot at 1970-01-01T00:00:02Z (" + key2000 + "), precision: the snapshot interval"; !strings.Contains(squash(text.String()), want) {
+		t.Errorf("dry run lacks %q:\n%s", want, text.String())
+	}
+
+	brokers := newCluster(t, 2)
+	cfg := indexedConfig(brokers, a)
+	cfg.Until = time.UnixMilli(2500)
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.Records != 13 || sum.PastCut != 3 {
+		t.Fatalf("%s, %v", sum, err)
+	}
+	got := readTopic(t, brokers, "dst")
+	checkValues(t, "p0", got[0], p0[:7])
+	checkValues(t, "p1", got[1], p1)
+
+	// At exactly a snapshot's time, that snapshot is taken.
+	if plan, _ := untilPlan(t, a, 1000); plan.Topics[0].Parts[0].Cut.Offset != 3 {
+		t.Fatalf("at 1000: %+v", plan.Topics[0].Parts[0].Cut)
+	}
+}
+
+// stampedAt gives recs offsets from `from` and timestamps from ts (ms),
+// one apart, as the sink's index records them; the objects stay plain.
+func stampedAt(recs []*format.Record, from, ts int64) []*format.Record {
+	out := make([]*format.Record, len(recs))
+	for i, r := range recs {
+		c := *r
+		c.Offset, c.Timestamp = from+int64(i), time.UnixMilli(ts+int64(i))
+		out[i] = &c
+	}
+	return out
+}
+
+// TestUntilSnapshotThenLogAppendTime: with LogAppendTime envelope records
+// the snapshot's cut is refined by the timestamps (exact), never below the
+// snapshot's end offset (it saw those records in the cluster) and never
+// above the end offset of the first snapshot after --until.
+func TestUntilSnapshotThenLogAppendTime(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		until       int64
+		snaps       map[int64]int64 // time -> end offset of partition 0
+		cut         int64
+		basis, note string
+	}{
+		{"refined", 6500, map[int64]int64{4200: 4, 8000: 8}, 7, CutSnapshotTimestamps, ""},
+		{"raised to the snapshot", 4500, map[int64]int64{4200: 6}, 6, CutSnapshotTimestamps, "raised to the snapshot's end offset"},
+		{"lowered to the next snapshot", 6500, map[int64]int64{4200: 4, 6600: 6}, 6, CutSnapshotTimestamps, "lowered to the end offset of the first snapshot after --until"},
+		{"next snapshot only", 6500, map[int64]int64{6600: 6}, 6, CutTimestamps, "lowered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newArchive(t, mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true}))
+			recs := stamped(0, format.TimestampLogAppendTime, seq(0, 10), []int64{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000})
+			a.putIndexed("src", 0, recs[:5], 5, true)
+			a.putIndexed("src", 0, recs[5:], 10, true)
+			for ts, end := range tc.snaps {
+				a.putSnapshot("src", ts, map[int32]int64{0: end})
+			}
+			plan, r := untilPlan(t, a, tc.until)
+			if err := r.Check(plan); err != nil {
+				t.Fatal(err)
+			}
+			c := plan.Topics[0].Parts[0].Cut
+			if c.Offset != tc.cut || c.Basis != tc.basis || !c.Exact || !strings.Contains(c.Note, tc.note) || plan.Topics[0].Parts[0].Records != tc.cut {
+				t.Fatalf("cut %+v", c)
+			}
+		})
+	}
+}
+
+// TestUntilSnapshotCreateTimeNotRefined: CreateTime stamps do not refine
+// a snapshot's cut (they need not follow offsets).
+func TestUntilSnapshotCreateTimeNotRefined(t *testing.T) {
+	a := newArchive(t, mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true}))
+	a.putIndexed("src", 0, stamped(0, format.TimestampCreate, seq(0, 6), seq(0, 6)), 6, true)
+	a.putSnapshot("src", 3, map[int32]int64{0: 2})
+	plan, _ := untilPlan(t, a, 4)
+	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 2 || c.Basis != CutSnapshot || c.Exact {
+		t.Fatalf("cut %+v", c)
+	}
+}
+
+// TestUntilSnapshotPastTheArchive: a snapshot whose end offset lies past
+// everything the archive index accounts for (the sink stopped before
+// archiving it) leaves a gap that stops the restore, unless --allow-gaps.
+func TestUntilSnapshotPastTheArchive(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	a.putIndexed("src", 0, stampedAt(values("v", 0, 4), 0, 100), 4, false)
+	a.putSnapshot("src", 200, map[int32]int64{0: 6})
+	plan, r := untilPlan(t, a, 300)
+	pp := plan.Topics[0].Parts[0]
+	if pp.Cut.Offset != 6 || len(pp.Gaps) != 1 || pp.Gaps[0].First != 4 || pp.Gaps[0].Last != 5 || !pp.Gaps[0].Unaccounted {
+		t.Fatalf("cut %+v gaps %v", pp.Cut, pp.Gaps)
+	}
+	if err := r.Check(plan); !errors.Is(err, ErrGaps) || !strings.Contains(err.Error(), "src/0 offsets 4..5") {
+		t.Fatalf("check: %v", err)
+	}
+}
+
+// TestUntilBeforeTheFirstSnapshot: without a snapshot at or before
+// --until, plain values are refused when an object straddles --until
+// (its index time range holds it), and cut by the index time ranges
+// (best effort) when none does; either way the first snapshot after
+// --until bounds the cut.
+func TestUntilBeforeTheFirstSnapshot(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	a.putIndexed("src", 0, stampedAt(values("v", 0, 4), 0, 100), 4, false) // 100..103
+	a.putIndexed("src", 0, stampedAt(values("v", 4, 4), 4, 200), 8, false) // 200..203
+	a.putSnapshot("src", 500, map[int32]int64{0: 8})
+
+	plan, r := untilPlan(t, a, 102)
+	if err := r.Check(plan); !errors.Is(err, ErrNoPointInTime) || !strings.Contains(err.Error(), "src+0+0000000000.json") {
+		t.Fatalf("straddling object: %v", err)
+	}
+	plan, r = untilPlan(t, a, 150)
+	if err := r.Check(plan); err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 4 || c.Exact || c.Basis != CutTimestamps || !strings.Contains(c.Note, "min_ts, max_ts") {
+		t.Fatalf("cut %+v", c)
+	}
 }
