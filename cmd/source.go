@@ -45,6 +45,9 @@ type sourceFlags struct {
 	AllowGaps      bool
 	// Timestamps is --timestamps: original or now.
 	Timestamps string
+	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
+	// everything.
+	Until string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -113,6 +116,18 @@ Old timestamps meet the target's retention.ms: records older than it may be
 deleted soon after the restore, so raise retention.ms on the target first
 (or use --timestamps now).
 
+--until TIME (RFC 3339, or Unix milliseconds) restores each topic as the
+cluster held it at TIME: per partition, the records below a cut offset. The
+cut is the end offset of the newest offset snapshot at or before TIME (the
+sink writes them under kafkas3.index.prefix; the same snapshot for every
+partition of a topic), refined by the records' own timestamps where they are
+LogAppendTime (store.envelope), which makes it exact; without a snapshot,
+the timestamps alone (exact for LogAppendTime, best effort for CreateTime).
+An archive with neither is refused. The dry run shows each cut and how it
+was chosen. A restore with --until is a prefix of the full restore: running
+it again produces nothing, a full restore afterwards continues it, and a
+later --until that lies before what the target already holds is refused.
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
@@ -139,6 +154,9 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
 	fl.StringVar(&f.Timestamps, "timestamps", string(restore.TimestampsOriginal),
 		"timestamps of restored envelope records (store.envelope): original (as archived) or now (the producer's time)")
+	fl.StringVar(&f.Until, "until", "",
+		"restore each topic as the cluster held it at this time: RFC 3339 (2026-12-01T11:00:00Z) or Unix milliseconds; "+
+			"the cut per partition comes from the sink's offset snapshots, refined by LogAppendTime timestamps (the dry run shows it)")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
@@ -234,6 +252,13 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	default:
 		bad("--timestamps", "is %q; want original or now", f.Timestamps)
 	}
+	if strings.TrimSpace(f.Until) != "" {
+		if cfg.Until, err = parseUntil(f.Until); err != nil {
+			bad("--until", "%v", err)
+		} else if f.Follow {
+			bad("--until", "is set together with --follow; a point in time is restored once, want at most one of them")
+		}
+	}
 	if f.DryRun && f.Follow {
 		bad("--follow", "is set together with --dry-run; want at most one of them")
 	}
@@ -241,6 +266,28 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		errs = append(errs, &ConfigError{Key: "bootstrap.servers", Msg: errMissing + " (needed unless --dry-run; or pass --bootstrap-servers)"})
 	}
 	return cfg, problems(errs)
+}
+
+// parseUntil reads --until: an RFC 3339 time (fractions of a second
+// allowed, a zone required) or a number of Unix milliseconds, the unit of
+// Kafka timestamps and of the snapshot keys. Times before 1970 are
+// refused.
+func parseUntil(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms <= 0 {
+			return time.Time{}, fmt.Errorf("is %d; want Unix milliseconds after 1970 or an RFC 3339 time", ms)
+		}
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("is %q; want an RFC 3339 time with a zone (2026-12-01T11:00:00Z, 2026-12-01T12:00:00.250+01:00) or Unix milliseconds", s)
+	}
+	if t.UnixMilli() <= 0 {
+		return time.Time{}, fmt.Errorf("is %q, not after 1970; want a later time", s)
+	}
+	return t, nil
 }
 
 // sourceEncoders builds the target-side Avro encoders: for values when the

@@ -272,6 +272,10 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		{"bad rename", []string{"--topics", "x", "--topic-rename", "copy_of_$2"}, "topic rename \"copy_of_$2\" refers to group 2; the regex has 0"},
 		{"dry run and follow", []string{"--dry-run", "--follow"}, "--follow: is set together with --dry-run"},
 		{"timestamps", []string{"--timestamps", "later"}, `--timestamps: is "later"; want original or now`},
+		{"until not a time", []string{"--until", "yesterday"}, `--until: is "yesterday"; want an RFC 3339 time with a zone`},
+		{"until without a zone", []string{"--until", "2026-12-01T11:00:00"}, `--until: is "2026-12-01T11:00:00"; want an RFC 3339 time with a zone`},
+		{"until before 1970", []string{"--until", "-5"}, `--until: is -5; want Unix milliseconds after 1970`},
+		{"until and follow", []string{"--until", "2026-12-01T11:00:00Z", "--follow"}, "--until: is set together with --follow"},
 		{"log level", []string{"--log-level", "loud"}, `--log-level "loud"`},
 		{"no topics", []string{"-p", "topics="}, "topics: no topics to restore: pass --topics or --topics-regex"},
 		{"connector", []string{"-p", "connector.class=FileStreamSource"}, `connector.class: "FileStreamSource" is not an S3 connector`},
@@ -589,5 +593,34 @@ func TestSourceCmdGapsAndAllowGaps(t *testing.T) {
 	want := append(append([]string(nil), a.want["orders"][0][:10]...), a.want["orders"][0][20:]...)
 	if !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("restored %v, want %v", got[0], want)
+	}
+}
+
+// TestParseUntil: --until takes RFC 3339 (with fractions and any zone) and
+// Unix milliseconds, to the millisecond.
+func TestParseUntil(t *testing.T) {
+	for in, want := range map[string]int64{
+		"2026-12-01T11:00:00Z":           1796122800000,
+		"2026-12-01T12:00:00.250+01:00":  1796122800250,
+		" 1796122800250 ":                1796122800250,
+		"2026-12-01T11:00:00.999999999Z": 1796122800999,
+	} {
+		got, err := parseUntil(in)
+		if err != nil || got.UnixMilli() != want {
+			t.Errorf("parseUntil(%q) = %v (%d ms), %v; want %d ms", in, got, got.UnixMilli(), err, want)
+		}
+	}
+}
+
+// TestSourceUntilRefusedOnConfluentLayout: --until reaches the restore: a
+// dry run of an archive without snapshots or record timestamps shows the
+// refusal per partition and exits 1.
+func TestSourceCmdUntilRefusedOnConfluentLayout(t *testing.T) {
+	ctx := cliContext(t)
+	a := writeArchived(t, 1, 3, 3, false, "orders")
+	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--dry-run", "--until", "2026-12-01T11:00:00Z")
+	if !strings.Contains(r.out, "REFUSED: no snapshot at or before 2026-12-01T11:00:00Z") ||
+		!strings.Contains(r.err, "the archive cannot tell what the cluster held at --until") {
+		t.Errorf("stdout %s\nstderr %s", r.out, r.err)
 	}
 }
