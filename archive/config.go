@@ -141,6 +141,16 @@ type Config struct {
 	// (cmd checks that).
 	IndexPrefix string
 
+	// SnapshotInterval is offsets.snapshot.interval.ms: with IndexPrefix
+	// set and SnapshotInterval > 0, the sink writes a group offset snapshot
+	// (index.Snapshot) of every archived topic at this interval and, with
+	// Once, at the end of the run after the final commit. 0 writes none.
+	SnapshotInterval time.Duration
+	// GroupsRegex is groups.regex: only the consumer groups whose whole
+	// name matches are snapshotted; "" means every group. The sink's own
+	// group and restore marker groups (RestoreGroupPrefix) never are.
+	GroupsRegex string
+
 	// ValueConverter and KeyConverter, when set, decode each record's value
 	// and key before it is written (Record.ValueTyped, Record.KeyTyped).
 	// ValueConverterClass and KeyConverterClass are their Connect class

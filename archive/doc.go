@@ -16,6 +16,19 @@
 // is handled like any store failure: nothing past the previous commit is
 // committed and the sink resumes from there.
 //
+// With Config.IndexPrefix and Config.SnapshotInterval set, a snapshotter
+// (snapshots.go, its own client outside the group) writes a group offset
+// snapshot (index.Snapshot) of every archived topic each interval and,
+// with Once, after the run's final commit: the committed offsets of the
+// consumer groups on the topic (Config.GroupsRegex narrows them; the
+// sink's own group, restore marker groups kafkas3-restore-*, share and
+// connect groups are left out), read first, then the partitions' last
+// stable offsets, stamped with the wall time after both. A snapshot that
+// records the same offsets as the writer's previous one for the topic is
+// not written. A snapshot failure is a warning and archiving goes on;
+// missing ACLs (GROUP_AUTHORIZATION_FAILED, a refused group listing) are
+// warned about once per run, and the groups concerned are left out.
+//
 // With Config.Envelope (store.envelope) the format writes each record whole
 // (format.NewEnvelope); the partition writer then treats null values as
 // ordinary records (behavior.on.null.values is not consulted), lets a null

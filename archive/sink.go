@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type Summary struct {
 	// partition rotation, plus one per commit over skipped offsets only;
 	// see Config.IndexPrefix). Objects does not include them.
 	IndexObjects int64
+	// Snapshots counts the group offset snapshots written
+	// (Config.SnapshotInterval).
+	Snapshots int64
 }
 
 // String renders the summary as one line.
@@ -89,6 +93,7 @@ type stats struct {
 	skipHigh               map[tp]int64
 	bad, dlq, nullsIgnored int64
 	indexObjects           int64
+	snapshots              int64
 }
 
 // skipReason says why a record was not archived.
@@ -191,6 +196,14 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	if cfg.Errors.DLQTopic != "" && cfg.Errors.Tolerance != ToleranceAll {
 		return nil, errors.New("archive: errors.deadletterqueue.topic.name needs errors.tolerance=all")
 	}
+	if cfg.GroupsRegex != "" {
+		if _, err := regexp.Compile("^(?:" + cfg.GroupsRegex + ")$"); err != nil {
+			return nil, fmt.Errorf("archive: groups.regex: %w", err)
+		}
+	}
+	if cfg.SnapshotInterval < 0 {
+		return nil, errors.New("archive: offsets.snapshot.interval.ms must be >= 0")
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -206,22 +219,48 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 	if err := s.store.Check(ctx); err != nil {
 		return s.summary(start), err
 	}
+	if s.snapshotsOn() {
+		sn, closeSn, err := s.newSnapshotter()
+		if err != nil {
+			return s.summary(start), err
+		}
+		defer closeSn()
+		loopCtx, stopLoop := context.WithCancel(ctx)
+		loopDone := make(chan struct{})
+		go func() { defer close(loopDone); sn.loop(loopCtx) }()
+		err = s.runSessions(ctx)
+		stopLoop()
+		<-loopDone
+		if err == nil && s.cfg.Once && ctx.Err() == nil {
+			// The last snapshot of a --once run comes after its final
+			// commit, so it records the groups where the run left them.
+			sn.takeLogged(ctx)
+		}
+		return s.summary(start), err
+	}
+	err := s.runSessions(ctx)
+	return s.summary(start), err
+}
+
+// runSessions runs sessions until ctx ends, a session ends cleanly (--once)
+// or fails for good; store and converter failures resume after a backoff.
+func (s *Sink) runSessions(ctx context.Context) error {
 	const minBackoff, maxBackoff = time.Second, 30 * time.Second
 	backoff := minBackoff
 	for {
 		began := time.Now()
 		err := s.session(ctx)
 		if ctx.Err() != nil {
-			return s.summary(start), nil // interrupted: a clean stop
+			return nil // interrupted: a clean stop
 		}
 		var se *StoreError
 		var ce *ConverterError
 		if err == nil || !errors.As(err, &se) && !errors.As(err, &ce) {
-			return s.summary(start), err
+			return err
 		}
 		if se != nil && (errors.Is(err, s3store.ErrAccessDenied) || errors.Is(err, s3store.ErrNotExist)) {
 			// Denied access or a bucket that went away: waiting will not help.
-			return s.summary(start), err
+			return err
 		}
 		if time.Since(began) > 2*maxBackoff {
 			backoff = minBackoff // a new outage after healthy running
@@ -234,7 +273,7 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		s.log.Warn(what+"; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
-			return s.summary(start), nil
+			return nil
 		case <-time.After(wait):
 		}
 		backoff = min(backoff*2, maxBackoff)
@@ -246,7 +285,7 @@ func (s *Sink) summary(start time.Time) Summary {
 	defer s.mu.Unlock()
 	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start),
 		BadRecords: s.stats.bad, DLQ: s.stats.dlq, NullsIgnored: s.stats.nullsIgnored, Skipped: s.stats.bad + s.stats.nullsIgnored,
-		IndexObjects: s.stats.indexObjects}
+		IndexObjects: s.stats.indexObjects, Snapshots: s.stats.snapshots}
 	for t := range s.stats.topics {
 		out.Topics = append(out.Topics, t)
 	}

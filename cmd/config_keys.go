@@ -183,6 +183,11 @@ func configKeys() []keySpec {
 		{key: "kafkas3.index.prefix", def: "_kafkas3/", commands: cmdBoth, allowed: "folder names each ending in \"/\", outside topics.dir",
 			doc: "Key prefix of the archive index. It must lie outside topics.dir so query engines scanning topics.dir never see it; with an empty topics.dir the source and kafkas3 verify skip it rather than take it for a topic folder (so no topic may be named like its first folder)."},
 
+		{key: "offsets.snapshot.interval.ms", kind: kindInt, def: "60000", min: 0, max: maxInt64, commands: CommandSink,
+			doc: "kafkas3 only: every this many milliseconds, and at the end of --once after its final commit, snapshot each archived topic's partition end offsets (last stable offsets) and the committed offsets of every consumer group on it (see groups.regex; never the sink's own group nor kafkas3-restore-* groups), taken together, into <kafkas3.index.prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json. A snapshot equal to the previous one is not written again. kafkas3 source --restore-groups restores the groups from them. Missing ACLs (DESCRIBE on the groups or the cluster) give one warning; archiving goes on. 0 writes none; needs kafkas3.index.enabled."},
+		{key: "groups.regex", commands: CommandSink, allowed: "a regular expression (RE2 syntax)",
+			doc: "kafkas3 only: snapshot only the consumer groups whose whole name matches this expression (offsets.snapshot.interval.ms); empty means every group."},
+
 		// Rotation.
 		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: CommandSink, commands: CommandSink,
 			doc: "Records per file; the count covers all open files of one Kafka partition."},

@@ -69,6 +69,10 @@ type SinkOptions struct {
 	StoreSettings
 	FormatSettings
 	IndexSettings
+	// SnapshotInterval is offsets.snapshot.interval.ms (0: no snapshots);
+	// GroupsRegex is groups.regex ("" for every group).
+	SnapshotInterval time.Duration
+	GroupsRegex      string
 
 	NullValues string // NullValuesFail, NullValuesIgnore or NullValuesWrite
 
@@ -138,6 +142,8 @@ func (s *Settings) Sink() (*SinkOptions, error) {
 	o.StoreSettings = p.store()
 	o.FormatSettings = p.format("")
 	o.IndexSettings = p.index(o.LayoutSettings)
+	o.SnapshotInterval = p.millis("offsets.snapshot.interval.ms")
+	o.GroupsRegex = p.regex("groups.regex")
 	o.NullValues = p.choice("behavior.on.null.values")
 	o.StoreKeys = p.bool("store.kafka.keys")
 	o.StoreHeaders = p.bool("store.kafka.headers")

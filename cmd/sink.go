@@ -138,6 +138,7 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 	cfg.TombstonePartition = o.TombstonePartition
 	if o.IndexEnabled {
 		cfg.IndexPrefix = o.IndexPrefix
+		cfg.SnapshotInterval, cfg.GroupsRegex = o.SnapshotInterval, o.GroupsRegex
 	}
 	if o.StoreKeys {
 		if cfg.KeysFormat, err = buildPartFormat(keyKeysFormat, o.KeysFormat, o.FormatSettings); err != nil {

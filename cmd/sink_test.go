@@ -195,10 +195,15 @@ func objectKeys(t *testing.T, dir string) []string {
 
 // indexKeys lists the archive index objects under dir, sorted.
 func indexKeys(t *testing.T, dir string) []string {
+	return keysUnder(t, dir, index.Dir(index.DefaultPrefix))
+}
+
+// keysUnder lists the objects under dir whose keys start with prefix, sorted.
+func keysUnder(t *testing.T, dir, prefix string) []string {
 	t.Helper()
 	var keys []string
 	for _, k := range allKeys(t, dir) {
-		if strings.HasPrefix(k, index.DefaultPrefix) {
+		if strings.HasPrefix(k, prefix) {
 			keys = append(keys, k)
 		}
 	}
@@ -298,13 +303,32 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 		t.Errorf("index entry %+v does not describe the object (%d bytes)", entries, len(b))
 	}
 
+	// The end of --once wrote one group offset snapshot
+	// (offsets.snapshot.interval.ms defaults to 60000): the end offsets,
+	// and no group (the sink's own is left out).
+	snaps := keysUnder(t, dir, index.SnapshotDir(index.DefaultPrefix))
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots %q, want one", snaps)
+	}
+	sb, err := os.ReadFile(filepath.Join(dir, snaps[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := index.DecodeSnapshot(snaps[0], bytes.NewReader(sb))
+	if err != nil || fmt.Sprint(sn.EndOffsets) != "map[0:5 1:5]" || len(sn.Groups) != 0 {
+		t.Fatalf("snapshot %s: %+v, %v", snaps[0], sn, err)
+	}
+
 	// A second run has nothing new: it writes nothing.
 	r = mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
 	if !strings.Contains(r.out, " records=0 objects=0 ") {
 		t.Errorf("second run summary: %q", r.out)
 	}
-	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex) {
+	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex)+len(snaps) {
 		t.Errorf("second run changed the objects: %q", got)
+	}
+	if got := keysUnder(t, dir, index.SnapshotDir(index.DefaultPrefix)); strings.Join(got, ",") != strings.Join(snaps, ",") {
+		t.Errorf("second run with nothing moved wrote a snapshot: %q, want only %q", got, snaps)
 	}
 }
 
