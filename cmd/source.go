@@ -270,15 +270,19 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 
 // parseUntil reads --until: an RFC 3339 time (fractions of a second
 // allowed, a zone required) or a number of Unix milliseconds, the unit of
-// Kafka timestamps and of the snapshot keys. Times before 1970 are
-// refused.
+// Kafka timestamps and of the snapshot keys. Times before 1970 or after
+// the year 9999 are refused.
 func parseUntil(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms <= 0 {
 			return time.Time{}, fmt.Errorf("is %d; want Unix milliseconds after 1970 or an RFC 3339 time", ms)
 		}
-		return time.UnixMilli(ms).UTC(), nil
+		t := time.UnixMilli(ms).UTC()
+		if t.Year() > 9999 {
+			return time.Time{}, fmt.Errorf("is %d, after the year 9999; want Unix milliseconds (13 digits today) or an RFC 3339 time", ms)
+		}
+		return t, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

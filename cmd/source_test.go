@@ -624,3 +624,24 @@ func TestSourceCmdUntilRefusedOnConfluentLayout(t *testing.T) {
 		t.Errorf("stdout %s\nstderr %s", r.out, r.err)
 	}
 }
+
+// FuzzParseUntil: --until never panics, and a time it accepts is after
+// 1970 and reads back from its RFC 3339 form to the same millisecond.
+func FuzzParseUntil(f *testing.F) {
+	for _, s := range []string{"2026-12-01T11:00:00Z", "1796122800250", "-1", "0", "2026-12-01T12:00:00.250+01:00", "9999999999999999999", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseUntil(s)
+		if err != nil {
+			return
+		}
+		if got.UnixMilli() <= 0 {
+			t.Fatalf("parseUntil(%q) = %v, not after 1970", s, got)
+		}
+		back, err := parseUntil(got.Format(time.RFC3339Nano))
+		if err != nil || back.UnixMilli() != got.UnixMilli() {
+			t.Fatalf("parseUntil(%q) = %v; its RFC 3339 form reads back as %v, %v", s, got, back, err)
+		}
+	})
+}
