@@ -546,7 +546,8 @@ func sourceError(err error) error {
 // summaryFields formats the run summary as key=value fields. skipped
 // counts the listed keys not restored plus the damaged objects skipped;
 // duplicates the archived records whose offsets another object holds
-// (restored once); gaps and gap_offsets what the run could not restore.
+// (restored once); gaps and gap_offsets what the run could not restore;
+// with --until, until and past_cut (untilFields) follow.
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -554,7 +555,16 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + untilFields(s)
+}
+
+// untilFields is " until=<RFC 3339> past_cut=N" with --until (N archived
+// records lie past the cuts and are not restored), else empty.
+func untilFields(s restore.Summary) string {
+	if s.Until.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf(" until=%s past_cut=%d", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
 }
 
 // warnSkipped writes the warning line of a run that left records of the
