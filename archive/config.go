@@ -140,6 +140,11 @@ type Config struct {
 	// timestamps, sizes and SHA-256. It must lie outside Keys.TopicsDir
 	// (cmd checks that).
 	IndexPrefix string
+	// TopicCheckInterval is how often a sink without Once describes the
+	// archived topics again (at start always) and records, under
+	// IndexPrefix, each description that changed (index.Topic); zero means
+	// DefaultTopicCheckInterval. No IndexPrefix records nothing.
+	TopicCheckInterval time.Duration
 
 	// SnapshotInterval is offsets.snapshot.interval.ms: with IndexPrefix
 	// set and SnapshotInterval > 0, the sink writes a group offset snapshot

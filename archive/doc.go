@@ -29,6 +29,15 @@
 // missing ACLs (GROUP_AUTHORIZATION_FAILED, a refused group listing) are
 // warned about once per run, and the groups concerned are left out.
 //
+// With Config.IndexPrefix set, the sink also records each archived topic's
+// description (index.Topic: partition count, replication factor, the
+// configs whose DescribeConfigs source is DYNAMIC_TOPIC_CONFIG) under
+// "<prefix>topics/", at the start of every session (before --once decides
+// whether there is anything to archive) and, without --once, every
+// Config.TopicCheckInterval, writing only descriptions that differ from
+// the latest one in the store (topics.go). Missing ACLs give one warning,
+// any other failure a warning per check; archiving never stops for it.
+//
 // With Config.Envelope (store.envelope) the format writes each record whole
 // (format.NewEnvelope); the partition writer then treats null values as
 // ordinary records (behavior.on.null.values is not consulted), lets a null

@@ -193,7 +193,7 @@ func TestSinkEnvelopeIndexFlag(t *testing.T) {
 		runSink(t, cfg, store)
 		n := 0
 		for k, body := range snapshot(t, store) {
-			if !strings.HasPrefix(k, cfg.IndexPrefix) {
+			if !strings.HasPrefix(k, index.Dir(cfg.IndexPrefix)) {
 				continue
 			}
 			entries, err := index.Decode(k, strings.NewReader(body))
@@ -301,7 +301,7 @@ func TestSinkEnvelopeInterruptedRunsEqualCleanRun(t *testing.T) {
 				cancel()
 			}
 			runSink(t, c, store)
-			want, got := snapshot(t, clean), asWriter(snapshot(t, store), c.Name, cfg.Name)
+			want, got := asWriter(snapshot(t, clean), cfg.Name, cfg.Name), asWriter(snapshot(t, store), c.Name, cfg.Name)
 			if len(want) < 2*3*8 || fmt.Sprint(want) != fmt.Sprint(got) {
 				t.Fatalf("archive differs from a clean run: %d vs %d objects\nclean %v\ngot   %v", len(want), len(got), sortedKeys(want), sortedKeys(got))
 			}

@@ -131,6 +131,16 @@ func (s *Sink) session(parent context.Context) error {
 	commitDone := make(chan struct{})
 	go func() { defer close(commitDone); ss.commitLoop() }()
 
+	// Topic descriptions (recorded once by prepare): without --once,
+	// again every TopicCheckInterval; failures only warn.
+	topicsDone := make(chan struct{})
+	go func() {
+		defer close(topicsDone)
+		if !s.cfg.Once {
+			ss.topicLoop(ctx, kadm.NewClient(cl))
+		}
+	}()
+
 	err = ss.poll()
 
 	// Shutdown: stop every worker (completed files are committed, open
@@ -147,6 +157,7 @@ func (s *Sink) session(parent context.Context) error {
 	}
 	cancel(errSessionOver)
 	<-commitDone
+	<-topicsDone
 	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ccancel()
 	if cerr := ss.commitNow(cctx); cerr != nil && err == nil {
@@ -164,7 +175,8 @@ var errSessionOver = errors.New("session over")
 // waits before the sink starts archiving it.
 const regexMetadataMaxAge = time.Minute
 
-// prepare checks the brokers and topics and, for --once, records targets.
+// prepare checks the brokers and topics, records the topic descriptions
+// (recordTopics) and, for --once, records targets.
 func (ss *session) prepare(ctx context.Context) error {
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(ss.s.cfg.Brokers...)}, ss.s.cfg.KafkaOpts...)...)
 	if err != nil {
@@ -181,6 +193,7 @@ func (ss *session) prepare(ctx context.Context) error {
 	if err := ss.ensureDLQ(ctx, adm); err != nil {
 		return err
 	}
+	ss.recordTopics(ctx, adm)
 	if ss.s.cfg.Once {
 		return ss.captureTargets(ctx, adm)
 	}

@@ -80,6 +80,8 @@ type Sink struct {
 
 	mu    sync.Mutex
 	stats stats
+
+	topicRec topicRecorder
 }
 
 type stats struct {

@@ -187,6 +187,8 @@ func configKeys() []keySpec {
 			doc: "kafkas3 only: every this many milliseconds, and at the end of --once after its final commit, snapshot each archived topic's partition end offsets (last stable offsets) and the committed offsets of every consumer group on it (see groups.regex; never the sink's own group nor kafkas3-restore-* groups), taken together, into <kafkas3.index.prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json. A snapshot equal to the previous one is not written again. kafkas3 source --restore-groups restores the groups from them. Missing ACLs (DESCRIBE on the groups or the cluster) give one warning; archiving goes on. 0 writes none; needs kafkas3.index.enabled."},
 		{key: "groups.regex", commands: CommandSink, allowed: "a regular expression (RE2 syntax)",
 			doc: "kafkas3 only: snapshot only the consumer groups whose whole name matches this expression (offsets.snapshot.interval.ms); empty means every group."},
+		{key: "kafkas3.topics.check.interval.ms", kind: kindInt, def: "300000", min: 1000, max: maxInt32, commands: CommandSink,
+			doc: "How often a sink that runs until stopped describes the archived topics again (it always does at start, --once too): partition count, replication factor and every config set on the topic (not the broker defaults). A description that differs from the latest one stored is written to <kafkas3.index.prefix>topics/<topic>/<wall time ms, 20 digits>-<writer>.json; the source creates missing targets from it (--create-topics). Needs kafkas3.index.enabled; a broker that refuses DescribeConfigs gives one warning and archiving goes on."},
 
 		// Rotation.
 		{key: "flush.size", kind: kindInt, min: 1, max: maxInt64, required: CommandSink, commands: CommandSink,

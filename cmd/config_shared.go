@@ -47,6 +47,8 @@ type IndexSettings struct {
 	IndexEnabled bool
 	// IndexPrefix is kafkas3.index.prefix, outside topics.dir.
 	IndexPrefix string
+	// TopicCheckInterval is kafkas3.topics.check.interval.ms (the sink's).
+	TopicCheckInterval time.Duration
 }
 
 // StoreSettings chooses and configures the object store.
@@ -385,6 +387,7 @@ func (p *valueParser) index(l LayoutSettings) IndexSettings {
 	o := IndexSettings{IndexPrefix: p.str("kafkas3.index.prefix")}
 	if p.st.command == CommandSink {
 		o.IndexEnabled = p.bool("kafkas3.index.enabled")
+		o.TopicCheckInterval = p.millis("kafkas3.topics.check.interval.ms")
 	}
 	if err := index.ValidatePrefix(o.IndexPrefix); err != nil {
 		p.fail("kafkas3.index.prefix", o.IndexPrefix, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
@@ -395,10 +398,14 @@ func (p *valueParser) index(l LayoutSettings) IndexSettings {
 		if dd == "" {
 			dd = "/"
 		}
-		topics, ix := l.TopicsDir+dd, index.Dir(o.IndexPrefix)
-		if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
-			p.fail("kafkas3.index.prefix", o.IndexPrefix, fmt.Sprintf(
-				"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, l.TopicsDir))
+		topics := l.TopicsDir + dd
+		// The index and the topic descriptions.
+		for _, ix := range []string{index.Dir(o.IndexPrefix), index.TopicsDir(o.IndexPrefix)} {
+			if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
+				p.fail("kafkas3.index.prefix", o.IndexPrefix, fmt.Sprintf(
+					"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, l.TopicsDir))
+				break
+			}
 		}
 	}
 	return o

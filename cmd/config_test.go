@@ -58,7 +58,7 @@ func quickStart() *SinkOptions {
 			BytesSeparator:   "\n",
 			BytesExtension:   ".bin",
 		},
-		IndexSettings:        IndexSettings{IndexEnabled: true, IndexPrefix: "_kafkas3/"},
+		IndexSettings:        IndexSettings{IndexEnabled: true, IndexPrefix: "_kafkas3/", TopicCheckInterval: 5 * time.Minute},
 		SnapshotInterval:     time.Minute,
 		NullValues:           NullValuesFail,
 		KeysFormat:           FormatAvro,
@@ -251,6 +251,10 @@ func TestValidationErrors(t *testing.T) {
 			[]string{`kafkas3.index.prefix: "topics/_kafkas3/" puts the index (topics/_kafkas3/index/) inside topics.dir "topics"`}},
 		{"topics.dir inside the index", minimalYAML, []string{"kafkas3.index.prefix=data/", "topics.dir=data/index/t"},
 			[]string{`kafkas3.index.prefix: "data/" puts the index (data/index/) inside topics.dir "data/index/t"`}},
+		{"topic descriptions in topics.dir", minimalYAML, []string{"kafkas3.index.prefix=data/", "topics.dir=data/topics"},
+			[]string{`kafkas3.index.prefix: "data/" puts the index (data/topics/) inside topics.dir "data/topics"`}},
+		{"topics check interval", minimalYAML, []string{"kafkas3.topics.check.interval.ms=10"},
+			[]string{`kafkas3.topics.check.interval.ms: "10" is out of range`}},
 		{"index prefix without slash", minimalYAML, []string{"kafkas3.index.prefix=_kafkas3"},
 			[]string{`kafkas3.index.prefix: "_kafkas3" is not a key prefix`}},
 		{"index enabled not bool", minimalYAML, []string{"kafkas3.index.enabled=maybe"},
@@ -653,6 +657,9 @@ func TestSinkIsolationLevel(t *testing.T) {
 		cfg, err := buildSinkConfig(o, true, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if cfg.TopicCheckInterval != 5*time.Minute {
+			t.Errorf("TopicCheckInterval %v, want kafkas3.topics.check.interval.ms's default 5m", cfg.TopicCheckInterval)
 		}
 		if cfg.ReadUncommitted != tc.want {
 			t.Errorf("%v: ReadUncommitted %v, want %v", tc.params, cfg.ReadUncommitted, tc.want)

@@ -139,6 +139,7 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 	if o.IndexEnabled {
 		cfg.IndexPrefix = o.IndexPrefix
 		cfg.SnapshotInterval, cfg.GroupsRegex = o.SnapshotInterval, o.GroupsRegex
+		cfg.TopicCheckInterval = o.TopicCheckInterval
 	}
 	if o.StoreKeys {
 		if cfg.KeysFormat, err = buildPartFormat(keyKeysFormat, o.KeysFormat, o.FormatSettings); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -318,13 +319,27 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 	if err != nil || fmt.Sprint(sn.EndOffsets) != "map[0:5 1:5]" || len(sn.Groups) != 0 {
 		t.Fatalf("snapshot %s: %+v, %v", snaps[0], sn, err)
 	}
+	// One topic description, the topic's.
+	descs := func() []string {
+		var ks []string
+		for _, k := range allKeys(t, dir) {
+			if strings.HasPrefix(k, index.TopicsDir(index.DefaultPrefix)) {
+				ks = append(ks, k)
+			}
+		}
+		return ks
+	}
+	firstDescs := descs()
+	if len(firstDescs) != 1 || !strings.HasPrefix(firstDescs[0], index.TopicsDir(index.DefaultPrefix)+"orders/") {
+		t.Errorf("topic descriptions %q, want one of orders", firstDescs)
+	}
 
 	// A second run has nothing new: it writes nothing.
 	r = mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
 	if !strings.Contains(r.out, " records=0 objects=0 ") {
 		t.Errorf("second run summary: %q", r.out)
 	}
-	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex)+len(snaps) {
+	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex)+len(snaps)+1 || !slices.Equal(descs(), firstDescs) {
 		t.Errorf("second run changed the objects: %q", got)
 	}
 	if got := keysUnder(t, dir, index.SnapshotDir(index.DefaultPrefix)); strings.Join(got, ",") != strings.Join(snaps, ",") {
