@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -444,5 +445,34 @@ func TestUntilBeforeTheFirstSnapshot(t *testing.T) {
 	}
 	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 4 || c.Exact || c.Basis != CutTimestamps || !strings.Contains(c.Note, "min_ts, max_ts") {
 		t.Fatalf("cut %+v", c)
+	}
+}
+
+// TestUntilDamagePastTheCut: a damaged object wholly past the cut does
+// not stop an --until restore (its records are not restored anyway); the
+// same archive without --until is refused.
+func TestUntilDamagePastTheCut(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	a.putIndexed("src", 0, stampedAt(values("v", 0, 5), 0, 100), 5, false)
+	a.putIndexed("src", 0, stampedAt(values("v", 5, 5), 5, 200), 10, false)
+	key := a.keys.ObjectKey(partition.ObjectName{Topic: "src", Encoded: "partition=0", Partition: 0, StartOffset: 5, Ext: ".json"})
+	a.putRaw(key, func(w io.Writer) { io.WriteString(w, "\"v-5\"\n\"v-6\"\n\"v-7\"\n\"v-8\"\n\"v-X\"\n") }) // same size, other bytes
+	a.putSnapshot("src", 150, map[int32]int64{0: 5})
+	plan, r := untilPlan(t, a, 160)
+	if err := r.Check(plan); err != nil {
+		t.Fatalf("--until: %v", err)
+	}
+	if pp := plan.Topics[0].Parts[0]; pp.Records != 5 || len(pp.Damaged) != 0 || len(pp.Gaps) != 0 {
+		t.Fatalf("partition: %d records, damaged %v, gaps %v", pp.Records, pp.Damaged, pp.Gaps)
+	}
+	full := baseConfig(nil, format.NewJSON(), "src")
+	full.DryRun, full.IndexPrefix = true, index.DefaultPrefix
+	r = mustNew(t, full, a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check(plan); !errors.Is(err, ErrDamagedObject) {
+		t.Fatalf("without --until: %v", err)
 	}
 }
