@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,16 +32,20 @@ const defaultRenameRegex = ".*"
 
 // sourceFlags are the flags of `kafkas3 source`.
 type sourceFlags struct {
-	ConfigFile     string
-	Params         []string
-	LogLevel       string
-	Topics         string // archived topics to restore, comma separated
-	TopicsRegex    string
-	Rename         string
-	RenameRegex    string
-	DryRun         bool
-	Follow         bool
-	CreateTopics   bool
+	ConfigFile   string
+	Params       []string
+	LogLevel     string
+	Topics       string // archived topics to restore, comma separated
+	TopicsRegex  string
+	Rename       string
+	RenameRegex  string
+	DryRun       bool
+	Follow       bool
+	CreateTopics bool
+	// ReplicationFactor is --replication-factor (0: the archived one).
+	ReplicationFactor int
+	// TopicConfigs are the --topic-config key=value flags.
+	TopicConfigs   []string
 	AllowSameTopic bool
 	AllowGaps      bool
 	// Timestamps is --timestamps: original or now.
@@ -149,9 +154,11 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
-	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
-	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics with the archive's partition count")
+	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics as the archive recorded them (partition count, replication factor, topic configs; without a recorded description: the archive's partition count and the broker's defaults), after the cluster validated every creation")
+	fl.IntVar(&f.ReplicationFactor, "replication-factor", 0, "with --create-topics: the replication factor of created topics instead of the archived one (capped at the number of brokers)")
+	fl.StringArrayVar(&f.TopicConfigs, "topic-config", nil, "with --create-topics: set a config on created topics over the archived one: --topic-config retention.ms=-1 (repeatable)")
 	fl.StringVar(&f.Timestamps, "timestamps", string(restore.TimestampsOriginal),
 		"timestamps of restored envelope records (store.envelope): original (as archived) or now (the producer's time)")
 	fl.StringVar(&f.Until, "until", "",
@@ -261,6 +268,31 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	}
 	if f.DryRun && f.Follow {
 		bad("--follow", "is set together with --dry-run; want at most one of them")
+	}
+	if f.ReplicationFactor != 0 {
+		switch {
+		case f.ReplicationFactor < 1 || f.ReplicationFactor > math.MaxInt16:
+			bad("--replication-factor", "is %d; want a number from 1 to %d", f.ReplicationFactor, math.MaxInt16)
+		case !f.CreateTopics:
+			bad("--replication-factor", "is set without --create-topics; it applies to the topics the restore creates")
+		default:
+			cfg.ReplicationFactor = int16(f.ReplicationFactor)
+		}
+	}
+	for _, kv := range f.TopicConfigs {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok || k == "":
+			bad("--topic-config", "is %q; want key=value (a topic config such as retention.ms=-1)", kv)
+		case !f.CreateTopics:
+			bad("--topic-config", "is set without --create-topics; it applies to the topics the restore creates")
+		default:
+			if cfg.TopicConfigs == nil {
+				cfg.TopicConfigs = map[string]string{}
+			}
+			cfg.TopicConfigs[k] = v
+		}
 	}
 	if !f.DryRun && len(o.BootstrapServers) == 0 {
 		errs = append(errs, &ConfigError{Key: "bootstrap.servers", Msg: errMissing + " (needed unless --dry-run; or pass --bootstrap-servers)"})
@@ -376,7 +408,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", opts.Format,
-		"follow", cfg.Follow, "create.topics", cfg.CreateTopics)
+		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs))
 	progress := restore.NewRenderer(streams.Err, isTerminal(streams.Err), progressInterval)
 
 	type result struct {
@@ -501,7 +533,8 @@ func topicsRegexLabel(f *sourceFlags) string {
 }
 
 // runSourceDryRun prints the plan and checks the feedback-loop guard. It
-// connects to nothing and produces nothing.
+// produces nothing; it connects only to compare the targets with the
+// archived topic descriptions, when bootstrap.servers is set.
 func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Config, out io.Writer) error {
 	plan, err := r.Plan(ctx)
 	if err != nil {
@@ -509,6 +542,9 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 	}
 	if err := plan.WriteText(out); err != nil {
 		return err
+	}
+	if err := r.WriteTargetPlan(ctx, out, plan); err != nil {
+		return fmt.Errorf("compare the target topics with the archive: %w", err)
 	}
 	fmt.Fprintln(out, "dry run: nothing produced")
 	if err := r.Check(plan); err != nil {

@@ -97,7 +97,20 @@ type Config struct {
 	// DefaultRetryTimeout.
 	RetryTimeout time.Duration
 
-	CreateTopics bool          // create missing targets with the archive's partition count
+	// CreateTopics creates missing targets as the archive's topic
+	// description says (index.Topic: partition count, replication factor,
+	// configs), or, without one, with the archive's partition count and
+	// the broker's defaults. Every creation is validated by the cluster
+	// first (validate only), so a refused config is reported by name
+	// before any topic is created or any record produced.
+	CreateTopics bool
+	// ReplicationFactor (--replication-factor), when positive, replaces
+	// the archived replication factor of created topics. The factor is
+	// capped at the number of brokers, with a warning.
+	ReplicationFactor int16
+	// TopicConfigs (--topic-config) are set on created topics over the
+	// archived configs.
+	TopicConfigs map[string]string
 	DryRun       bool          // print the plan, produce nothing
 	Follow       bool          // keep polling for new objects
 	PollInterval time.Duration // s3.poll.interval.ms

@@ -22,6 +22,28 @@
 // count is the highest partition seen plus one (or a partition only the
 // index knows).
 //
+// Plan also loads each topic's latest description the sink recorded
+// (index.LatestTopic; TopicPlan.Described, nil for archives without one).
+//
+// # Target topics
+//
+// Before anything is produced, each pass checks the targets. Missing ones
+// are refused unless Config.CreateTopics; then each is created as its
+// archived description says (topics.go, Restorer.setup): the archived
+// partition count (or the archive's, when higher or when there is no
+// description), Config.ReplicationFactor or the archived replication
+// factor, capped at the number of brokers with a warning (without either:
+// the broker default), and the archived configs with Config.TopicConfigs
+// over them. Every creation is first validated by the cluster
+// (CreateTopics with validate only), all of them before the first is
+// created; a refusal (ErrTopicConfig) names the target and each config
+// the cluster refuses alone, with its origin (archived or --topic-config),
+// and nothing is created or produced. Existing targets are never altered;
+// CompareTargets and WriteTargetPlan (the dry run) list how they differ
+// from the archived description: the partition count, each archived key
+// whose effective value differs, and each key the target sets itself
+// that the archive does not.
+//
 // # The proof: what the plan checks before anything is produced
 //
 // Plan then reads every object completely, once (modeProve: every record

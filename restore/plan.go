@@ -132,6 +132,11 @@ type TopicPlan struct {
 	// Parts holds the partitions that have objects, by partition number.
 	Parts []PartitionPlan
 
+	// Described is the latest topic description the sink recorded
+	// (partition count, replication factor, configs); nil for an archive
+	// without one (older kafkas3, Confluent's connector).
+	Described *index.Topic
+
 	// cutSnapshot is the snapshot at or before Config.Until the topic's
 	// cuts start from (nil without one, or without Until).
 	cutSnapshot *cutSnapshot
@@ -494,6 +499,9 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		sort.Slice(parts, func(a, b int) bool { return parts[a].Partition < parts[b].Partition })
 	}
 	if err := r.prove(ctx, plan); err != nil {
+		return nil, err
+	}
+	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}
 	return plan, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -297,9 +298,34 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		if !r.cfg.CreateTopics {
 			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
 		}
+		brokers, err := r.brokerCount(ctx, adm)
+		if err != nil {
+			return fmt.Errorf("list the target brokers: %w", err)
+		}
+		setups := map[string]TopicSetup{}
+		for _, t := range topics {
+			if slices.Contains(missing, t.Target) {
+				s := r.setup(t, brokers)
+				setups[t.Target] = s
+				want[t.Target] = s.Partitions
+				if s.CappedFrom > 0 {
+					r.log.Warn("the replication factor of a created topic is capped at the number of brokers",
+						"topic", t.Target, "replication_factor", s.CappedFrom, "brokers", brokers)
+				}
+				if t.Described == nil {
+					r.log.Warn("the archive has no description of the topic (older kafkas3, or Confluent's connector): creating it with the archive's partition count and the broker's default configs",
+						"topic", t.Target, "source", t.Source, "partitions", s.Partitions)
+				}
+			}
+		}
+		// Every creation is validated before the first is made.
+		if err := r.validateCreates(ctx, adm, missing, setups); err != nil {
+			return err
+		}
 		for _, name := range missing {
+			s := setups[name]
 			err := r.retry(ctx, fmt.Sprintf("create target topic %q", name), nil, func(ctx context.Context) error {
-				resp, err := adm.CreateTopics(ctx, want[name], -1, nil, name)
+				resp, err := adm.CreateTopics(ctx, s.Partitions, s.ReplicationFactor, configPtrs(s.Configs), name)
 				if err == nil {
 					err = resp.Error()
 				}
@@ -309,9 +335,10 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 				return err
 			})
 			if err != nil {
-				return fmt.Errorf("create target topic %q with %d partitions: %w", name, want[name], err)
+				return fmt.Errorf("create target topic %q with %d partitions: %w", name, s.Partitions, err)
 			}
-			r.log.Info("created target topic", "topic", name, "partitions", want[name])
+			r.log.Info("created target topic", "topic", name, "partitions", s.Partitions,
+				"replication_factor", rfText(s.ReplicationFactor), "configs", configText(s.Configs))
 		}
 		// kadm caches metadata (MetadataMinAge); forget what it cached
 		// about the topics before they existed.
