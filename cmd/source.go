@@ -19,6 +19,8 @@ import (
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/term"
 )
 
@@ -53,6 +55,10 @@ type sourceFlags struct {
 	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
 	// everything.
 	Until string
+	// RestoreGroups is --restore-groups; GroupRename is --group-rename
+	// 'REGEX=REPLACEMENT' (empty keeps group names).
+	RestoreGroups bool
+	GroupRename   string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -133,6 +139,18 @@ was chosen. A restore with --until is a prefix of the full restore: running
 it again produces nothing, a full restore afterwards continues it, and a
 later --until that lies before what the target already holds is refused.
 
+--restore-groups also restores the consumer groups: once the records are
+restored (and on a re-run that produces nothing), each group of the topic's
+newest offset snapshot (with --until, the snapshot of that moment) is
+committed on the target, each partition's offset translated exactly: a
+group at source offset O gets the target offset of the first restored record
+whose source offset is >= O, or the end of the restored data; exact across
+offset gaps, into a target that already held records, and after a resumed
+restore. --group-rename 'REGEX=REPLACEMENT' renames groups whose whole name
+matches. A group with members on the target is refused by name before
+anything is produced or committed. The dry run prints, per group and
+partition, source offset -> target offset.
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
@@ -164,6 +182,11 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.StringVar(&f.Until, "until", "",
 		"restore each topic as the cluster held it at this time: RFC 3339 (2026-12-01T11:00:00Z) or Unix milliseconds; "+
 			"the cut per partition comes from the sink's offset snapshots, refined by LogAppendTime timestamps (the dry run shows it)")
+	fl.BoolVar(&f.RestoreGroups, "restore-groups", false,
+		"once the records are restored, commit the consumer groups' offsets from the sink's newest offset snapshot (with --until: the one of that moment), "+
+			"each translated to the target offset of the first restored record at or after it; groups with members on the target are refused; the dry run prints source offset -> target offset")
+	fl.StringVar(&f.GroupRename, "group-rename", "",
+		"with --restore-groups: 'REGEX=REPLACEMENT' restores a group whose whole name matches REGEX as REPLACEMENT (Java syntax, $0, $1 expand, as --topic-rename); others keep their name")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
@@ -292,6 +315,24 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 				cfg.TopicConfigs = map[string]string{}
 			}
 			cfg.TopicConfigs[k] = v
+		}
+	}
+	cfg.RestoreGroups = f.RestoreGroups
+	if f.RestoreGroups && f.Follow {
+		bad("--restore-groups", "is set together with --follow; the group offsets of one moment are committed once the records are restored, want at most one of them")
+	}
+	if gr := f.GroupRename; gr != "" {
+		re, repl, ok := strings.Cut(gr, "=")
+		switch {
+		case !f.RestoreGroups:
+			bad("--group-rename", "%q is set without --restore-groups; want both, or neither", gr)
+		case !ok || re == "":
+			bad("--group-rename", "%q is not REGEX=REPLACEMENT; want for example 'app-(.*)=dr-$1'", gr)
+		default:
+			if cfg.GroupRenameRegex, err = regexp.Compile(re); err != nil {
+				bad("--group-rename", "regex %q does not compile (%v); want a regular expression in RE2 syntax", re, err)
+			}
+			cfg.GroupRename = repl
 		}
 	}
 	if !f.DryRun && len(o.BootstrapServers) == 0 {
@@ -432,6 +473,12 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		}
 	}
 	fmt.Fprintf(streams.Out, "kafkas3 source: %s\n", summaryFields(res.sum))
+	if cfg.RestoreGroups && res.err == nil {
+		if err := restore.WriteGroupsText(streams.Out, res.sum.GroupOffsets); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.Out, "kafkas3 source: restored the offsets of %d consumer groups\n", res.sum.Groups)
+	}
 	if res.sum.Skipped() {
 		warnSkipped(streams.Err, log, res.sum)
 	}
@@ -550,6 +597,11 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 	if err := r.Check(plan); err != nil {
 		return fmt.Errorf("the restore would stop before producing anything: %w", err)
 	}
+	if cfg.RestoreGroups {
+		if err := dryRunGroups(ctx, r, cfg, plan, out); err != nil {
+			return err
+		}
+	}
 	if cfg.AllowSameTopic {
 		return nil
 	}
@@ -566,6 +618,36 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 	if len(loop) > 0 {
 		return fmt.Errorf("%w: %w: %s would be archived again by this config's topics/topics.regex, a feedback loop; "+
 			"rename the target (--topic-rename) or pass --allow-same-topic", ErrConfig, restore.ErrFeedbackLoop, strings.Join(loop, ", "))
+	}
+	return nil
+}
+
+// dryRunGroups prints the group offsets --restore-groups would commit. With
+// bootstrap.servers it reads the targets' markers and end offsets (only
+// reads) for absolute target offsets; without, or when the target cannot
+// be reached, offsets are shown relative to each partition's restore start.
+func dryRunGroups(ctx context.Context, r *restore.Restorer, cfg restore.Config, plan *restore.Plan, out io.Writer) error {
+	var adm *kadm.Client
+	if len(cfg.Brokers) > 0 {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.KafkaOpts...)...)
+		if err == nil {
+			defer cl.Close()
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if cl.Ping(pctx) == nil {
+				adm = kadm.NewClient(cl)
+			}
+			cancel()
+		}
+	}
+	gps, err := r.DryRunGroups(ctx, adm, plan)
+	if err != nil {
+		return sourceError(err)
+	}
+	if err := restore.WriteGroupsText(out, gps); err != nil {
+		return err
+	}
+	if adm == nil {
+		fmt.Fprintln(out, "target offsets as start+N: N records after where the partition's restore starts (the target was not reached)")
 	}
 	return nil
 }

@@ -280,6 +280,11 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		{"replication factor", []string{"--create-topics", "--replication-factor", "-1"}, "--replication-factor: is -1; want a number from 1 to 32767"},
 		{"topic config form", []string{"--create-topics", "--topic-config", "retention.ms"}, `--topic-config: is "retention.ms"; want key=value`},
 		{"topic config without create", []string{"--topic-config", "retention.ms=-1"}, "--topic-config: is set without --create-topics"},
+		{"restore groups and follow", []string{"--restore-groups", "--follow"}, "--restore-groups: is set together with --follow"},
+		{"group rename alone", []string{"--group-rename", "a=b"}, `--group-rename: "a=b" is set without --restore-groups`},
+		{"group rename without =", []string{"--restore-groups", "--group-rename", "ab"}, `--group-rename: "ab" is not REGEX=REPLACEMENT`},
+		{"group rename bad regex", []string{"--restore-groups", "--group-rename", "a(=b"}, `--group-rename: regex "a(" does not compile`},
+		{"group rename bad reference", []string{"--topics", "x", "--restore-groups", "--group-rename", "a=$3"}, `refers to group 3; the regex has 0`},
 		{"log level", []string{"--log-level", "loud"}, `--log-level "loud"`},
 		{"no topics", []string{"-p", "topics="}, "topics: no topics to restore: pass --topics or --topics-regex"},
 		{"connector", []string{"-p", "connector.class=FileStreamSource"}, `connector.class: "FileStreamSource" is not an S3 connector`},
@@ -648,4 +653,72 @@ func FuzzParseUntil(f *testing.F) {
 			t.Fatalf("parseUntil(%q) = %v; its RFC 3339 form reads back as %v, %v", s, got, back, err)
 		}
 	})
+}
+
+// TestSourceCmdRestoreGroups: the sink's --once snapshot of three groups
+// (at 0, mid-way, at the end) is restored by source --restore-groups with
+// --group-rename into a renamed topic; the dry run prints each translation
+// first, a re-run commits the same offsets.
+func TestSourceCmdRestoreGroups(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 2, "orders")
+	produceJSON(t, ctx, brokers, "orders", 2, 20) // 10 per partition
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for g, offs := range map[string]map[int32]int64{"app-zero": {0: 0, 1: 0}, "app-mid": {0: 4, 1: 7}, "app-end": {0: 10, 1: 10}} {
+		var os kadm.Offsets
+		for p, o := range offs {
+			os.Add(kadm.Offset{Topic: "orders", Partition: p, At: o, LeaderEpoch: -1})
+		}
+		if err := adm.CommitAllOffsets(ctx, g, os); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, "orders.yaml", sinkYAML(brokers, dir, "orders", 3))
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+
+	args := []string{"source", "-c", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--restore-groups", "--group-rename", "app-(.*)=dr-$1"}
+	r := mustRun(t, ctx, ExitOK, append(args, "--dry-run")...)
+	for _, want := range []string{"groups of orders -> copy_of_orders from snapshot _kafkas3/snapshots/orders/",
+		"app-mid   dr-mid        0          4 -> 4", "app-mid   dr-mid        1          7 -> 7", "app-end   dr-end        1          10 -> 10"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r.out)
+		}
+	}
+	if resp, err := adm.FetchOffsets(ctx, "dr-mid"); err == nil && len(resp["copy_of_orders"]) > 0 {
+		t.Fatalf("the dry run committed: %v", resp)
+	}
+	want := map[string]map[int32]int64{"dr-zero": {0: 0, 1: 0}, "dr-mid": {0: 4, 1: 7}, "dr-end": {0: 10, 1: 10}}
+	check := func(what string) {
+		t.Helper()
+		for g, offs := range want {
+			resp, err := adm.FetchOffsets(ctx, g)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", what, g, err)
+			}
+			got := map[int32]int64{}
+			for p, o := range resp["copy_of_orders"] {
+				got[p] = o.At
+			}
+			if !reflect.DeepEqual(got, offs) {
+				t.Errorf("%s: group %s committed %v, want %v", what, g, got, offs)
+			}
+		}
+	}
+	r = mustRun(t, ctx, ExitOK, args...)
+	if !strings.Contains(r.out, " records=20 ") || !strings.Contains(r.out, "restored the offsets of 3 consumer groups") ||
+		!strings.Contains(r.out, "app-zero  dr-zero       0          0 -> 0") {
+		t.Errorf("run output:\n%s", r.out)
+	}
+	check("first run")
+	r = mustRun(t, ctx, ExitOK, args...)
+	if !strings.Contains(r.out, " records=0 ") || !strings.Contains(r.out, "restored the offsets of 3 consumer groups") {
+		t.Errorf("re-run output:\n%s", r.out)
+	}
+	check("re-run")
 }

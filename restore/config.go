@@ -61,6 +61,19 @@ type Config struct {
 	// records' timestamps). Zero restores everything. Not with Follow.
 	Until time.Time
 
+	// RestoreGroups is --restore-groups: once the records are restored
+	// (also on a re-run that produces nothing), commit on the target the
+	// consumer group offsets of each topic's snapshot (the newest, or
+	// with Until the one of that moment), each translated to the target
+	// offset of the first restored record at or after it. Not with Follow.
+	RestoreGroups bool
+	// GroupRenameRegex and GroupRename are --group-rename REGEX=REPLACEMENT:
+	// a group whose whole name matches is restored under the replacement
+	// ($0, $1, ${name} expand, as Rename); others keep their name. Nil
+	// keeps every name.
+	GroupRenameRegex *regexp.Regexp
+	GroupRename      string
+
 	// ValueEncoder frames typed values (Avro and Parquet archives) in
 	// Confluent's wire format for the target's Schema Registry, registering
 	// each schema under "<target topic>-value" when absent. It is required

@@ -47,6 +47,9 @@ type Restorer struct {
 	topicsRe  *regexp.Regexp // full-match topics.regex, nil with Topics
 	archiveRe *regexp.Regexp // full-match sink topics.regex, for the guard
 	rename    *renamer
+	// groupRename maps archived group names to target names
+	// (--group-rename).
+	groupRename *groupRenamer
 
 	mu     sync.Mutex
 	proofs map[string]knownProof // object key -> what reading it proved
@@ -100,6 +103,9 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	if !cfg.Until.IsZero() && cfg.Follow {
 		return nil, fmt.Errorf("%w: --until restores a fixed point in time and --follow keeps restoring new records; want one of them", ErrInvalidConfig)
 	}
+	if cfg.RestoreGroups && cfg.Follow {
+		return nil, fmt.Errorf("%w: --restore-groups commits the group offsets of one moment once the records are restored, --follow never finishes; want one of them", ErrInvalidConfig)
+	}
 	if !cfg.DryRun && len(cfg.Brokers) == 0 {
 		return nil, fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
 	}
@@ -136,6 +142,9 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		return nil, err
 	}
 	if r.rename, err = newRenamer(cfg.RenameRegex, cfg.Rename); err != nil {
+		return nil, err
+	}
+	if r.groupRename, err = newGroupRenamer(cfg.GroupRenameRegex, cfg.GroupRename); err != nil {
 		return nil, err
 	}
 	for _, t := range cfg.Topics {
@@ -180,6 +189,14 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	if r.cfg.DryRun {
 		return sum, nil
 	}
+	// The groups' snapshots are read and translated before anything is
+	// produced: a missing snapshot stops the run here.
+	var groups []GroupPlan
+	if r.cfg.RestoreGroups {
+		if groups, err = r.PlanGroups(ctx, plan); err != nil {
+			return sum, err
+		}
+	}
 	r.reportSkips(plan)
 
 	cl, err := r.newProducer()
@@ -188,12 +205,27 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	if r.cfg.RestoreGroups {
+		// Refuse groups with members before producing, and again before
+		// committing (commitGroups).
+		if err := r.checkGroupsIdle(ctx, adm, groups); err != nil {
+			return sum, err
+		}
+	}
 
 	for first := true; ; first = false {
 		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
 			return sum, err
 		}
 		if !r.cfg.Follow {
+			if r.cfg.RestoreGroups {
+				n, err := r.commitGroups(ctx, adm, groups)
+				sum.Groups = n
+				sum.GroupOffsets = groups
+				if err != nil {
+					return sum, err
+				}
+			}
 			return sum, nil
 		}
 		select {

@@ -38,7 +38,11 @@ type Summary struct {
 	// counts their offsets where the extent is known.
 	Gaps       []PartitionGap
 	GapOffsets int64
-	DryRun     bool
+	// Groups counts the consumer groups whose offsets --restore-groups
+	// committed; GroupOffsets is what it translated, per topic.
+	Groups       int
+	GroupOffsets []GroupPlan
+	DryRun       bool
 	// Until is Config.Until (zero without it); PastCut counts the
 	// archived records past the partitions' cuts, which are not restored.
 	Until   time.Time
