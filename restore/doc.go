@@ -205,7 +205,10 @@
 //
 // Gaps and damaged objects at or past C do not matter and are dropped; a C
 // beyond what the archive index accounts for (a snapshot past the archive's
-// end) is a gap. Objects wholly past C are not read to produce. Check
+// end) is a gap. Objects wholly past C are not read to produce, and
+// objects the index shows wholly past any cut the partition can get
+// (min_ts after Until, starting at or after the bound markPastCut
+// computes) are not read by the proof either (Cut.Unread). Check
 // refuses partitions without a cut, and Run refuses, before producing
 // anything, a target partition that already holds more records of this
 // restore than C lets through (ErrPastCut: an earlier restore with a later

@@ -68,8 +68,9 @@ type Object struct {
 	proof   *objectProof
 	entry   *index.Entry // the index entry the object matched, or nil
 	// pastCut: every record of the object is past the --until cut, so it
-	// is neither read nor counted as restored.
-	pastCut bool
+	// is neither read nor counted as restored. unread: the archive index
+	// showed that before the plan's proof, which did not read it either.
+	pastCut, unread bool
 }
 
 // knownProof is an object's proof, valid while its size is the same.

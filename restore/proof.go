@@ -121,6 +121,22 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	ai.addIndexedPartitions(plan)
+	// With Until: each topic's snapshots around it, and the objects the
+	// index shows wholly past any cut they can get (not read).
+	snaps := map[string][2]*cutSnapshot{}
+	if !r.cfg.Until.IsZero() {
+		for ti := range plan.Topics {
+			t := &plan.Topics[ti]
+			prev, next, err := r.untilSnapshots(ctx, t.Source)
+			if err != nil {
+				return err
+			}
+			snaps[t.Source] = [2]*cutSnapshot{prev, next}
+			for pi := range t.Parts {
+				r.markPastCut(&t.Parts[pi], ai, prev, next)
+			}
+		}
+	}
 	type item struct{ obj *Object }
 	var items []item
 	for ti := range plan.Topics {
@@ -135,6 +151,9 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	var objBytes int64
 	r.mu.Lock()
 	for _, it := range items {
+		if it.obj.unread {
+			continue
+		}
 		if known, ok := r.proofs[it.obj.Key]; !ok || known.size != it.obj.Size {
 			toRead++
 			objBytes += it.obj.Size + it.obj.KeysSize + it.obj.HeadersSize
@@ -160,6 +179,14 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		wg.Go(func() {
 			for it := range work {
 				o := it.obj
+				if o.unread {
+					// Wholly past the cut (markPastCut): its live entry
+					// stands in for what reading it would prove.
+					e := ai.live(o.Key)
+					o.entry, o.envelope = e, envelopeMode(e)
+					o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
+					continue
+				}
 				entries, err := ai.listed(o)
 				if err != nil {
 					o.Damage = err
@@ -221,13 +248,8 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	plan.Until = r.cfg.Until
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
-		var prev, next *cutSnapshot
-		if !r.cfg.Until.IsZero() {
-			if prev, next, err = r.untilSnapshots(ctx, t.Source); err != nil {
-				return err
-			}
-			t.cutSnapshot = prev
-		}
+		prev, next := snaps[t.Source][0], snaps[t.Source][1]
+		t.cutSnapshot = prev
 		for pi := range t.Parts {
 			pp := &t.Parts[pi]
 			var ip *index.Partition

@@ -67,6 +67,9 @@ type Cut struct {
 	// are not restored; Full is the partition's record count without a
 	// cut.
 	LeftOut, Full int64
+	// Unread counts the objects wholly past the cut that the archive
+	// index let the plan leave unread (markPastCut).
+	Unread int
 	// Note says something the operator should know about the cut.
 	Note string
 	// Refused says why no cut can be chosen (then the restore stops with
@@ -98,6 +101,9 @@ func (c *Cut) String() string {
 	}
 	if c.Note != "" {
 		b.WriteString("; " + c.Note)
+	}
+	if c.Unread > 0 {
+		fmt.Fprintf(&b, "; %d objects wholly past the cut not read (archive index)", c.Unread)
 	}
 	return b.String()
 }
@@ -251,6 +257,11 @@ func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, ne
 	}
 	pp.applyCut(c.Offset)
 	c.LeftOut = c.Full - pp.Records
+	for _, o := range pp.Objects {
+		if o.unread {
+			c.Unread++
+		}
+	}
 	// A cut past what the archive accounts for: the offsets between are
 	// not archived (the sink stopped before it archived the snapshot's
 	// end offsets).
@@ -406,4 +417,51 @@ func (t *TopicPlan) UntilSnapshot() (*index.Snapshot, string) {
 		return nil, ""
 	}
 	return t.cutSnapshot.snap, t.cutSnapshot.key
+}
+
+// markPastCut marks the objects of pp that the archive index shows wholly
+// past any cut the partition can get, so the plan's proof does not read
+// them (Object.unread): objects whose live entry matches the listing,
+// holds only records stamped after Until (min_ts), and starts at or after
+// U = max(snapshot end, min(next snapshot's end, the first offset of such
+// objects)). The cut is at most U: each marked object's first offset
+// bounds the timestamp cut (cutPartition counts it, stamped after Until),
+// the next snapshot's end bounds it too, and a snapshot cut is the
+// snapshot's end. Nothing else is skipped: objects before the cut are
+// read for the proof and to be produced.
+func (r *Restorer) markPastCut(pp *PartitionPlan, ai *archiveIndex, prev, next *cutSnapshot) {
+	if ai == nil {
+		return
+	}
+	until := r.untilMS()
+	var cand []int
+	minFirst := int64(-1)
+	for i := range pp.Objects {
+		o := &pp.Objects[i]
+		e := ai.live(o.Key)
+		if e == nil || e.MinTS <= until || checkListing(o, e) != nil {
+			continue
+		}
+		cand = append(cand, i)
+		if minFirst < 0 || e.First() < minFirst {
+			minFirst = e.First()
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	bound := minFirst
+	if next != nil {
+		if e, ok := next.ends[pp.Partition]; ok {
+			bound = min(bound, e)
+		}
+	}
+	if prev != nil {
+		bound = max(bound, prev.ends[pp.Partition])
+	}
+	for _, i := range cand {
+		if ai.live(pp.Objects[i].Key).First() >= bound {
+			pp.Objects[i].unread = true
+		}
+	}
 }

@@ -2,16 +2,19 @@ package restore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -474,5 +477,59 @@ func TestUntilDamagePastTheCut(t *testing.T) {
 	}
 	if err := r.Check(plan); !errors.Is(err, ErrDamagedObject) {
 		t.Fatalf("without --until: %v", err)
+	}
+}
+
+// openCounter counts the opens of each key.
+type openCounter struct {
+	s3store.Store
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+func (c *openCounter) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	c.mu.Lock()
+	c.opened[key]++
+	c.mu.Unlock()
+	return c.Store.Open(ctx, key)
+}
+
+// TestUntilSkipsObjectsPastTheCut: objects whose index entry shows them
+// wholly past any cut (min_ts after --until, first offset at or after the
+// bound) are not read at all, by the plan nor the restore; the dry run
+// counts them; the records before the cut are restored exactly. An object
+// whose first records are stamped after --until but that starts below the
+// snapshot's end offset is read (it is restored up to the cut).
+func TestUntilSkipsObjectsPastTheCut(t *testing.T) {
+	a := newArchive(t, mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true}))
+	recs := stamped(0, format.TimestampLogAppendTime, seq(0, 12), []int64{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000})
+	a.putIndexed("src", 0, recs[:4], 4, true)  // 0..3000
+	a.putIndexed("src", 0, recs[4:8], 8, true) // 4000..7000: starts after --until, below the snapshot's end
+	a.putIndexed("src", 0, recs[8:], 12, true) // 8000..11000: wholly past
+	past := a.keys.ObjectKey(partition.ObjectName{Topic: "src", Encoded: "partition=0", Partition: 0, StartOffset: 8, Ext: ".json"})
+	middle := a.keys.ObjectKey(partition.ObjectName{Topic: "src", Encoded: "partition=0", Partition: 0, StartOffset: 4, Ext: ".json"})
+	a.putSnapshot("src", 3500, map[int32]int64{0: 6}) // the sink saw 4 and 5 at 3.5 s (the broker's clock is behind)
+
+	counter := &openCounter{Store: a.store, opened: map[string]int{}}
+	brokers := newCluster(t, 1)
+	cfg := indexedConfig(brokers, a)
+	cfg.Until, cfg.Format = time.UnixMilli(3500), format.NewJSON()
+	r, err := New(cfg, counter, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := r.Run(testContext(t), nil)
+	if err != nil || sum.Records != 6 || sum.PastCut != 6 {
+		t.Fatalf("%s, %v", sum, err)
+	}
+	if counter.opened[past] != 0 || counter.opened[middle] != 2 {
+		t.Fatalf("opens: %v", counter.opened)
+	}
+	checkKeyValues(t, "p0", readTopic(t, brokers, "dst")[0], recs[:6])
+
+	plan, _ := untilPlan(t, a, 3500)
+	c := plan.Topics[0].Parts[0].Cut
+	if c.Offset != 6 || c.Unread != 1 || !c.Exact || !strings.Contains(c.String(), "1 objects wholly past the cut not read (archive index)") {
+		t.Fatalf("cut %+v: %s", c, c)
 	}
 }
