@@ -207,7 +207,9 @@ func untilPlanRows(t *testing.T, out, topic string) map[int32]string {
 // between the two runs restores exactly the phase-1 records of every
 // partition (compared record for record with a franz-go dump of the
 // source: key, value, headers, timestamp), cut at the first snapshot's end
-// offsets, as the dry run shows. The same --until again produces nothing;
+// offsets, as the dry run shows, and --restore-groups commits the three
+// groups' phase-1 offsets (at 0, mid-way, at the end; two moved on in
+// phase 2) from that same snapshot. The same --until again produces nothing;
 // a full restore then adds exactly phase 2; --until again after it is
 // refused before anything is produced.
 func TestIntegrationRestoreUntilSnapshot(t *testing.T) {
@@ -221,6 +223,14 @@ func TestIntegrationRestoreUntilSnapshot(t *testing.T) {
 
 	untilProduce(t, b, topic, 0, n1)
 	end1 := b.endOffsets(t, topic)
+	// Three groups: at 0, mid-way and at the end of phase 1; in phase 2
+	// the last two move on.
+	src := func(g string) string { return "app-" + g + "-" + topic }
+	dst := func(g string) string { return "dr-" + g + "-" + topic }
+	phase1Groups := map[string]int64{"zero": 0, "mid": n1 / 2, "end": n1}
+	untilCommit(t, b, src("zero"), topic, 0)
+	untilCommit(t, b, src("mid"), topic, n1/2)
+	untilCommit(t, b, src("end"), topic, n1)
 	runOnce(t, "sink --once (phase 1)", cfg)
 	snaps := untilSnapshots(t, b, bucket, topic)
 	if len(snaps) != 1 || fmt.Sprint(snaps[0].EndOffsets) != fmt.Sprint(end1) {
@@ -230,6 +240,8 @@ func TestIntegrationRestoreUntilSnapshot(t *testing.T) {
 	until := time.Now().UTC()
 	time.Sleep(1500 * time.Millisecond)
 	untilProduce(t, b, topic, n1, n2)
+	untilCommit(t, b, src("mid"), topic, n1+n2/2)
+	untilCommit(t, b, src("end"), topic, n1+n2)
 	runOnce(t, "sink --once (phase 2)", cfg)
 	if snaps = untilSnapshots(t, b, bucket, topic); len(snaps) != 2 || snaps[1].TimeMS <= until.UnixMilli() || snaps[0].TimeMS > until.UnixMilli() {
 		t.Fatalf("after phase 2: %d snapshots %+v, want one before and one after --until %v", len(snaps), snaps, until)
@@ -251,10 +263,20 @@ func TestIntegrationRestoreUntilSnapshot(t *testing.T) {
 		}
 	}
 
-	args := []string{"--topic-rename", "copy_of_$0", "--create-topics", "--until", untilArg}
-	records, _, pastCut, _ := untilRun(t, "source --until", cfg, 0, args...)
+	args := []string{"--topic-rename", "copy_of_$0", "--create-topics", "--until", untilArg,
+		"--restore-groups", "--group-rename", "app-(.*)=dr-$1"}
+	records, _, pastCut, _ := untilRun(t, "source --until --restore-groups", cfg, 0, args...)
 	if records != untilParts*n1 || pastCut != untilParts*n2 {
 		t.Fatalf("--until: %d records, %d past the cut; want %d and %d", records, pastCut, untilParts*n1, untilParts*n2)
+	}
+	// The groups of that moment (the snapshot the cuts come from), not
+	// their phase-2 positions; the target offsets equal the source ones
+	// (no gaps, an empty target).
+	for g, o := range phase1Groups {
+		got := b.committed(t, dst(g), target)
+		if fmt.Sprint(got) != fmt.Sprint(map[int32]int64{0: o, 1: o, 2: o}) {
+			t.Errorf("group %s on %s: %v, want %d on every partition", dst(g), target, got, o)
+		}
 	}
 	untilSame(t, "--until", untilDump(t, b, target, untilParts*n1), phase1)
 	if ends := b.endOffsets(t, target); fmt.Sprint(ends) != fmt.Sprint(end1) {
@@ -354,4 +376,19 @@ func TestIntegrationRestoreUntilLogAppendTime(t *testing.T) {
 		t.Fatalf("--until: %d records, %d past the cut; want %d and %d", records, pastCut, untilParts*n1, untilParts*n2)
 	}
 	untilSame(t, "--until by LogAppendTime", untilDump(t, b, target, untilParts*n1), phase1)
+}
+
+// untilCommit commits offset o for every partition of topic in group
+// (no members), as a consumer that read up to o would.
+func untilCommit(t *testing.T, b *bed, group, topic string, o int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var os kadm.Offsets
+	for p := range int32(untilParts) {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
+	}
+	if err := kadm.NewClient(b.k.Client(t)).CommitAllOffsets(ctx, group, os); err != nil {
+		t.Fatalf("commit %s: %v", group, err)
+	}
 }
