@@ -132,15 +132,32 @@ func (r *Restorer) chooseSnapshot(ctx context.Context, t *TopicPlan) (*index.Sna
 // consecutive source offsets, in offset order, each offset once: so the
 // count needs no list of offsets, and is exact across offsets the archive
 // does not hold (compaction, transaction markers, a --until cut).
-func recordsBefore(pp *PartitionPlan, o int64) int64 {
-	var n int64
-	for _, s := range pp.segments {
-		if s.first >= o {
-			break
-		}
-		n += min(s.to-s.from, o-s.first)
+func recordsBefore(pp *PartitionPlan, o int64) int64 { return newStreamCounter(pp).before(o) }
+
+// streamCounter answers recordsBefore for many offsets of one partition in
+// O(log segments) each: the segments' starts and the records before each.
+type streamCounter struct {
+	segs  []segment
+	ahead []int64 // ahead[i]: records of the stream before segs[i]
+}
+
+func newStreamCounter(pp *PartitionPlan) *streamCounter {
+	c := &streamCounter{segs: pp.segments, ahead: make([]int64, len(pp.segments)+1)}
+	for i, s := range pp.segments {
+		c.ahead[i+1] = c.ahead[i] + (s.to - s.from)
 	}
-	return n
+	return c
+}
+
+func (c *streamCounter) before(o int64) int64 {
+	// The first segment starting at or after o; everything before it
+	// counts, and of the one before that, the offsets below o.
+	i := sort.Search(len(c.segs), func(i int) bool { return c.segs[i].first >= o })
+	if i == 0 {
+		return 0
+	}
+	s := c.segs[i-1]
+	return c.ahead[i-1] + min(s.to-s.from, o-s.first)
 }
 
 // PlanGroups translates the group offsets of each topic's snapshot
@@ -161,9 +178,9 @@ func (r *Restorer) PlanGroups(ctx context.Context, plan *Plan) ([]GroupPlan, err
 			return nil, err
 		}
 		gp := GroupPlan{Source: t.Source, Target: t.Target, SnapshotKey: key, SnapshotTime: snap.TimeMS}
-		parts := map[int32]*PartitionPlan{}
+		parts := map[int32]*streamCounter{}
 		for j := range t.Parts {
-			parts[t.Parts[j].Partition] = &t.Parts[j]
+			parts[t.Parts[j].Partition] = newStreamCounter(&t.Parts[j])
 		}
 		for _, g := range snap.GroupNames() {
 			tg, err := r.groupRename.Target(g)
@@ -178,8 +195,8 @@ func (r *Restorer) PlanGroups(ctx context.Context, plan *Plan) ([]GroupPlan, err
 			sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })
 			for _, p := range ps {
 				o := GroupOffset{Group: g, TargetGroup: tg, Source: t.Source, Target: t.Target, Partition: p, SourceOffset: offs[p], Start: -1}
-				if pp := parts[p]; pp != nil {
-					o.Before = recordsBefore(pp, offs[p])
+				if c := parts[p]; c != nil {
+					o.Before = c.before(offs[p])
 				} else if p >= t.Partitions {
 					o.Skip = fmt.Sprintf("the archive has no partition %d (it has %d)", p, t.Partitions)
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"regexp"
 	"strings"
@@ -409,5 +410,68 @@ func TestRestoreGroupsUntil(t *testing.T) {
 		if got := committedGroup(t, brokers, g, "dst"); !reflect.DeepEqual(got, want) {
 			t.Errorf("group %s: %v, want %v", g, got, want)
 		}
+	}
+}
+
+// TestRecordsBeforeMatchesBruteForce: the binary search over segments
+// counts what walking every offset of the stream counts.
+func TestRecordsBeforeMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var segs []segment
+		var offsets []int64
+		next := int64(rng.IntN(5))
+		for range rng.IntN(8) {
+			n := int64(1 + rng.IntN(4))
+			segs = append(segs, segment{obj: 0, from: 0, to: n, first: next})
+			for i := range n {
+				offsets = append(offsets, next+i)
+			}
+			next += n + int64(rng.IntN(3))
+		}
+		pp := &PartitionPlan{segments: segs}
+		for o := int64(0); o <= next+2; o++ {
+			var want int64
+			for _, x := range offsets {
+				if x < o {
+					want++
+				}
+			}
+			if got := recordsBefore(pp, o); got != want {
+				t.Fatalf("round %d: segments %+v: recordsBefore(%d) = %d, want %d", round, segs, o, got, want)
+			}
+		}
+	}
+}
+
+// TestRestoreGroupsPartitionsWithoutRecords: a partition the archive holds
+// no record of (its records all went elsewhere, or it stayed empty) gets the
+// target's end offset; a partition the archive does not have at all is
+// reported and not committed.
+func TestRestoreGroupsPartitionsWithoutRecords(t *testing.T) {
+	brokers := newCluster(t, 3, "dst")
+	produce(t, brokers, "dst", 1, "x", "y") // dst/1 holds 2 records before the restore
+	a := newArchive(t, format.NewJSON())
+	k0 := a.putRecs("src", 0, "partition=0", 0, 1, 2)
+	a.writeIndex("src", 0, 3, indexed{key: k0, runs: []index.Run{{First: 0, Last: 2}}})
+	k2 := a.putRecs("src", 2, "partition=2", 0)
+	a.writeIndex("src", 2, 1, indexed{key: k2, runs: []index.Run{{First: 0, Last: 0}}})
+	a.putGroupSnapshot("src", 1000, map[int32]int64{0: 3, 1: 0, 2: 1, 3: 4}, map[string]map[int32]int64{
+		"g-a": {0: 2, 1: 0, 2: 1, 3: 4},
+	})
+	cfg := groupsConfig(brokers, a)
+	var logs logBuffer
+	sum, err := mustNew(t, cfg, a, &logs).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := committedGroup(t, brokers, "restored-a", "dst"); !reflect.DeepEqual(got, map[int32]int64{0: 2, 1: 2, 2: 1}) {
+		t.Fatalf("restored-a: %v, want dst/0 at 2, dst/1 at its end 2, dst/2 at 1, nothing on the partition the archive lacks", got)
+	}
+	var out bytes.Buffer
+	WriteGroupsText(&out, sum.GroupOffsets)
+	if !strings.Contains(out.String(), "4 -> not restored: the archive has no partition 3 (it has 3)") ||
+		!strings.Contains(logs.String(), "group offset not restored") {
+		t.Fatalf("the skipped partition is not reported:\n%s\n%s", out.String(), logs.String())
 	}
 }
