@@ -139,7 +139,8 @@
 // unknown fields, a description of another topic or time than its key, and
 // anything Topic.Validate refuses (errors wrap ErrMalformed, never a panic:
 // FuzzDecodeTopic). LatestTopic returns the description with the highest
-// time, or nil for an archive without one (older kafkas3, Confluent's).
+// time, or nil for an archive without one (older kafkas3, Confluent's);
+// TopicAt the one in force at a time (the latest at or before it).
 //
 // # Use
 //

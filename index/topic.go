@@ -200,9 +200,20 @@ func DecodeTopic(key string, r io.Reader) (*Topic, error) {
 // recorded topics, or by Confluent's connector). A description that does
 // not decode fails, naming its key.
 func LatestTopic(ctx context.Context, st Store, prefix, topic string) (*Topic, error) {
+	return TopicAt(ctx, st, prefix, topic, -1)
+}
+
+// TopicAt returns the description of topic as it was at atMs (Unix ms):
+// the latest one taken at or before atMs, or, when every description is
+// later, the earliest one (its TimeMs tells). A negative atMs returns the
+// latest of all (LatestTopic). No description gives nil and no error.
+func TopicAt(ctx context.Context, st Store, prefix, topic string, atMs int64) (*Topic, error) {
 	dir := TopicsDir(prefix) + topic + "/"
-	var latest string
-	var latestMs int64 = -1
+	type cand struct {
+		key string
+		ms  int64
+	}
+	var before, earliest *cand
 	err := st.List(ctx, dir, func(info s3store.ObjectInfo) error {
 		k, err := ParseTopicKey(info.Key)
 		if err != nil {
@@ -211,21 +222,31 @@ func LatestTopic(ctx context.Context, st Store, prefix, topic string) (*Topic, e
 		if k.Topic != topic {
 			return nil
 		}
-		if k.TimeMs > latestMs || (k.TimeMs == latestMs && info.Key > latest) {
-			latest, latestMs = info.Key, k.TimeMs
+		c := &cand{info.Key, k.TimeMs}
+		if atMs < 0 || k.TimeMs <= atMs {
+			if before == nil || c.ms > before.ms || (c.ms == before.ms && c.key > before.key) {
+				before = c
+			}
+		}
+		if earliest == nil || c.ms < earliest.ms || (c.ms == earliest.ms && c.key < earliest.key) {
+			earliest = c
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list topic descriptions under %q: %w", dir, err)
 	}
-	if latest == "" {
+	pick := before
+	if pick == nil {
+		pick = earliest
+	}
+	if pick == nil {
 		return nil, nil
 	}
-	rc, err := st.Open(ctx, latest)
+	rc, err := st.Open(ctx, pick.key)
 	if err != nil {
-		return nil, fmt.Errorf("open topic description %q: %w", latest, err)
+		return nil, fmt.Errorf("open topic description %q: %w", pick.key, err)
 	}
 	defer rc.Close()
-	return DecodeTopic(latest, rc)
+	return DecodeTopic(pick.key, rc)
 }

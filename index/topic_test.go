@@ -119,6 +119,12 @@ func TestLatestTopic(t *testing.T) {
 	if err != nil || d == nil || d.TimeMs != 300 || d.Partitions != 2 {
 		t.Fatalf("latest %+v, %v; want the one at 300 (2 partitions)", d, err)
 	}
+	// At a time: the latest at or before it, else the earliest.
+	for at, want := range map[int64]int64{250: 200, 300: 300, 1000: 300, 50: 100, 100: 100} {
+		if d, err := TopicAt(ctx, st, DefaultPrefix, "orders", at); err != nil || d == nil || d.TimeMs != want {
+			t.Errorf("TopicAt %d: %+v, %v; want the one at %d", at, d, err, want)
+		}
+	}
 	bad := TopicKey(DefaultPrefix, "orders", 400, "")
 	put(t, st, bad, []byte("{}\n"))
 	if _, err := LatestTopic(ctx, st, DefaultPrefix, "orders"); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), bad) {

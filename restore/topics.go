@@ -24,17 +24,26 @@ import (
 var ErrTopicConfig = errors.New("the target cluster refuses the topic")
 
 // describeArchived loads, for each planned topic, the latest topic
-// description the sink recorded (index.LatestTopic); topics without one
-// keep Described nil.
+// description the sink recorded (index.LatestTopic), or with Config.Until
+// the one in force then (index.TopicAt); topics without one keep
+// Described nil.
 func (r *Restorer) describeArchived(ctx context.Context, plan *Plan) error {
 	if r.cfg.IndexPrefix == "" {
 		return nil
 	}
+	at := int64(-1) // the latest
+	if !r.cfg.Until.IsZero() {
+		at = r.cfg.Until.UnixMilli()
+	}
 	for i := range plan.Topics {
 		t := &plan.Topics[i]
-		d, err := index.LatestTopic(ctx, r.store, r.cfg.IndexPrefix, t.Source)
+		d, err := index.TopicAt(ctx, r.store, r.cfg.IndexPrefix, t.Source, at)
 		if err != nil {
 			return fmt.Errorf("read the archived description of topic %q: %w", t.Source, err)
+		}
+		if d != nil && at >= 0 && d.TimeMs > at {
+			r.log.Warn("the archive describes the topic only after --until; its earliest description is used",
+				"topic", t.Source, "described_at", time.UnixMilli(d.TimeMs).UTC().Format(time.RFC3339))
 		}
 		t.Described = d
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -276,5 +277,33 @@ func TestDryRunComparesTargets(t *testing.T) {
 	out.Reset()
 	if err := r.WriteTargetPlan(context.Background(), &out, plan); err != nil || !strings.Contains(out.String(), "targets not compared: no bootstrap.servers") {
 		t.Fatalf("without brokers: %v\n%s", err, out.String())
+	}
+}
+
+// TestDescriptionAtUntil: with --until the description in force then is
+// used (the latest at or before it); without, the latest.
+func TestDescriptionAtUntil(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	for _, d := range []struct {
+		ms int64
+		v  string
+	}{{1000, "1"}, {3000, "3"}} {
+		b, _ := index.EncodeTopic(&index.Topic{V: 1, Topic: "src", TimeMs: d.ms, Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": d.v}})
+		a.putRaw(index.TopicKey(index.DefaultPrefix, "src", d.ms, ""), func(w io.Writer) { w.Write(b) })
+	}
+	for until, want := range map[int64]string{0: "3", 2000: "1", 3000: "3", 500: "1"} {
+		cfg := baseConfig(nil, a.f, "src")
+		cfg.IndexPrefix, cfg.DryRun = index.DefaultPrefix, true
+		if until > 0 {
+			cfg.Until = time.UnixMilli(until)
+		}
+		r := mustNew(t, cfg, a, nil)
+		plan := &Plan{Topics: []TopicPlan{{Source: "src", Target: "src"}}}
+		if err := r.describeArchived(context.Background(), plan); err != nil {
+			t.Fatal(err)
+		}
+		if d := plan.Topics[0].Described; d == nil || d.Configs["retention.ms"] != want {
+			t.Errorf("--until %d: description %+v, want retention.ms=%s", until, d, want)
+		}
 	}
 }
