@@ -141,6 +141,11 @@ type TopicPlan struct {
 	// cutSnapshot is the snapshot at or before Config.Until the topic's
 	// cuts start from (nil without one, or without Until).
 	cutSnapshot *cutSnapshot
+	// UntilUnarchived lists, with Until, the partitions that snapshot
+	// shows holding records (end offset above 0) of which the archive
+	// holds nothing: never archived, or gone before the sink read them.
+	// Nothing of them can be restored; the plan says so.
+	UntilUnarchived []PartitionEnd
 }
 
 // Plan is the restore plan: what the archive holds for the chosen topics.
@@ -266,6 +271,12 @@ func (p *Plan) writePartitions(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, t := range p.Topics {
+			for _, u := range t.UntilUnarchived {
+				fmt.Fprintf(w, "not archived: %s/%d ended at offset %d in the snapshot the cuts come from; the archive holds none of its records (never archived, or gone before the sink read them)\n",
+					t.Source, u.Partition, u.End)
+			}
 		}
 	}
 	for _, t := range p.Topics {

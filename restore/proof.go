@@ -265,6 +265,9 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 			t.Gaps += len(pp.Gaps)
 			t.Damaged += len(pp.Damaged)
 		}
+		if prev != nil {
+			t.UntilUnarchived = unarchived(t, prev)
+		}
 	}
 	return nil
 }
@@ -549,6 +552,10 @@ func limitList(l []string, n int) []string {
 // restore leaves, before anything is produced.
 func (r *Restorer) reportSkips(plan *Plan) {
 	for _, t := range plan.Topics {
+		for _, u := range t.UntilUnarchived {
+			r.log.Warn("the snapshot the --until cut comes from shows records of a partition the archive holds none of; nothing of it is restored",
+				"topic", t.Source, "partition", u.Partition, "end_offset", u.End)
+		}
 		for _, pp := range t.Parts {
 			for _, d := range pp.Damaged {
 				r.log.Warn("skipping a damaged object: none of its records is restored",

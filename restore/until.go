@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -343,7 +344,8 @@ func pastCutError(jobs []job) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w (nothing was produced): %s; an earlier restore went past this --until and records cannot be taken back: "+
+	return fmt.Errorf("%w (nothing was produced): %s; an earlier restore with a later --until (or none) went past this cut, "+
+		"or another producer wrote there, and records cannot be taken back: "+
 		"restore into another topic (--topic-rename), or delete and recreate the target and its marker group",
 		ErrPastCut, strings.Join(limitList(bad, 20), "; "))
 }
@@ -464,4 +466,27 @@ func (r *Restorer) markPastCut(pp *PartitionPlan, ai *archiveIndex, prev, next *
 			pp.Objects[i].unread = true
 		}
 	}
+}
+
+// PartitionEnd is a partition and an end offset.
+type PartitionEnd struct {
+	Partition int32
+	End       int64
+}
+
+// unarchived returns the partitions snap shows with records (end offset
+// above 0) that t has no partition plan for, by partition.
+func unarchived(t *TopicPlan, snap *cutSnapshot) []PartitionEnd {
+	have := map[int32]bool{}
+	for _, pp := range t.Parts {
+		have[pp.Partition] = true
+	}
+	var out []PartitionEnd
+	for p, e := range snap.ends {
+		if e > 0 && !have[p] {
+			out = append(out, PartitionEnd{Partition: p, End: e})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Partition < out[b].Partition })
+	return out
 }

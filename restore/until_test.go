@@ -300,7 +300,8 @@ func untilPlan(t *testing.T, a *archive, until int64) (*Plan, *Restorer) {
 // before --until, the same snapshot for every partition of the topic; the
 // restore produces exactly the records below the cuts, the plan names the
 // snapshot, and UntilSnapshot exposes it (with its group offsets) for
-// --restore-groups.
+// --restore-groups. A partition the snapshot shows with records and the
+// archive holds nothing of is named in the plan.
 func TestUntilSnapshotCut(t *testing.T) {
 	a := newArchive(t, format.NewJSON())
 	p0 := stamped(0, format.TimestampCreate, seq(0, 10), seq(1000, 10))
@@ -312,7 +313,7 @@ func TestUntilSnapshotCut(t *testing.T) {
 	a.putIndexed("src", 0, stampedAt(p0[5:], 5, 1005), 10, false)
 	a.putIndexed("src", 1, stampedAt(p1, 0, 1000), 6, false)
 	a.putSnapshot("src", 1000, map[int32]int64{0: 3, 1: 2})
-	key2000 := a.putSnapshot("src", 2000, map[int32]int64{0: 7, 1: 6})
+	key2000 := a.putSnapshot("src", 2000, map[int32]int64{0: 7, 1: 6, 2: 4, 3: 0}) // nothing of 2 was archived; 3 is empty
 	a.putSnapshot("src", 3000, map[int32]int64{0: 10, 1: 6})
 
 	plan, _ := untilPlan(t, a, 2500)
@@ -326,10 +327,16 @@ func TestUntilSnapshotCut(t *testing.T) {
 	if key != key2000 || snap == nil || snap.TimeMS != 2000 || snap.Groups["app"][0] != 3 {
 		t.Fatalf("UntilSnapshot: %q %+v", key, snap)
 	}
+	if u := plan.Topics[0].UntilUnarchived; len(u) != 1 || u[0] != (PartitionEnd{Partition: 2, End: 4}) {
+		t.Fatalf("unarchived: %v", u)
+	}
 	var text strings.Builder
 	plan.WriteText(&text)
-	if want := "src/0 7 7 3 snapshot at 1970-01-01T00:00:02Z (" + key2000 + "), precision: the snapshot interval"; !strings.Contains(squash(text.String()), want) {
-		t.Errorf("dry run lacks %q:\n%s", want, text.String())
+	for _, want := range []string{"src/0 7 7 3 snapshot at 1970-01-01T00:00:02Z (" + key2000 + "), precision: the snapshot interval",
+		"not archived: src/2 ended at offset 4 in the snapshot the cuts come from; the archive holds none of its records"} {
+		if !strings.Contains(squash(text.String()), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, text.String())
+		}
 	}
 
 	brokers := newCluster(t, 2)
