@@ -38,7 +38,10 @@
 // (CreateTopics with validate only), all of them before the first is
 // created; a refusal (ErrTopicConfig) names the target and each config
 // the cluster refuses alone, with its origin (archived or --topic-config),
-// and nothing is created or produced. Existing targets are never altered;
+// and nothing is created or produced. Records without a key bound for a
+// compacting target (the created topic's cleanup.policy, or an existing
+// one's) are refused the same way (ErrCompactedNullKey, checkNullKeys):
+// the broker would refuse them. Existing targets are never altered;
 // CompareTargets and WriteTargetPlan (the dry run) list how they differ
 // from the archived description: the partition count, each archived key
 // whose effective value differs, and each key the target sets itself

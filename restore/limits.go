@@ -64,6 +64,9 @@ func (r *Restorer) describeLimits(ctx context.Context, adm *kadm.Client, topics 
 	defer r.mu.Unlock()
 	for _, rc := range rcs {
 		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" && c.Value != nil {
+				r.compacted[rc.Name] = compacts(*c.Value)
+			}
 			if c.Key != "max.message.bytes" || c.Value == nil {
 				continue
 			}
@@ -98,6 +101,51 @@ func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {
 			return fmt.Errorf("%w: target %q has max.message.bytes=%d, and records of the archive are larger (nothing was produced): %s; "+
 				"raise max.message.bytes of the target (kafka-configs --alter --add-config max.message.bytes=N) and the brokers' message.max.bytes if needed",
 				ErrRecordTooLarge, t.Target, limit, strings.Join(limitList(bad, 20), "; "))
+		}
+	}
+	return nil
+}
+
+// ErrCompactedNullKey: an archived record without a key would go to a
+// compacted target, which refuses it. It is reported, naming the topic,
+// partition, offset and object, before anything is produced.
+var ErrCompactedNullKey = errors.New("archived records without a key, and the target topic is compacted")
+
+// compacts reports whether a cleanup.policy value compacts ("compact",
+// "compact,delete").
+func compacts(policy string) bool {
+	for _, p := range strings.Split(policy, ",") {
+		if strings.TrimSpace(p) == "compact" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNullKeys refuses, before anything is produced (and, for targets
+// about to be created, before they are), records without a key bound for
+// a target that compacts (compacted): the broker refuses them
+// (INVALID_RECORD). It names the first such record of each object.
+func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target string) bool) error {
+	for _, t := range topics {
+		if !compacted(t.Target) {
+			continue
+		}
+		var bad []string
+		var n int64
+		for _, pp := range t.Parts {
+			for _, o := range pp.Objects {
+				if o.proof == nil || o.proof.nullKeys == 0 {
+					continue
+				}
+				n += o.proof.nullKeys
+				bad = append(bad, fmt.Sprintf("%s/%d offset %d (object %q)", t.Source, pp.Partition, offsetAt(o.Offsets, o.proof.nullKeyIdx), o.Key))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%w: target %q compacts (cleanup.policy), and %d archived records have no key (nothing was produced): %s; "+
+				"restore from an archive that kept the keys (store.envelope=true or store.kafka.keys=true), or into a topic with cleanup.policy=delete (--topic-config cleanup.policy=delete with --create-topics)",
+				ErrCompactedNullKey, t.Target, n, strings.Join(limitList(bad, 20), "; "))
 		}
 	}
 	return nil

@@ -47,6 +47,9 @@ type objectProof struct {
 	// largest is the index and size (as produceSize measures it) of the
 	// largest record.
 	largestIdx, largestSize int64
+	// nullKeys counts the records without a key (a compacted target
+	// refuses them); nullKeyIdx is the index of the first (-1: none).
+	nullKeys, nullKeyIdx int64
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
 	until untilProof
@@ -129,7 +132,7 @@ func isDamage(err error) bool {
 // twin with another record count is an error naming the object that
 // isDamage accepts.
 func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectProof, error) {
-	var proof objectProof
+	proof := objectProof{nullKeyIdx: -1}
 	valueFormat := r.cfg.Format
 	if obj.Tombstone {
 		f, err := r.parallelFormat(obj.keysExt, true)
@@ -227,6 +230,12 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 		}
 		if size := produceSize(rec, mode); size > proof.largestSize {
 			proof.largestIdx, proof.largestSize = n, size
+		}
+		if rec.Key == nil {
+			if proof.nullKeys == 0 {
+				proof.nullKeyIdx = n
+			}
+			proof.nullKeys++
 		}
 		if err := fn(rec); err != nil {
 			return proof, err

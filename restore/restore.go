@@ -54,6 +54,8 @@ type Restorer struct {
 	mu     sync.Mutex
 	proofs map[string]knownProof // object key -> what reading it proved
 	limits map[string]int32      // target topic -> max.message.bytes
+	// compacted holds the target topics whose cleanup.policy compacts.
+	compacted map[string]bool
 	// covered holds the value objects a pass restored or found restored
 	// (key -> size), so Summary.Bytes counts each once in follow mode.
 	covered map[string]int64
@@ -125,14 +127,15 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		cfg.SpillBytes = DefaultSpillBytes
 	}
 	r := &Restorer{
-		cfg:     cfg,
-		store:   store,
-		log:     log,
-		proofs:  map[string]knownProof{},
-		limits:  map[string]int32{},
-		covered: map[string]int64{},
-		memo:    map[topicPartition]partitionMemo{},
-		warned:  map[string]bool{},
+		cfg:       cfg,
+		store:     store,
+		log:       log,
+		proofs:    map[string]knownProof{},
+		limits:    map[string]int32{},
+		compacted: map[string]bool{},
+		covered:   map[string]int64{},
+		memo:      map[topicPartition]partitionMemo{},
+		warned:    map[string]bool{},
 	}
 	var err error
 	if r.topicsRe, err = fullMatch(cfg.TopicsRegex); err != nil {
@@ -354,6 +357,15 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		if err := r.validateCreates(ctx, adm, missing, setups); err != nil {
 			return err
 		}
+		var creating []*TopicPlan
+		for _, t := range topics {
+			if _, ok := setups[t.Target]; ok {
+				creating = append(creating, t)
+			}
+		}
+		if err := r.checkNullKeys(creating, func(target string) bool { return compacts(setups[target].Configs["cleanup.policy"]) }); err != nil {
+			return err
+		}
 		for _, name := range missing {
 			s := setups[name]
 			err := r.retry(ctx, fmt.Sprintf("create target topic %q", name), nil, func(ctx context.Context) error {
@@ -463,6 +475,9 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	if len(topics) == 0 {
 		return nil
 	}
+	if first {
+		r.warnDifferences(ctx, adm, topics)
+	}
 	if err := r.checkTargets(ctx, cl, adm, topics); err != nil {
 		return err
 	}
@@ -470,6 +485,13 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 		return err
 	}
 	if err := r.checkRecordSizes(topics); err != nil {
+		return err
+	}
+	if err := r.checkNullKeys(topics, func(target string) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.compacted[target]
+	}); err != nil {
 		return err
 	}
 

@@ -412,3 +412,39 @@ func (r *Restorer) WriteTargetPlan(ctx context.Context, w io.Writer, plan *Plan)
 	}
 	return WriteTargets(w, states, r.cfg.CreateTopics)
 }
+
+// warnDifferences logs, once per run, how each existing target differs
+// from its archived description (the dry run lists the same). It only
+// informs: a failure to compare is logged at debug level.
+func (r *Restorer) warnDifferences(ctx context.Context, adm *kadm.Client, topics []*TopicPlan) {
+	plan := &Plan{}
+	for _, t := range topics {
+		if t.Described != nil {
+			plan.Topics = append(plan.Topics, *t)
+		}
+	}
+	if len(plan.Topics) == 0 {
+		return
+	}
+	states, err := r.CompareTargets(ctx, adm, plan)
+	if err != nil {
+		r.log.Debug("cannot compare the targets with the archived topic descriptions", "err", err)
+		return
+	}
+	for _, s := range states {
+		if !s.Exists {
+			continue
+		}
+		var diffs []string
+		if s.ArchivedPartitions != s.TargetPartitions {
+			diffs = append(diffs, fmt.Sprintf("partitions: archived %d, target %d", s.ArchivedPartitions, s.TargetPartitions))
+		}
+		for _, d := range s.Configs {
+			diffs = append(diffs, fmt.Sprintf("%s: archived %s, target %s", d.Key, unset(d.Archived), unset(d.Target)))
+		}
+		if len(diffs) > 0 {
+			r.log.Warn("the existing target topic differs from the archived topic description; the restore does not change it",
+				"topic", s.Target, "differences", strings.Join(diffs, "; "))
+		}
+	}
+}

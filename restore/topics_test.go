@@ -238,7 +238,7 @@ func TestDryRunComparesTargets(t *testing.T) {
 	a.putAt("new", 0, 0, 1)
 	a.putAt("old", 0, 0, 1)
 	a.describeTopic("same", 3, 1, map[string]string{"retention.ms": "1000", "cleanup.policy": "delete"})
-	a.describeTopic("new", 2, 3, map[string]string{"cleanup.policy": "compact"})
+	a.describeTopic("new", 2, 3, map[string]string{"segment.ms": "1000"})
 	cfg := baseConfig(brokers, a.f, "same", "new", "old")
 	cfg.CreateTopics, cfg.IndexPrefix, cfg.DryRun, cfg.AllowSameTopic = true, index.DefaultPrefix, true, true
 	r := mustNew(t, cfg, a, nil)
@@ -255,7 +255,7 @@ func TestDryRunComparesTargets(t *testing.T) {
 	for _, want := range []string{
 		"topic configuration: same archived at 2023-11-14T22:13:20Z: 3 partitions, replication factor 1, configs cleanup.policy=delete,retention.ms=1000",
 		"topic configuration: old: no archived topic description",
-		"missing: --create-topics would create it  2 partitions, replication factor 1 (archived 3, capped at the number of brokers), configs cleanup.policy=compact",
+		"missing: --create-topics would create it  2 partitions, replication factor 1 (archived 3, capped at the number of brokers), configs segment.ms=1000",
 		"old     exists",
 		"not compared: the archive has no topic description",
 		"same    exists",
@@ -270,6 +270,18 @@ func TestDryRunComparesTargets(t *testing.T) {
 	}
 	if strings.Contains(text, "cleanup.policy: archived") {
 		t.Errorf("a config equal on both sides (cleanup.policy=delete, the default) is listed:\n%s", text)
+	}
+
+	// A run warns about the differences of existing targets, once.
+	var log logBuffer
+	run := cfg
+	run.DryRun = false
+	if _, err := mustNew(t, run, a, &log).Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "differs from the archived topic description"); n != 1 ||
+		!strings.Contains(log.String(), "partitions: archived 3, target 2; retention.ms: archived 1000, target 5000; segment.ms: archived (not set), target 60000") {
+		t.Fatalf("%d warnings about the differences:\n%s", n, log.String())
 	}
 
 	cfg.Brokers = nil
@@ -305,5 +317,43 @@ func TestDescriptionAtUntil(t *testing.T) {
 		if d := plan.Topics[0].Described; d == nil || d.Configs["retention.ms"] != want {
 			t.Errorf("--until %d: description %+v, want retention.ms=%s", until, d, want)
 		}
+	}
+}
+
+// TestCompactedTargetNullKeys: records without a key bound for a compacted
+// target (the archived cleanup.policy of a topic about to be created, or
+// an existing target's) are refused by name before the topic is created
+// or anything produced; --topic-config cleanup.policy=delete restores.
+func TestCompactedTargetNullKeys(t *testing.T) {
+	c := newFakeN(t, 1)
+	brokers := c.ListenAddrs()
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 3) // values only: no keys
+	a.describeTopic("src", 1, 1, map[string]string{"cleanup.policy": "compact"})
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics, cfg.IndexPrefix = "dst", true, index.DefaultPrefix
+	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrCompactedNullKey) || !strings.Contains(err.Error(), `src/0 offset 0 (object "topics/src/partition=0/src+0+0000000000.json")`) ||
+		!strings.Contains(err.Error(), "3 archived records have no key") {
+		t.Fatalf("err = %v; want ErrCompactedNullKey naming src/0 offset 0", err)
+	}
+	adm := newAdmin(t, brokers)
+	if td, _ := adm.ListTopics(testContext(t)); td.Has("dst") {
+		t.Fatal("dst was created")
+	}
+	// An existing compacted target: refused, nothing produced.
+	if _, err := adm.CreateTopic(testContext(t), 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact,delete")}, "dst2"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rename = "dst2"
+	if _, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); !errors.Is(err, ErrCompactedNullKey) {
+		t.Fatalf("existing compacted target: err = %v", err)
+	}
+	if n := targetRecords(t, brokers, "dst2"); n != 0 {
+		t.Fatalf("dst2 holds %d records", n)
+	}
+	cfg.Rename, cfg.TopicConfigs = "dst", map[string]string{"cleanup.policy": "delete"}
+	if sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil || sum.Records != 3 {
+		t.Fatalf("with cleanup.policy=delete: %d records, %v", sum.Records, err)
 	}
 }

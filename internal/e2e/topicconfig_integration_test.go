@@ -127,6 +127,19 @@ func TestIntegrationTopicConfigsRestored(t *testing.T) {
 	}
 	t.Logf("rejected: %s", strings.TrimSpace(p.stderr()[strings.LastIndex(strings.TrimSpace(p.stderr()), "\n")+1:]))
 
+	// An archive of values only (no keys) into the compacted target: refused
+	// by name before the topic is created.
+	bucketV := b.s.CreateBucket(t)
+	cfgV := b.sinkConf("e2e-topiccfg-v-"+topic, topic, bucketV).with("flush.size", "4").write(t)
+	runOnce(t, "sink --once values only", cfgV)
+	p, code = srcRun(t, "source values only into compact", cfgV, 2*time.Minute, append(rename, "--create-topics")...)
+	if code == 0 || !strings.Contains(p.stderr(), "compacts (cleanup.policy), and 30 archived records have no key (nothing was produced)") {
+		t.Fatalf("values only into a compacted target: exit %d\n%s", code, p.logs())
+	}
+	if n := b.srcTopicPartitions(t, target); n != -1 {
+		t.Fatalf("target %s exists (%d partitions) after the refusal", target, n)
+	}
+
 	// The restore: archived configs, one override, the replication factor capped.
 	sum, p := srcRunOK(t, "source --create-topics", cfg,
 		append(rename, "--create-topics", "--topic-config", "retention.ms=-1", "--replication-factor", "3")...)
