@@ -48,13 +48,14 @@ func untilProduce(t *testing.T, b *bed, topic string, from, n int) {
 	}
 }
 
-// untilDump reads every record of topic with franz-go (n in all), by
-// partition in offset order.
+// untilDump reads every committed record of topic with franz-go
+// (read_committed, n in all), by partition in offset order.
 func untilDump(t *testing.T, b *bed, topic string, n int) map[int32][]*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := b.k.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := b.k.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	out := map[int32][]*kgo.Record{}
 	for got := 0; got < n; {
 		fs := cl.PollFetches(ctx)
@@ -390,5 +391,74 @@ func untilCommit(t *testing.T, b *bed, group, topic string, o int64) {
 	}
 	if err := kadm.NewClient(b.k.Client(t)).CommitAllOffsets(ctx, group, os); err != nil {
 		t.Fatalf("commit %s: %v", group, err)
+	}
+}
+
+// TestIntegrationRestoreUntilTransactions (issue 9, items 5 and 6): phase
+// 1 is plain records, an aborted and a committed transaction and more
+// plain records, with groups at 0, inside the aborted records, just after
+// the commit marker and at the end; `sink --once` (read_committed)
+// snapshots the last stable offsets; phase 2 adds a committed and an
+// aborted transaction and plain records and moves the groups; `sink
+// --once` again. `source --until` between the runs with --restore-groups
+// restores exactly the committed phase-1 records (record for record
+// against a read_committed franz-go dump) and the groups at their phase-1
+// positions translated across the markers and the aborted records.
+func TestIntegrationRestoreUntilTransactions(t *testing.T) {
+	b := newBed(t)
+	const plain, txn, tail = 50, 10, 10
+	topic := srcUnique("until-txn")
+	target := "copy_of_" + topic
+	b.k.CreateTopic(t, topic, untilParts)
+	bucket := b.s.CreateBucket(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", "15", "store.envelope", "true").write(t)
+
+	untilProduce(t, b, topic, 0, plain)
+	grpTransaction(t, b, topic, untilParts, txn, false) // 50..59, abort marker 60
+	grpTransaction(t, b, topic, untilParts, txn, true)  // 61..70, commit marker 71
+	untilProduce(t, b, topic, plain, tail)              // 72..81
+	end1 := b.endOffsets(t, topic)
+	if end1[0] != plain+2*(txn+1)+tail {
+		t.Fatalf("phase 1 ends at %v, want %d per partition", end1, plain+2*(txn+1)+tail)
+	}
+	src := func(g string) string { return "app-" + g + "-" + topic }
+	dst := func(g string) string { return "dr-" + g + "-" + topic }
+	// source offset -> records restored below it (the target offset).
+	phase1 := map[string][2]int64{"zero": {0, 0}, "aborted": {55, plain}, "committed": {72, plain + txn}, "end": {end1[0], plain + txn + tail}}
+	for g, o := range phase1 {
+		untilCommit(t, b, src(g), topic, o[0])
+	}
+	runOnce(t, "sink --once (phase 1)", cfg)
+	time.Sleep(1500 * time.Millisecond)
+	until := time.Now().UTC()
+	time.Sleep(1500 * time.Millisecond)
+	grpTransaction(t, b, topic, untilParts, txn, true)
+	grpTransaction(t, b, topic, untilParts, txn, false)
+	untilProduce(t, b, topic, plain+tail, tail)
+	end2 := b.endOffsets(t, topic)
+	for g := range phase1 {
+		if g != "zero" {
+			untilCommit(t, b, src(g), topic, end2[0])
+		}
+	}
+	runOnce(t, "sink --once (phase 2)", cfg)
+	if snaps := untilSnapshots(t, b, bucket, topic); len(snaps) != 2 || fmt.Sprint(snaps[0].EndOffsets) != fmt.Sprint(end1) {
+		t.Fatalf("snapshots %+v, want two, the first at %v", snaps, end1)
+	}
+	perPart := plain + txn + tail
+	dump := untilDump(t, b, topic, untilParts*(perPart+txn+tail))
+
+	args := []string{"--topic-rename", "copy_of_$0", "--create-topics", "--until", until.Format(time.RFC3339Nano),
+		"--restore-groups", "--group-rename", "app-(.*)=dr-$1"}
+	records, _, pastCut, _ := untilRun(t, "source --until --restore-groups", cfg, 0, args...)
+	if records != int64(untilParts*perPart) || pastCut != int64(untilParts*(txn+tail)) {
+		t.Fatalf("--until: %d records, %d past the cut; want %d and %d", records, pastCut, untilParts*perPart, untilParts*(txn+tail))
+	}
+	untilSame(t, "--until across transactions", untilDump(t, b, target, untilParts*perPart), untilBelow(dump, end1))
+	for g, o := range phase1 {
+		got := b.committed(t, dst(g), target)
+		if fmt.Sprint(got) != fmt.Sprint(map[int32]int64{0: o[1], 1: o[1], 2: o[1]}) {
+			t.Errorf("group %s (source offset %d) on %s: %v, want %d on every partition", dst(g), o[0], target, got, o[1])
+		}
 	}
 }
