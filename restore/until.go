@@ -76,6 +76,9 @@ type Cut struct {
 	// Refused says why no cut can be chosen (then the restore stops with
 	// ErrNoPointInTime before anything is produced).
 	Refused string
+
+	// stamps names the timestamps a best-effort timestamp cut rests on.
+	stamps string
 }
 
 // String prints the cut for the plan.
@@ -96,7 +99,7 @@ func (c *Cut) String() string {
 	case c.Exact:
 		b.WriteString(", exact")
 	case c.Basis == CutTimestamps:
-		fmt.Fprintf(&b, ", best effort (CreateTime: %d later records stamped at or before --until left out)", c.Late)
+		fmt.Fprintf(&b, ", best effort (%s: %d later records stamped at or before --until left out)", c.stamps, c.Late)
 	default:
 		b.WriteString(", precision: the snapshot interval")
 	}
@@ -229,6 +232,14 @@ func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, ne
 	switch {
 	case tsOK && (prev == nil || exact):
 		c.Offset, c.Basis, c.Exact, c.Late = tsCut, CutTimestamps, exact, late
+		switch {
+		case !anyStamped:
+			c.stamps = "no record timestamps"
+		case logAppend:
+			c.stamps = "LogAppendTime out of offset order"
+		default:
+			c.stamps = "CreateTime"
+		}
 		if !anyStamped && pp.Records > 0 {
 			c.Note = "from the archive index's time range of each object (min_ts, max_ts)"
 		}

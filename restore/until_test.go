@@ -187,8 +187,9 @@ func TestUntilLogAppendOutOfOrderIsNotExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 1 || c.Exact || c.Late != 1 {
-		t.Fatalf("cut %+v", c)
+	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 1 || c.Exact || c.Late != 1 ||
+		!strings.Contains(c.String(), "best effort (LogAppendTime out of offset order: 1 later records stamped at or before --until left out)") {
+		t.Fatalf("cut %+v: %s", c, c)
 	}
 }
 
@@ -453,8 +454,9 @@ func TestUntilBeforeTheFirstSnapshot(t *testing.T) {
 	if err := r.Check(plan); err != nil {
 		t.Fatal(err)
 	}
-	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 4 || c.Exact || c.Basis != CutTimestamps || !strings.Contains(c.Note, "min_ts, max_ts") {
-		t.Fatalf("cut %+v", c)
+	if c := plan.Topics[0].Parts[0].Cut; c.Offset != 4 || c.Exact || c.Basis != CutTimestamps || !strings.Contains(c.Note, "min_ts, max_ts") ||
+		!strings.Contains(c.String(), "best effort (no record timestamps: 0 later records") {
+		t.Fatalf("cut %+v: %s", c, c)
 	}
 }
 
@@ -538,5 +540,38 @@ func TestUntilSkipsObjectsPastTheCut(t *testing.T) {
 	c := plan.Topics[0].Parts[0].Cut
 	if c.Offset != 6 || c.Unread != 1 || !c.Exact || !strings.Contains(c.String(), "1 objects wholly past the cut not read (archive index)") {
 		t.Fatalf("cut %+v: %s", c, c)
+	}
+}
+
+// TestUntilCutAcrossAbsentOffsets: offsets compaction or transaction
+// markers left out do not shift the cut: a snapshot end offset inside a
+// hole, or between two runs of one object, restores exactly the records
+// below it.
+func TestUntilCutAcrossAbsentOffsets(t *testing.T) {
+	offsets := []int64{0, 1, 2, 5, 6, 7, 9}
+	recs := make([]*format.Record, len(offsets))
+	for i, o := range offsets {
+		recs[i] = &format.Record{Offset: o, Timestamp: time.UnixMilli(100 + o), Value: fmt.Appendf(nil, "v-%d", o)}
+	}
+	for _, tc := range []struct {
+		end  int64
+		want int
+	}{{4, 3}, {6, 4}, {9, 6}, {10, 7}, {0, 0}} {
+		t.Run(fmt.Sprint(tc.end), func(t *testing.T) {
+			a := newArchive(t, format.NewJSON())
+			a.putIndexed("src", 0, recs[:5], 7, false) // runs [0,2] [5,6]
+			a.putIndexed("src", 0, recs[5:], 10, false)
+			a.putSnapshot("src", 500, map[int32]int64{0: tc.end})
+			brokers := newCluster(t, 1)
+			cfg := indexedConfig(brokers, a)
+			cfg.Until = time.UnixMilli(500)
+			sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+			if err != nil || sum.Records != int64(tc.want) || sum.PastCut != int64(len(recs)-tc.want) {
+				t.Fatalf("%s, %v", sum, err)
+			}
+			if tc.want > 0 {
+				checkValues(t, "p0", readTopic(t, brokers, "dst")[0], recs[:tc.want])
+			}
+		})
 	}
 }
