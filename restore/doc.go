@@ -38,7 +38,9 @@
 // (CreateTopics with validate only), all of them before the first is
 // created; a refusal (ErrTopicConfig) names the target and each config
 // the cluster refuses alone, with its origin (archived or --topic-config),
-// and nothing is created or produced. Records without a key bound for a
+// and nothing is created or produced; so does a min.insync.replicas above
+// the replication factor the topic gets (Kafka would create it and refuse
+// every acks=all produce). Records without a key bound for a
 // compacting target (the created topic's cleanup.policy, or an existing
 // one's) are refused the same way (ErrCompactedNullKey, checkNullKeys):
 // the broker would refuse them. Existing targets are never altered;

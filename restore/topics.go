@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,10 +19,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ErrTopicConfig: the target cluster refuses to create a topic as asked
-// (a config, the partition count or the replication factor); nothing was
-// created or produced.
-var ErrTopicConfig = errors.New("the target cluster refuses the topic")
+// ErrTopicConfig: a missing target cannot be created as asked: the
+// cluster refuses a config, the partition count or the replication
+// factor, or min.insync.replicas exceeds the replicas it would get;
+// nothing was created or produced.
+var ErrTopicConfig = errors.New("a target topic cannot be created as asked")
 
 // describeArchived loads, for each planned topic, the latest topic
 // description the sink recorded (index.LatestTopic), or with Config.Until
@@ -103,6 +105,19 @@ func (r *Restorer) validateCreates(ctx context.Context, adm *kadm.Client, missin
 	var problems []string
 	for _, name := range missing {
 		s := setups[name]
+		// Kafka creates a topic whose min.insync.replicas exceeds its
+		// replicas, and then refuses every acks=all produce to it.
+		if v, ok := s.Configs["min.insync.replicas"]; ok && s.ReplicationFactor > 0 {
+			if m, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && m > int(s.ReplicationFactor) {
+				why := ""
+				if s.CappedFrom > 0 {
+					why = fmt.Sprintf(", capped from %d at the number of brokers", s.CappedFrom)
+				}
+				problems = append(problems, fmt.Sprintf("target topic %q: config min.insync.replicas=%q (%s) needs %d in-sync replicas, the topic gets replication factor %d%s, so every acks=all produce would be refused (set --topic-config min.insync.replicas=%d)",
+					name, v, configOrigin("min.insync.replicas", r.cfg.TopicConfigs), m, s.ReplicationFactor, why, s.ReplicationFactor))
+				continue
+			}
+		}
 		try := func(configs map[string]string) (error, error) {
 			var refused error
 			err := r.retry(ctx, fmt.Sprintf("validate the creation of target topic %q", name), nil, func(ctx context.Context) error {

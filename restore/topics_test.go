@@ -357,3 +357,28 @@ func TestCompactedTargetNullKeys(t *testing.T) {
 		t.Fatalf("with cleanup.policy=delete: %d records, %v", sum.Records, err)
 	}
 }
+
+// TestCreateTopicsMinInsyncAboveReplicas: an archived min.insync.replicas
+// above the replication factor the topic gets (capped on a smaller
+// cluster) is refused by name before anything is created; an override
+// restores.
+func TestCreateTopicsMinInsyncAboveReplicas(t *testing.T) {
+	c := newFakeN(t, 1)
+	brokers := c.ListenAddrs()
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 2)
+	a.describeTopic("src", 1, 3, map[string]string{"min.insync.replicas": "2"})
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics, cfg.IndexPrefix = "dst", true, index.DefaultPrefix
+	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrTopicConfig) || !strings.Contains(err.Error(), `config min.insync.replicas="2" (archived) needs 2 in-sync replicas, the topic gets replication factor 1, capped from 3`) {
+		t.Fatalf("err = %v", err)
+	}
+	if td, _ := newAdmin(t, brokers).ListTopics(testContext(t)); td.Has("dst") {
+		t.Fatal("dst was created")
+	}
+	cfg.TopicConfigs = map[string]string{"min.insync.replicas": "1"}
+	if sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil || sum.Records != 2 {
+		t.Fatalf("with the override: %d records, %v", sum.Records, err)
+	}
+}
