@@ -215,6 +215,15 @@ func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, ne
 			tsOK = false
 		}
 	}
+	// Entries of damaged or missing objects still tell, by min_ts, that
+	// their records come after Until.
+	if ip != nil {
+		for i := range ip.Entries {
+			if e := &ip.Entries[i]; e.MinTS > until && (tsCut < 0 || e.First() < tsCut) {
+				tsCut = e.First()
+			}
+		}
+	}
 	if tsCut < 0 {
 		tsCut = pp.LastOffset + 1 // every record is at or before Until
 		if pp.LastOffset < 0 {

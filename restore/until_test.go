@@ -575,3 +575,25 @@ func TestUntilCutAcrossAbsentOffsets(t *testing.T) {
 		})
 	}
 }
+
+// TestUntilDamagedObjectAfterUntil: a damaged object whose index entry
+// says its records come after --until still bounds the timestamp cut, so
+// with --allow-gaps the restore stops before it (its gap is past the cut
+// and dropped), not after it.
+func TestUntilDamagedObjectAfterUntil(t *testing.T) {
+	a := newArchive(t, mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true}))
+	recs := stamped(0, format.TimestampLogAppendTime, seq(0, 9), []int64{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000})
+	a.putIndexed("src", 0, recs[:3], 3, true)
+	a.putIndexed("src", 0, recs[3:6], 6, true) // 3000..5000, damaged below
+	a.putIndexed("src", 0, recs[6:], 9, true)
+	key := a.keys.ObjectKey(partition.ObjectName{Topic: "src", Encoded: "partition=0", Partition: 0, StartOffset: 3, Ext: ".json"})
+	a.putRaw(key, func(w io.Writer) { w.Write([]byte("truncated")) }) // another size: read, and found damaged
+	plan, r := untilPlan(t, a, 2500)
+	pp := plan.Topics[0].Parts[0]
+	if pp.Cut.Offset != 3 || pp.Records != 3 || len(pp.Gaps) != 0 || len(pp.Damaged) != 0 {
+		t.Fatalf("cut %+v, %d records, gaps %v, damaged %v", pp.Cut, pp.Records, pp.Gaps, pp.Damaged)
+	}
+	if err := r.Check(plan); err != nil {
+		t.Fatal(err)
+	}
+}
