@@ -202,11 +202,13 @@
 //   - Without a snapshot at or before Until: the timestamps alone, the
 //     same way. Exact for LogAppendTime; best effort for CreateTime (the
 //     producers' clocks: records after C stamped at or before Until are
-//     left out and counted, Cut.Late). Objects without record timestamps
-//     take their index entry's min_ts/max_ts: wholly before or after Until
-//     is enough (best effort), an object around Until without record
-//     timestamps refuses the partition (ErrNoPointInTime), as does an
-//     archive without index and without envelopes (Confluent's layout).
+//     left out and counted, Cut.Late). The index entries of damaged or
+//     missing objects bound the cut by their min_ts. Objects without
+//     record timestamps take their index entry's min_ts/max_ts: wholly
+//     before or after Until is enough (best effort), an object around
+//     Until without record timestamps refuses the partition
+//     (ErrNoPointInTime), as does an archive without index and without
+//     envelopes (Confluent's layout).
 //
 // Gaps and damaged objects at or past C do not matter and are dropped; a C
 // beyond what the archive index accounts for (a snapshot past the archive's
