@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,21 +33,21 @@ type topicRecorder struct {
 // that differs from the latest one stored. It never stops archiving: a
 // broker that refuses DescribeConfigs or Describe (missing ACLs) gives one
 // warning per sink, any other failure a warning per check; the next check
-// tries again.
+// tries again. When only some topics are refused, the others are still
+// recorded (the refused ones are named in the warning).
 func (ss *session) recordTopics(ctx context.Context, adm *kadm.Client) {
 	s := ss.s
 	if s.cfg.IndexPrefix == "" {
 		return
 	}
 	n, err := s.recordTopics(ctx, adm)
+	if n > 0 {
+		s.log.Info("recorded topic descriptions", "topics", n)
+	}
 	if err == nil || ctx.Err() != nil {
-		if n > 0 {
-			s.log.Info("recorded topic descriptions", "topics", n)
-		}
 		return
 	}
-	var ae *kadm.AuthError
-	if errors.As(err, &ae) || errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed) {
+	if isDenied(err) {
 		s.topicRec.mu.Lock()
 		warned := s.topicRec.warned
 		s.topicRec.warned = true
@@ -84,7 +85,30 @@ func (s *Sink) recordTopics(ctx context.Context, adm *kadm.Client) (int, error) 
 	if err != nil || len(topics) == 0 {
 		return 0, err
 	}
-	descs, err := describeTopics(ctx, adm, topics, time.Now().UnixMilli())
+	now := time.Now().UnixMilli()
+	descs, err := describeTopics(ctx, adm, topics, now)
+	var denied error
+	if isDenied(err) && len(topics) > 1 {
+		// One topic refused fails the whole request: describe the
+		// topics one by one, record those allowed, report the others.
+		descs, err = nil, nil
+		var refused []string
+		for _, t := range topics {
+			d, derr := describeTopics(ctx, adm, []string{t}, now)
+			switch {
+			case isDenied(derr):
+				refused = append(refused, t)
+				denied = derr
+			case derr != nil:
+				return 0, derr
+			default:
+				descs = append(descs, d...)
+			}
+		}
+		if denied != nil {
+			denied = fmt.Errorf("topics %s: %w", strings.Join(refused, ", "), denied)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +136,13 @@ func (s *Sink) recordTopics(ctx context.Context, adm *kadm.Client) (int, error) 
 		s.topicRec.latest[d.Topic] = d
 		n++
 	}
-	return n, nil
+	return n, denied
+}
+
+// isDenied tells a refusal for missing ACLs.
+func isDenied(err error) bool {
+	var ae *kadm.AuthError
+	return errors.As(err, &ae) || errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed)
 }
 
 func (s *Sink) putTopic(ctx context.Context, d *index.Topic, writer string) error {

@@ -251,3 +251,51 @@ func TestTopicDescriptionDenied(t *testing.T) {
 		t.Fatalf("descriptions %+v without DescribeConfigs", ds)
 	}
 }
+
+// TestTopicDescriptionOneTopicDenied: a broker that refuses DescribeConfigs
+// on one of the archived topics only: the others are recorded, and one
+// warning names the refused topic.
+func TestTopicDescriptionOneTopicDenied(t *testing.T) {
+	c, adm := configCluster(t, 1, "ok", 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("1000")})
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(int16(kmsg.DescribeConfigs), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.DescribeConfigsRequest)
+		for _, r := range req.Resources {
+			if r.ResourceName == "secret" {
+				resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+				for _, r := range req.Resources {
+					rr := kmsg.NewDescribeConfigsResponseResource()
+					rr.ResourceName, rr.ResourceType = r.ResourceName, r.ResourceType
+					if r.ResourceName == "secret" {
+						rr.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					}
+					resp.Resources = append(resp.Resources, rr)
+				}
+				return resp, nil, true
+			}
+		}
+		return nil, nil, false
+	})
+	store := s3store.NewMemory()
+	cfg := indexConfig(c.ListenAddrs(), "ok", "secret")
+	var logs syncBuffer
+	s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ds := topicDescs(t, store, "ok"); len(ds) != 1 || ds[0].Configs["retention.ms"] != "1000" {
+		t.Fatalf("descriptions of ok: %+v", ds)
+	}
+	if ds := topicDescs(t, store, "secret"); len(ds) != 0 {
+		t.Fatalf("descriptions of secret: %+v", ds)
+	}
+	if n := strings.Count(logs.String(), "cannot record the archived topics"); n != 1 || !strings.Contains(logs.String(), "topics secret:") {
+		t.Fatalf("%d warnings, want one naming secret:\n%s", n, logs.String())
+	}
+}
