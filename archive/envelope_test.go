@@ -2,13 +2,11 @@ package archive
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -281,25 +279,7 @@ func TestSinkEnvelopeInterruptedRunsEqualCleanRun(t *testing.T) {
 			c := cfg
 			c.Name = "crashy"
 			store := s3store.NewMemory()
-			rnd := rand.New(rand.NewPCG(5, 6))
-			for range 4 {
-				s, err := New(c, store, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				var n atomic.Int64
-				stopAt := int64(1 + rnd.IntN(8))
-				s.OnObject = func(FileStats) {
-					if n.Add(1) == stopAt {
-						cancel()
-					}
-				}
-				if _, err := s.Run(ctx); err != nil {
-					t.Fatal(err)
-				}
-				cancel()
-			}
+			interruptedRuns(t, c, store, rand.New(rand.NewPCG(5, 6)), 4, 8)
 			runSink(t, c, store)
 			want, got := asWriter(snapshot(t, clean), cfg.Name, cfg.Name), asWriter(snapshot(t, store), c.Name, cfg.Name)
 			if len(want) < 2*3*8 || fmt.Sprint(want) != fmt.Sprint(got) {

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,22 +201,7 @@ func TestIndexReplayRewritesIdenticalBytes(t *testing.T) {
 		c := cfg
 		c.Name = "crashy"
 		store := s3store.NewMemory()
-		rnd := rand.New(rand.NewPCG(3, 4))
-		for range 5 {
-			s, _ := New(c, store, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			var n atomic.Int64
-			stopAt := int64(1 + rnd.IntN(12))
-			s.OnObject = func(FileStats) {
-				if n.Add(1) == stopAt {
-					cancel()
-				}
-			}
-			if _, err := s.Run(ctx); err != nil {
-				t.Fatal(err)
-			}
-			cancel()
-		}
+		interruptedRuns(t, c, store, rand.New(rand.NewPCG(3, 4)), 5, 12)
 		runSink(t, c, store)
 		if got := asWriter(snapshot(t, store), c.Name, cfg.Name); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("archive differs from a clean run: %d vs %d objects", len(want), len(got))

@@ -354,22 +354,7 @@ func TestSinkInterruptedRunsEqualCleanRun(t *testing.T) {
 
 	cfg.Name = "crashy"
 	store := s3store.NewMemory()
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 5; i++ {
-		s, _ := New(cfg, store, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		var n atomic.Int64
-		stopAt := int64(1 + rnd.IntN(10))
-		s.OnObject = func(FileStats) {
-			if n.Add(1) == stopAt {
-				cancel()
-			}
-		}
-		if _, err := s.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-	}
+	interruptedRuns(t, cfg, store, rand.New(rand.NewPCG(1, 2)), 5, 10)
 	runSink(t, cfg, store)
 	want, got := snapshot(t, clean), snapshot(t, store)
 	if len(want) == 0 || fmt.Sprint(want) != fmt.Sprint(got) {
@@ -496,5 +481,31 @@ func TestSinkRegexPicksUpNewTopics(t *testing.T) {
 	want := "topics/ev-a/partition=0/ev-a+0+0000000000.json topics/ev-b/partition=0/ev-b+0+0000000000.json"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("keys %v, want %s", got, want)
+	}
+}
+
+// interruptedRuns runs the sink runs times on store, cancelling each run
+// (the in-process stand-in for SIGKILL) once a random 1..maxStop objects
+// are complete.
+func interruptedRuns(t *testing.T, cfg Config, store s3store.Store, rnd *rand.Rand, runs, maxStop int) {
+	t.Helper()
+	for range runs {
+		s, err := New(cfg, store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var n atomic.Int64
+		stopAt := int64(1 + rnd.IntN(maxStop))
+		s.OnObject = func(FileStats) {
+			if n.Add(1) == stopAt {
+				cancel()
+			}
+		}
+		if _, err := s.Run(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		cancel()
 	}
 }
