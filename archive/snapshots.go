@@ -300,16 +300,8 @@ func (sn *snapshotter) write(ctx context.Context, snap *index.Snapshot) error {
 		return err
 	}
 	key := index.SnapshotKey(prefix, snap.Topic, snap.TimeMS, sn.writer)
-	w, err := sn.s.store.Create(ctx, key)
-	if err != nil {
-		return fmt.Errorf("write snapshot %s: %w", key, err)
-	}
-	if _, err := w.Write(b); err != nil {
-		w.Abort(ctx)
-		return fmt.Errorf("write snapshot %s: %w", key, err)
-	}
-	if err := w.Commit(ctx); err != nil {
-		return fmt.Errorf("write snapshot %s: %w", key, err)
+	if err := putObject(ctx, sn.s.store, key, b); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
 	}
 	sn.last[snap.Topic] = snap
 	sn.s.mu.Lock()

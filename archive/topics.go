@@ -151,17 +151,8 @@ func (s *Sink) putTopic(ctx context.Context, d *index.Topic, writer string) erro
 		return err
 	}
 	key := index.TopicKey(s.cfg.IndexPrefix, d.Topic, d.TimeMs, writer)
-	obj, err := s.store.Create(ctx, key)
-	if err != nil {
-		return &StoreError{Key: key, Err: err}
-	}
-	if _, err := obj.Write(data); err != nil {
-		_ = obj.Abort(ctx)
-		return &StoreError{Key: key, Err: err}
-	}
-	if err := obj.Commit(ctx); err != nil {
-		_ = obj.Abort(ctx)
-		return &StoreError{Key: key, Err: err}
+	if err := putObject(ctx, s.store, key, data); err != nil {
+		return err
 	}
 	s.log.Debug("topic description stored", "key", key, "partitions", d.Partitions, "replication_factor", d.ReplicationFactor, "configs", len(d.Configs))
 	return nil

@@ -593,17 +593,8 @@ func (w *partitionWriter) putIndex(ctx context.Context, entries []index.Entry, c
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
-	obj, err := w.store.Create(ctx, key)
-	if err != nil {
-		return &StoreError{Key: key, Err: err}
-	}
-	if _, err := obj.Write(data); err != nil {
-		_ = obj.Abort(ctx)
-		return &StoreError{Key: key, Err: err}
-	}
-	if err := obj.Commit(ctx); err != nil {
-		_ = obj.Abort(ctx)
-		return &StoreError{Key: key, Err: err}
+	if err := putObject(ctx, w.store, key, data); err != nil {
+		return err
 	}
 	if w.onIndex != nil {
 		w.onIndex()
@@ -689,4 +680,23 @@ func (w *partitionWriter) takeDone() []FileStats {
 	d := w.done
 	w.done = nil
 	return d
+}
+
+// putObject stores data as the object key: created, written, committed;
+// on failure it is aborted and nothing of it stays. Errors are
+// *StoreError naming the key.
+func putObject(ctx context.Context, store s3store.Store, key string, data []byte) error {
+	obj, err := store.Create(ctx, key)
+	if err != nil {
+		return &StoreError{Key: key, Err: err}
+	}
+	if _, err := obj.Write(data); err != nil {
+		_ = obj.Abort(ctx)
+		return &StoreError{Key: key, Err: err}
+	}
+	if err := obj.Commit(ctx); err != nil {
+		_ = obj.Abort(ctx)
+		return &StoreError{Key: key, Err: err}
+	}
+	return nil
 }
