@@ -26,8 +26,9 @@ const (
 // the caller's business, not the value format's).
 var ErrNullValue = errors.New("null value cannot be written")
 
-// ErrNotSupported is wrapped when a format is recognised but kafkas3 does
-// not implement it yet.
+// ErrNotSupported is wrapped when a format, codec or schema is recognised
+// but kafkas3 does not implement it (parquet.codec lz4 and lzo, a Parquet
+// value schema that is not a record, ...).
 var ErrNotSupported = errors.New("not supported yet")
 
 // ErrUnknownFormat is wrapped when a format.class value is not recognised.
@@ -42,8 +43,7 @@ var ErrInvalidConfig = errors.New("invalid format config")
 // Kind names a record format.
 type Kind int
 
-// The formats Confluent's S3 sink ships. Avro and Parquet are recognised
-// but not implemented yet (see New).
+// The formats Confluent's S3 sink ships, all implemented (see New).
 const (
 	KindJSON Kind = iota + 1
 	KindBytes
@@ -84,9 +84,8 @@ func (k Kind) Supported() bool { return k.valid() }
 // class names (io.confluent.connect.s3.format.json.JsonFormat,
 // ...bytearray.ByteArrayFormat, ...avro.AvroFormat,
 // ...parquet.ParquetFormat) and the short names json, bytes, bytearray,
-// avro and parquet (case-insensitive). For Avro and Parquet it returns the
-// Kind together with an error wrapping ErrNotSupported; for an unknown
-// name, 0 and an error wrapping ErrUnknownFormat. Errors name format.class.
+// avro and parquet (case-insensitive). For an unknown name it returns 0 and
+// an error wrapping ErrUnknownFormat that names format.class.
 func Lookup(name string) (Kind, error) {
 	n := strings.TrimSpace(name)
 	var kind Kind
