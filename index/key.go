@@ -52,12 +52,36 @@ func WriterOf(group string) string {
 // An empty writer gives "<commit, 20 digits>.jsonl", which readers accept
 // too (the sink always names its writer).
 func Key(prefix, topic string, p int32, commit int64, writer string) string {
-	c := strconv.FormatInt(commit, 10)
-	k := PartitionDir(prefix, topic, p) + strings.Repeat("0", max(0, commitWidth-len(c))) + c
+	return PartitionDir(prefix, topic, p) + stamp(commit, writer) + ext
+}
+
+// stamp is the file name, without extension, of index objects, offset
+// snapshots and topic descriptions: n with 20 digits (zero padded, so
+// names sort in numeric order), then "-<writer>" when writer is set.
+func stamp(n int64, writer string) string {
+	s := strconv.FormatInt(n, 10)
+	s = strings.Repeat("0", max(0, commitWidth-len(s))) + s
 	if writer != "" {
-		k += "-" + writer
+		s += "-" + writer
 	}
-	return k + ext
+	return s
+}
+
+// parseStamp is the inverse of stamp; what names the number in the error
+// ("commit", "time"), which says why s is not a stamp.
+func parseStamp(s, what string) (int64, string, error) {
+	ns, writer, hasWriter := strings.Cut(s, "-")
+	if hasWriter && !isWriter(writer) {
+		return 0, "", fmt.Errorf("writer %q is not %d lower-case hex digits", writer, writerWidth)
+	}
+	if len(ns) != commitWidth || strings.Trim(ns, "0123456789") != "" {
+		return 0, "", fmt.Errorf("%s %q is not %d digits", what, ns, commitWidth)
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s %q is out of range", what, ns)
+	}
+	return n, writer, nil
 }
 
 // KeyName is what an index object key names.
@@ -86,10 +110,10 @@ func ParseKey(key string) (KeyName, error) {
 		return bad("not in an index/<topic>/<partition>/ folder")
 	}
 	n := len(parts)
-	topic, ps, cs := parts[n-3], parts[n-2], parts[n-1]
-	cs, writer, hasWriter := strings.Cut(cs, "-")
-	if hasWriter && !isWriter(writer) {
-		return bad(fmt.Sprintf("writer %q is not %d lower-case hex digits", writer, writerWidth))
+	topic, ps := parts[n-3], parts[n-2]
+	c, writer, err := parseStamp(parts[n-1], "commit")
+	if err != nil {
+		return bad(err.Error())
 	}
 	if err := validTopic(topic); err != nil {
 		return bad(err.Error())
@@ -97,18 +121,6 @@ func ParseKey(key string) (KeyName, error) {
 	p, err := strconv.ParseInt(ps, 10, 32)
 	if err != nil || p < 0 || strconv.FormatInt(p, 10) != ps {
 		return bad(fmt.Sprintf("partition %q is not a canonical number", ps))
-	}
-	if len(cs) != commitWidth {
-		return bad(fmt.Sprintf("commit %q is not %d digits", cs, commitWidth))
-	}
-	for i := 0; i < len(cs); i++ {
-		if cs[i] < '0' || cs[i] > '9' {
-			return bad(fmt.Sprintf("commit %q is not %d digits", cs, commitWidth))
-		}
-	}
-	c, err := strconv.ParseInt(cs, 10, 64)
-	if err != nil {
-		return bad(fmt.Sprintf("commit %q is out of range", cs))
 	}
 	prefix := strings.Join(parts[:n-4], "/")
 	if n > 4 {

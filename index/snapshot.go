@@ -53,12 +53,7 @@ func SnapshotTopicDir(prefix, topic string) string { return prefix + snapshotDir
 // empty writer gives "<time ms, 20 digits>.json", which readers accept
 // too (the sink always names its writer).
 func SnapshotKey(prefix, topic string, timeMS int64, writer string) string {
-	t := strconv.FormatInt(timeMS, 10)
-	k := SnapshotTopicDir(prefix, topic) + strings.Repeat("0", max(0, commitWidth-len(t))) + t
-	if writer != "" {
-		k += "-" + writer
-	}
-	return k + snapshotExt
+	return SnapshotTopicDir(prefix, topic) + stamp(timeMS, writer) + snapshotExt
 }
 
 // SnapshotName is what a snapshot key names.
@@ -87,25 +82,13 @@ func ParseSnapshotKey(key string) (SnapshotName, error) {
 	if n < 3 || parts[n-3]+"/" != snapshotDir {
 		return bad("not in a snapshots/<topic>/ folder")
 	}
-	topic, ts := parts[n-2], parts[n-1]
-	ts, writer, hasWriter := strings.Cut(ts, "-")
-	if hasWriter && !isWriter(writer) {
-		return bad(fmt.Sprintf("writer %q is not %d lower-case hex digits", writer, writerWidth))
+	topic := parts[n-2]
+	t, writer, err := parseStamp(parts[n-1], "time")
+	if err != nil {
+		return bad(err.Error())
 	}
 	if err := validTopic(topic); err != nil {
 		return bad(err.Error())
-	}
-	if len(ts) != commitWidth {
-		return bad(fmt.Sprintf("time %q is not %d digits", ts, commitWidth))
-	}
-	for i := 0; i < len(ts); i++ {
-		if ts[i] < '0' || ts[i] > '9' {
-			return bad(fmt.Sprintf("time %q is not %d digits", ts, commitWidth))
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return bad(fmt.Sprintf("time %q is out of range", ts))
 	}
 	prefix := strings.Join(parts[:n-3], "/")
 	if n > 3 {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/kafkas3/kafkas3/s3store"
@@ -17,9 +16,6 @@ import (
 
 // topicsDir is the folder under the prefix that holds topic descriptions.
 const topicsDir = "topics/"
-
-// timeWidth is the zero-padded width of the wall time in a description key.
-const timeWidth = 20
 
 // TopicVersion is the version of the topic description format.
 const TopicVersion = 1
@@ -90,12 +86,7 @@ func TopicsDir(prefix string) string { return prefix + topicsDir }
 // "<prefix>topics/<topic>/<time ms, 20 digits>-<writer>.json". Keys of one
 // topic sort in time order.
 func TopicKey(prefix, topic string, timeMs int64, writer string) string {
-	c := strconv.FormatInt(timeMs, 10)
-	k := TopicsDir(prefix) + topic + "/" + strings.Repeat("0", max(0, timeWidth-len(c))) + c
-	if writer != "" {
-		k += "-" + writer
-	}
-	return k + ".json"
+	return TopicsDir(prefix) + topic + "/" + stamp(timeMs, writer) + ".json"
 }
 
 // TopicKeyName is what a topic description key names.
@@ -121,20 +112,13 @@ func ParseTopicKey(key string) (TopicKeyName, error) {
 	if n < 3 || parts[n-3]+"/" != topicsDir {
 		return bad("not in a topics/<topic>/ folder")
 	}
-	topic, ts := parts[n-2], parts[n-1]
-	ts, writer, hasWriter := strings.Cut(ts, "-")
-	if hasWriter && !isWriter(writer) {
-		return bad(fmt.Sprintf("writer %q is not %d lower-case hex digits", writer, writerWidth))
+	topic := parts[n-2]
+	ms, writer, err := parseStamp(parts[n-1], "time")
+	if err != nil {
+		return bad(err.Error())
 	}
 	if err := validTopic(topic); err != nil {
 		return bad(err.Error())
-	}
-	if len(ts) != timeWidth || strings.Trim(ts, "0123456789") != "" {
-		return bad(fmt.Sprintf("time %q is not %d digits", ts, timeWidth))
-	}
-	ms, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return bad(fmt.Sprintf("time %q is out of range", ts))
 	}
 	return TopicKeyName{Topic: topic, TimeMs: ms, Writer: writer}, nil
 }
