@@ -159,3 +159,32 @@ func ValidatePrefix(prefix string) error {
 	}
 	return nil
 }
+
+// parseTopicStamp takes apart "<prefix><dir><topic>/<stamp><ext>", the
+// keys of offset snapshots and topic descriptions: the prefix is
+// everything before the last "<dir><topic>/" folder. why says what is
+// wrong, "" when nothing is.
+func parseTopicStamp(key, dir, ext string) (prefix, topic string, n int64, writer, why string) {
+	rest, ok := strings.CutSuffix(key, ext)
+	if !ok {
+		return "", "", 0, "", "no " + ext + " extension"
+	}
+	parts := strings.Split(rest, "/")
+	k := len(parts)
+	if k < 3 || parts[k-3]+"/" != dir {
+		return "", "", 0, "", "not in a " + dir + "<topic>/ folder"
+	}
+	topic = parts[k-2]
+	n, writer, err := parseStamp(parts[k-1], "time")
+	if err != nil {
+		return "", "", 0, "", err.Error()
+	}
+	if err := validTopic(topic); err != nil {
+		return "", "", 0, "", err.Error()
+	}
+	prefix = strings.Join(parts[:k-3], "/")
+	if k > 3 {
+		prefix += "/"
+	}
+	return prefix, topic, n, writer, ""
+}

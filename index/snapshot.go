@@ -9,7 +9,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/kafkas3/kafkas3/s3store"
@@ -73,26 +72,9 @@ func ParseSnapshotKey(key string) (SnapshotName, error) {
 		return SnapshotName{}, fmt.Errorf("%w: %q is not a snapshot key (<prefix>snapshots/<topic>/<time ms, 20 digits>-<writer>.json): %s",
 			ErrMalformed, key, why)
 	}
-	rest, ok := strings.CutSuffix(key, snapshotExt)
-	if !ok {
-		return bad("no " + snapshotExt + " extension")
-	}
-	parts := strings.Split(rest, "/")
-	n := len(parts)
-	if n < 3 || parts[n-3]+"/" != snapshotDir {
-		return bad("not in a snapshots/<topic>/ folder")
-	}
-	topic := parts[n-2]
-	t, writer, err := parseStamp(parts[n-1], "time")
-	if err != nil {
-		return bad(err.Error())
-	}
-	if err := validTopic(topic); err != nil {
-		return bad(err.Error())
-	}
-	prefix := strings.Join(parts[:n-3], "/")
-	if n > 3 {
-		prefix += "/"
+	prefix, topic, t, writer, why := parseTopicStamp(key, snapshotDir, snapshotExt)
+	if why != "" {
+		return bad(why)
 	}
 	return SnapshotName{Key: key, Prefix: prefix, Topic: topic, TimeMS: t, Writer: writer}, nil
 }

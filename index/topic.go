@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"sort"
-	"strings"
 
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -103,22 +102,9 @@ func ParseTopicKey(key string) (TopicKeyName, error) {
 		return TopicKeyName{}, fmt.Errorf("%w: %q is not a topic description key (<prefix>topics/<topic>/<time ms, 20 digits>-<writer>.json): %s",
 			ErrMalformed, key, why)
 	}
-	rest, ok := strings.CutSuffix(key, ".json")
-	if !ok {
-		return bad("no .json extension")
-	}
-	parts := strings.Split(rest, "/")
-	n := len(parts)
-	if n < 3 || parts[n-3]+"/" != topicsDir {
-		return bad("not in a topics/<topic>/ folder")
-	}
-	topic := parts[n-2]
-	ms, writer, err := parseStamp(parts[n-1], "time")
-	if err != nil {
-		return bad(err.Error())
-	}
-	if err := validTopic(topic); err != nil {
-		return bad(err.Error())
+	_, topic, ms, writer, why := parseTopicStamp(key, topicsDir, ".json")
+	if why != "" {
+		return bad(why)
 	}
 	return TopicKeyName{Topic: topic, TimeMs: ms, Writer: writer}, nil
 }
