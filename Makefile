@@ -48,10 +48,17 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done
 
+# Static checks: gofmt, go vet (with and without the integration tag),
+# staticcheck's default checks (fetched through the Go module proxy at a fixed
+# version, so no install step is needed) and a tidy go.mod.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags integration ./...
+	$(GO) mod tidy -diff
 
 clean:
 	rm -rf bin integration.log

@@ -30,7 +30,7 @@ func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store
 	if o.Store == StoreLocal {
 		st, err := s3store.NewLocal(s3store.LocalConfig{Dir: o.LocalDir}, log)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: store.local.dir: %v", ErrConfig, err)
+			return nil, "", fmt.Errorf("%w: store.local.dir: %w", ErrConfig, err)
 		}
 		return st, "file://" + o.LocalDir, nil
 	}
@@ -51,7 +51,7 @@ func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store
 	}
 	st, err := s3store.NewS3(ctx, cfg, log)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	ident := "s3://" + o.Bucket
 	if o.Endpoint != "" {
@@ -68,11 +68,11 @@ func buildFormat(o FormatSettings) (format.Format, error) { return buildFormatNu
 func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
 	kind, err := format.Lookup(o.Format)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	comp, err := format.ParseCompression(o.CompressionType)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	bc := format.DefaultBytesConfig()
 	bc.Separator = []byte(o.BytesSeparator)
@@ -82,14 +82,14 @@ func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
 	cfg := format.Config{Kind: kind, Bytes: bc, Compression: comp, CompressionLevel: o.CompressionLevel, JSONNulls: nulls, Envelope: o.Envelope}
 	if o.AvroCodec != "" {
 		if cfg.Avro.Codec, err = format.ParseAvroCodec(o.AvroCodec); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		cfg.Avro.Level = -1
 	}
 	cfg.Parquet.Codec = o.ParquetCodec
 	f, err := format.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return f, nil
 }
@@ -110,7 +110,7 @@ func buildPartFormat(key, name string, value FormatSettings) (*archive.PartForma
 	}
 	kind, err := format.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, key, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, key, err)
 	}
 	return &archive.PartFormat{Format: f, Kind: kind}, nil
 }
@@ -123,7 +123,7 @@ func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (conve
 	}
 	kind, err := convert.Lookup(o.Class)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s: %v", ErrConfig, prefix, err)
+		return nil, "", fmt.Errorf("%w: %s: %w", ErrConfig, prefix, err)
 	}
 	c, err := convert.New(convert.Config{
 		Kind: kind, KeyPrefix: prefix + ".", SchemaRegistryURL: o.RegistryURL,
@@ -131,7 +131,7 @@ func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (conve
 		SchemasEnable: o.SchemasEnable, Logger: log,
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return c, kind.ClassName(), nil
 }
@@ -158,7 +158,7 @@ func (s sinkConverter) Convert(ctx context.Context, topic string, isKey bool, da
 func keyConfig(o LayoutSettings) (partition.KeyConfig, error) {
 	kc := partition.KeyConfig{TopicsDir: o.TopicsDir, DirectoryDelim: o.DirectoryDelim, FileDelim: o.FileDelim, OffsetPadWidth: o.OffsetPadWidth}
 	if err := kc.Validate(); err != nil {
-		return kc, fmt.Errorf("%w: %v", ErrConfig, err)
+		return kc, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return kc, nil
 }
@@ -173,7 +173,7 @@ func kafkaOpts(o KafkaSettings) ([]kgo.Opt, error) {
 		if o.TLSCAFile != "" {
 			pem, err := os.ReadFile(o.TLSCAFile)
 			if err != nil {
-				return nil, fmt.Errorf("%w: ssl.ca.location: %v", ErrConfig, err)
+				return nil, fmt.Errorf("%w: ssl.ca.location: %w", ErrConfig, err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
@@ -184,7 +184,7 @@ func kafkaOpts(o KafkaSettings) ([]kgo.Opt, error) {
 		if o.TLSCertFile != "" || o.TLSKeyFile != "" {
 			cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
 			if err != nil {
-				return nil, fmt.Errorf("%w: ssl.certificate.location/ssl.key.location: %v", ErrConfig, err)
+				return nil, fmt.Errorf("%w: ssl.certificate.location/ssl.key.location: %w", ErrConfig, err)
 			}
 			tc.Certificates = []tls.Certificate{cert}
 		}

@@ -72,7 +72,7 @@ and restores such archives into Kafka with keys, headers, timestamps and order.`
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	})
 	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newVerifyCmd(streams))
 	return root

@@ -97,11 +97,11 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 	}
 	kind, err := partition.Lookup(o.Partitioner)
 	if err != nil {
-		return archive.Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return archive.Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	pt, err := partition.New(kind)
 	if err != nil {
-		return archive.Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return archive.Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	kopts, err := kafkaOpts(o.KafkaSettings)
 	if o.SessionTimeout > 0 {
@@ -187,7 +187,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	}
 	sink, err := archive.New(cfg, store, log)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if opts.RotateScheduleInterval > 0 {
 		log.Warn("rotate.schedule.interval.ms rotates on the wall clock: a replay after a crash may cut objects differently (weaker than exactly-once)")

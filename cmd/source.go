@@ -379,7 +379,7 @@ func sourceEncoders(o *SourceOptions, log *slog.Logger) (value, key restore.Enco
 			BasicAuthCredentialsSource: c.CredentialsSource, BasicAuthUserInfo: c.UserInfo, Logger: log,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		return enc, nil
 	}
@@ -415,7 +415,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if opts.LocalDir != "" {
 		abs, err := filepath.Abs(opts.LocalDir)
 		if err != nil {
-			return fmt.Errorf("%w: store.local.dir %q: %v", ErrConfig, opts.LocalDir, err)
+			return fmt.Errorf("%w: store.local.dir %q: %w", ErrConfig, opts.LocalDir, err)
 		}
 		opts.LocalDir = abs
 	}
@@ -549,7 +549,7 @@ func checkArchiveTopics(ctx context.Context, st s3store.Store, cfg restore.Confi
 	}
 	re, err := regexp.Compile(`^(?:` + cfg.TopicsRegex.String() + `)$`)
 	if err != nil {
-		return fmt.Errorf("%w: %s %q: %v", ErrConfig, regexLabel, cfg.TopicsRegex, err) // compiled before, unanchored
+		return fmt.Errorf("%w: %s %q: %w", ErrConfig, regexLabel, cfg.TopicsRegex, err) // compiled before, unanchored
 	}
 	dd := cfg.Keys.DirectoryDelim
 	root := strings.TrimSuffix(cfg.Keys.TopicPrefix(""), dd) // "<topics.dir><dd>", or "" without topics.dir

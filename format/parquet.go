@@ -207,7 +207,7 @@ type parquetWriter struct {
 	out    io.Writer
 	schema *Schema // the file's schema, from the first record
 	tree   *pqNode // derived from schema
-	w      *parquet.Writer
+	w      *parquet.GenericWriter[any]
 	rows   int64 // records in the current row group
 	bytes  int64 // estimated bytes in the current row group
 	total  int64
@@ -298,7 +298,7 @@ func (w *parquetWriter) open(s *Schema) error {
 	cfg.KeyValueMetadata = map[string]string{ParquetAvroSchemaKey: text}
 	cfg.ColumnPageBuffers = spoolBuffers{dir: w.p.spoolDir}
 	cfg.Schema = parquet.NewSchema(name, tree.node)
-	w.w = parquet.NewWriter(w.out, cfg)
+	w.w = parquet.NewGenericWriter[any](w.out, cfg)
 	w.schema, w.tree = s, tree
 	w.cols = make([][]parquet.Value, tree.numLeaves())
 	w.rowBuf = make([]parquet.Row, 1)
