@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/srfake"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
@@ -132,6 +135,13 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
 		return err
+	}
+	cleared, err := prepareDemoDir(dir)
+	if err != nil {
+		return err
+	}
+	if cleared {
+		fmt.Fprintf(streams.Out, "removed the archive of an earlier demo run from %s\n", dir)
 	}
 	store, err := s3store.NewLocal(s3store.LocalConfig{Dir: dir}, log)
 	if err != nil {
@@ -350,4 +360,33 @@ func printObjects(ctx context.Context, out io.Writer, store s3store.Store, prefi
 		fmt.Fprintln(out)
 		return nil
 	})
+}
+
+// prepareDemoDir makes dir ready for a fresh demo archive, so the demo never
+// prints or restores the objects of an earlier run (a --format json run
+// after the default Avro one would otherwise show the .avro objects). A
+// missing or empty dir is fine. A dir that holds only what a demo writes
+// (topics/ and _kafkas3/) is an earlier demo's archive: it is removed and
+// cleared is true. Anything else in dir is left alone and is a usage error,
+// so the demo never deletes files it did not write.
+func prepareDemoDir(dir string) (cleared bool, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ours := map[string]bool{partition.DefaultKeyConfig().TopicsDir: true, strings.TrimSuffix(index.DefaultPrefix, "/"): true}
+	for _, e := range entries {
+		if !e.IsDir() || !ours[e.Name()] {
+			return false, fmt.Errorf("%w: --dir %s holds %q, which no demo wrote; give the demo a new or empty directory", ErrConfig, dir, e.Name())
+		}
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return false, fmt.Errorf("removing the earlier demo archive: %w", err)
+		}
+	}
+	return len(entries) > 0, nil
 }

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,5 +78,46 @@ func TestDemoRejectsUnknownFormat(t *testing.T) {
 	r := mustRun(t, cliContext(t), ExitConfig, "demo", "--dir", t.TempDir(), "--format", "parquet")
 	if !strings.Contains(r.err, `--format "parquet"`) {
 		t.Errorf("stderr: %s", r.err)
+	}
+}
+
+// A second demo run in the same directory shows and restores only its own
+// objects: the default Avro run, then --format json, must not print the
+// .avro objects of the first (they are binary).
+func TestDemoSecondRunShowsOnlyItsOwnObjects(t *testing.T) {
+	ctx := cliContext(t)
+	dir := t.TempDir()
+	mustRun(t, ctx, ExitOK, "demo", "--dir", dir)
+	r := mustRun(t, ctx, ExitOK, "demo", "--dir", dir, "--format", "json")
+	if strings.Contains(r.out, ".avro") {
+		t.Errorf("the json run printed the earlier run's objects:\n%s", r.out)
+	}
+	if !strings.Contains(r.out, "removed the archive of an earlier demo run from "+dir) {
+		t.Errorf("the json run did not say it removed the earlier archive:\n%s", r.out)
+	}
+	for _, k := range objectKeys(t, dir) {
+		if !strings.HasSuffix(k, ".json") {
+			t.Errorf("object %s of the earlier run is still in %s", k, dir)
+		}
+	}
+	if !strings.Contains(r.out, "restored s3_topic into copy_of_s3_topic: topics=1 partitions=1 objects=3 records=9 ") {
+		t.Errorf("the json run restored more than its own three objects:\n%s", r.out)
+	}
+}
+
+// The demo deletes only what a demo wrote: a directory holding anything
+// else is refused (exit 2) and left as it was.
+func TestDemoRefusesDirectoryWithOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(keep, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, cliContext(t), ExitConfig, "demo", "--dir", dir)
+	if !strings.Contains(r.err, `holds "notes.txt", which no demo wrote`) {
+		t.Errorf("stderr: %s", r.err)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
+		t.Errorf("notes.txt = %q, %v; want it untouched", b, err)
 	}
 }

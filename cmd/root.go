@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -75,12 +77,85 @@ and restores such archives into Kafka with keys, headers, timestamps and order.`
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	})
 	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newVerifyCmd(streams))
+	// Without a RunE, cobra reports `kafkas3 snk` as a plain error (exit 1);
+	// with one, an unknown command is a usage error like any other.
+	root.Args = cobra.ArbitraryArgs
+	root.SuggestionsMinimumDistance = 2
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return unknownCommand(c, args[0])
+	}
+	for _, c := range root.Commands() {
+		usageArgs(c)
+	}
 	return root
 }
+
+// usageError is a mistake in how a command was called: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// UsageError marks the error for isUsageError.
+func (e *usageError) UsageError() bool { return true }
 
 func isUsageError(err error) bool {
 	var u interface{ UsageError() bool }
 	return errors.As(err, &u) && u.UsageError()
+}
+
+// unknownCommand is the usage error for `kafkas3 NAME` with no such
+// command, with cobra's suggestions.
+func unknownCommand(root *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q; run 'kafkas3 --help' for the commands", name)
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		msg = fmt.Sprintf("unknown command %q; did you mean %q?", name, s[0])
+	}
+	return &usageError{msg: msg}
+}
+
+// usageArgs makes every positional-argument error of c (and its
+// subcommands) a usage error, exit 2, and says what was probably meant:
+// the commands that read a configuration take it as --config FILE, so a
+// lone argument that looks like a config file gets that hint.
+func usageArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+	check := c.Args
+	if check == nil {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		if err == nil {
+			return nil
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), "kafkas3 ")
+		msg := fmt.Sprintf("%s: unexpected argument %q", name, args[0])
+		if len(args) > 1 {
+			msg = fmt.Sprintf("%s: unexpected arguments %q", name, args)
+		}
+		if len(args) == 1 && cmd.Flags().Lookup("config") != nil && looksLikeConfigFile(args[0]) {
+			msg += fmt.Sprintf("; did you mean --config %s?", args[0])
+		} else {
+			msg += fmt.Sprintf("; see 'kafkas3 %s --help'", name)
+		}
+		return &usageError{msg: msg}
+	}
+}
+
+// looksLikeConfigFile reports whether arg names an existing file or has the
+// extension of a config file kafkas3 reads.
+func looksLikeConfigFile(arg string) bool {
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".properties", ".yaml", ".yml", ".json", ".conf", ".cfg":
+		return true
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func newVersionCmd(streams IO) *cobra.Command {
