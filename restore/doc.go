@@ -15,7 +15,9 @@
 // Plan lists <topics.dir><dd><topic><dd> for each chosen topic (with
 // topics.regex: everything under topics.dir, matching topic folders with a
 // full match), parses every key, and groups the objects by Kafka partition,
-// sorted by the numeric start offset in the key. Keys outside topics.dir,
+// sorted by the numeric start offset in the key (TopicFolder says which
+// topic folder a key is in, for callers that look at the archive
+// themselves). Keys outside topics.dir,
 // keys of another format's extension and (unless behavior.on.error=fail)
 // malformed names are skipped and counted by reason, and so are the
 // archive index's own objects (Config.IndexPrefix). A topic's partition

@@ -332,22 +332,16 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	skipped := map[string]int{}
 	ext := r.cfg.Format.Extension()
 	dd := r.cfg.Keys.DirectoryDelim
-	topicsPrefix := r.cfg.Keys.TopicPrefix("")
-	topicsPrefix = topicsPrefix[:len(topicsPrefix)-len(dd)] // "<topics.dir><dd>", or "" for no topics.dir
+	topicsPrefix := TopicsRoot(r.cfg.Keys)
 
 	visit := func(info s3store.ObjectInfo) error {
 		if r.cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, r.cfg.IndexPrefix) {
 			skipped[SkipIndex]++
 			return nil
 		}
-		rest, ok := strings.CutPrefix(info.Key, topicsPrefix)
-		if !ok {
-			skipped[SkipOutsideTopicsDir]++
-			return nil
-		}
-		topic, _, ok := strings.Cut(rest, dd)
-		if !ok || topic == "" {
-			skipped[SkipNoTopicFolder]++
+		topic, skip := TopicFolder(r.cfg.Keys, info.Key)
+		if skip != "" {
+			skipped[skip]++
 			return nil
 		}
 		if !r.selected(topic) {
