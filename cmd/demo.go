@@ -85,36 +85,16 @@ type demoRun struct {
 }
 
 func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
+	out := streams.Out
 	log := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
 		log = slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	var run demoRun
-	switch strings.ToLower(strings.TrimSpace(opts.Format)) {
-	case "avro":
-		reg, err := srfake.Start(srfake.Config{Logger: log})
-		if err != nil {
-			return fmt.Errorf("start in-process schema registry: %w", err)
-		}
-		defer reg.Close()
-		if run.converter, err = convert.NewAvro(convert.Config{Kind: convert.KindAvro,
-			KeyPrefix: "value.converter.", SchemaRegistryURL: reg.URL(), Logger: log}); err != nil {
-			return err
-		}
-		parsed, err := avro.Parse(demoSchema)
-		if err != nil {
-			return err
-		}
-		run.schema = &format.Schema{Avro: parsed, Text: demoSchema}
-		if run.format, err = format.NewAvro(format.AvroConfig{}); err != nil {
-			return err
-		}
-		fmt.Fprintf(streams.Out, "schema registry listening on %s\n", reg.URL())
-	case "json":
-		run.format = format.NewJSON()
-	default:
-		return fmt.Errorf("%w: --format %q; allowed: avro, json", ErrConfig, opts.Format)
+	run, closeRun, err := newDemoRun(opts.Format, log, out)
+	if err != nil {
+		return err
 	}
+	defer closeRun()
 
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, demoTopic))
 	if err != nil {
@@ -127,9 +107,9 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return err
 	}
 	if run.converter != nil {
-		fmt.Fprintf(streams.Out, "produced 9 Avro records (Confluent wire format, subject %s-value) to %s on an in-process broker\n", demoTopic, demoTopic)
+		fmt.Fprintf(out, "produced 9 Avro records (Confluent wire format, subject %s-value) to %s on an in-process broker\n", demoTopic, demoTopic)
 	} else {
-		fmt.Fprintf(streams.Out, "produced 9 records to %s on an in-process broker\n", demoTopic)
+		fmt.Fprintf(out, "produced 9 records to %s on an in-process broker\n", demoTopic)
 	}
 
 	dir, err := filepath.Abs(opts.Dir)
@@ -141,13 +121,54 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		return err
 	}
 	if cleared {
-		fmt.Fprintf(streams.Out, "removed the archive of an earlier demo run from %s\n", dir)
+		fmt.Fprintf(out, "removed the archive of an earlier demo run from %s\n", dir)
 	}
 	store, err := s3store.NewLocal(s3store.LocalConfig{Dir: dir}, log)
 	if err != nil {
 		return err
 	}
 	keys := partition.DefaultKeyConfig()
+	if err := demoArchive(ctx, run, brokers, store, keys, log, out, dir); err != nil {
+		return err
+	}
+	return demoRestore(ctx, run, brokers, store, keys, log, out, dir)
+}
+
+// newDemoRun sets up the --format of the demo: for avro an in-process
+// schema registry (stopped by the returned func) and the AvroConverter.
+func newDemoRun(name string, log *slog.Logger, out io.Writer) (demoRun, func(), error) {
+	var run demoRun
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "avro":
+		reg, err := srfake.Start(srfake.Config{Logger: log})
+		if err != nil {
+			return run, nil, fmt.Errorf("start in-process schema registry: %w", err)
+		}
+		fail := func(err error) (demoRun, func(), error) { reg.Close(); return run, nil, err }
+		if run.converter, err = convert.NewAvro(convert.Config{Kind: convert.KindAvro,
+			KeyPrefix: "value.converter.", SchemaRegistryURL: reg.URL(), Logger: log}); err != nil {
+			return fail(err)
+		}
+		parsed, err := avro.Parse(demoSchema)
+		if err != nil {
+			return fail(err)
+		}
+		run.schema = &format.Schema{Avro: parsed, Text: demoSchema}
+		if run.format, err = format.NewAvro(format.AvroConfig{}); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(out, "schema registry listening on %s\n", reg.URL())
+		return run, func() { reg.Close() }, nil
+	case "json":
+		run.format = format.NewJSON()
+		return run, func() {}, nil
+	}
+	return run, nil, fmt.Errorf("%w: --format %q; allowed: avro, json", ErrConfig, name)
+}
+
+// demoArchive archives demoTopic into store as the connector would
+// (flush.size=3, --once) and prints every object with its records.
+func demoArchive(ctx context.Context, run demoRun, brokers []string, store s3store.Store, keys partition.KeyConfig, log *slog.Logger, out io.Writer, dir string) error {
 	acfg := archive.Config{
 		Name:        "s3-sink",
 		Brokers:     brokers,
@@ -180,11 +201,13 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 		}
 		return fmt.Errorf("archiving %s did not finish within %v (archived %d of 9 records)", demoTopic, demoStepTimeout, sum.Records)
 	}
-	fmt.Fprintf(streams.Out, "archived into %s: %s\n\n", dir, sum)
-	if err := printObjects(ctx, streams.Out, store, keys.TopicPrefix(demoTopic), run.format); err != nil {
-		return err
-	}
+	fmt.Fprintf(out, "archived into %s: %s\n\n", dir, sum)
+	return printObjects(ctx, out, store, keys.TopicPrefix(demoTopic), run.format)
+}
 
+// demoRestore restores the archive of demoTopic into demoCopyTopic on the
+// same broker and prints the restored records.
+func demoRestore(ctx context.Context, run demoRun, brokers []string, store s3store.Store, keys partition.KeyConfig, log *slog.Logger, out io.Writer, dir string) error {
 	// Restore s3_topic into copy_of_s3_topic, as
 	// `kafkas3 source --topic-rename 'copy_of_$0' --create-topics` does.
 	rcfg := restore.Config{
@@ -211,8 +234,8 @@ func runDemo(ctx context.Context, opts demoOptions, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	fmt.Fprintf(streams.Out, "restored %s into %s: %s\n\n", demoTopic, demoCopyTopic, summaryFields(rsum))
-	return printTopic(ctx, streams.Out, brokers, demoCopyTopic, 9, run.show)
+	fmt.Fprintf(out, "restored %s into %s: %s\n\n", demoTopic, demoCopyTopic, summaryFields(rsum))
+	return printTopic(ctx, out, brokers, demoCopyTopic, 9, run.show)
 }
 
 // show renders a restored value: as is for JSON; for Avro, decoded from the

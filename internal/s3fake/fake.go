@@ -375,47 +375,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return s.listObjectsV2(w, q.Get("prefix"), q.Get("start-after"), q.Get("continuation-token"), q.Get("max-keys"), q.Get("delimiter"), bucket, objects)
 	case OpListMultipartUploads:
 		return s.listUploads(w, bucket)
-	case OpPutObject:
-		if r.Header.Get("X-Amz-Copy-Source") != "" {
-			return errf(http.StatusNotImplemented, "NotImplemented", "CopyObject is not supported")
-		}
-		o := newObject(body)
-		objects[key] = o
-		w.Header().Set("ETag", o.etag)
-		w.WriteHeader(http.StatusOK)
-		return nil
-	case OpGetObject, OpHeadObject:
-		o, ok := objects[key]
-		if !ok {
-			return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
-		}
-		h := w.Header()
-		h.Set("ETag", o.etag)
-		h.Set("Last-Modified", o.mod.UTC().Format(http.TimeFormat))
-		h.Set("Content-Length", strconv.Itoa(len(o.data)))
-		h.Set("Content-Type", "application/octet-stream")
-		w.WriteHeader(http.StatusOK)
-		if op == OpGetObject {
-			_, _ = w.Write(o.data)
-		}
-		return nil
-	case OpDeleteObject:
-		delete(objects, key)
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject:
+		return s.handleObject(w, r, op, objects, key, body)
 	case OpCreateMultipartUpload:
-		s.nextUpload++
-		id := fmt.Sprintf("upload-%d", s.nextUpload)
-		s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now()}
-		type result struct {
-			XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
-			NS       string   `xml:"xmlns,attr"`
-			Bucket   string
-			Key      string
-			UploadID string `xml:"UploadId"`
-		}
-		writeXML(w, result{NS: s3NS, Bucket: bucket, Key: key, UploadID: id})
-		return nil
+		return s.createUpload(w, bucket, key)
 	}
 	u, ok := s.uploads[q.Get("uploadId")]
 	if !ok || u.bucket != bucket || u.key != key {
@@ -437,37 +400,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case OpCompleteMultipartUpload:
-		var req struct {
-			Parts []struct {
-				PartNumber int
-				ETag       string
-			} `xml:"Part"`
+		o, err := s.completeUpload(u, body)
+		if err != nil {
+			return err
 		}
-		if err := xml.Unmarshal(body, &req); err != nil {
-			return errf(http.StatusBadRequest, "MalformedXML", "%v", err)
-		}
-		if len(req.Parts) == 0 {
-			return errf(http.StatusBadRequest, "MalformedXML", "no parts")
-		}
-		var data []byte
-		var sums []byte
-		for i, p := range req.Parts {
-			if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
-				return errf(http.StatusBadRequest, "InvalidPartOrder", "parts not in ascending order")
-			}
-			o, ok := u.parts[p.PartNumber]
-			if !ok || strings.Trim(p.ETag, `"`) != strings.Trim(o.etag, `"`) {
-				return errf(http.StatusBadRequest, "InvalidPart", "part %d not found or ETag mismatch", p.PartNumber)
-			}
-			if i < len(req.Parts)-1 && int64(len(o.data)) < s.minPartSize {
-				return errf(http.StatusBadRequest, "EntityTooSmall", "part %d has %d bytes, minimum is %d", p.PartNumber, len(o.data), s.minPartSize)
-			}
-			data = append(data, o.data...)
-			sum, _ := hex.DecodeString(strings.Trim(o.etag, `"`))
-			sums = append(sums, sum...)
-		}
-		sum := md5.Sum(sums)
-		o := &object{data: data, etag: fmt.Sprintf(`"%x-%d"`, sum, len(req.Parts)), mod: time.Now()}
 		objects[key] = o
 		delete(s.uploads, q.Get("uploadId"))
 		type result struct {
@@ -481,6 +417,93 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return nil
 	}
 	return errf(http.StatusNotImplemented, "NotImplemented", "%s is not supported", op)
+}
+
+// handleObject serves PutObject, GetObject, HeadObject and DeleteObject on
+// one bucket's objects. The caller holds s.mu.
+func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string, objects map[string]*object, key string, body []byte) error {
+	switch op {
+	case OpPutObject:
+		if r.Header.Get("X-Amz-Copy-Source") != "" {
+			return errf(http.StatusNotImplemented, "NotImplemented", "CopyObject is not supported")
+		}
+		o := newObject(body)
+		objects[key] = o
+		w.Header().Set("ETag", o.etag)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case OpDeleteObject:
+		delete(objects, key)
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	o, ok := objects[key]
+	if !ok {
+		return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
+	}
+	h := w.Header()
+	h.Set("ETag", o.etag)
+	h.Set("Last-Modified", o.mod.UTC().Format(http.TimeFormat))
+	h.Set("Content-Length", strconv.Itoa(len(o.data)))
+	h.Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	if op == OpGetObject {
+		_, _ = w.Write(o.data)
+	}
+	return nil
+}
+
+// createUpload starts a multipart upload. The caller holds s.mu.
+func (s *Server) createUpload(w http.ResponseWriter, bucket, key string) error {
+	s.nextUpload++
+	id := fmt.Sprintf("upload-%d", s.nextUpload)
+	s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now()}
+	type result struct {
+		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+		NS       string   `xml:"xmlns,attr"`
+		Bucket   string
+		Key      string
+		UploadID string `xml:"UploadId"`
+	}
+	writeXML(w, result{NS: s3NS, Bucket: bucket, Key: key, UploadID: id})
+	return nil
+}
+
+// completeUpload joins the parts that body (a CompleteMultipartUpload
+// request) lists into one object, checking order, ETags and the minimum
+// part size as S3 does. The caller holds s.mu.
+func (s *Server) completeUpload(u *upload, body []byte) (*object, error) {
+	var req struct {
+		Parts []struct {
+			PartNumber int
+			ETag       string
+		} `xml:"Part"`
+	}
+	if err := xml.Unmarshal(body, &req); err != nil {
+		return nil, errf(http.StatusBadRequest, "MalformedXML", "%v", err)
+	}
+	if len(req.Parts) == 0 {
+		return nil, errf(http.StatusBadRequest, "MalformedXML", "no parts")
+	}
+	var data []byte
+	var sums []byte
+	for i, p := range req.Parts {
+		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
+			return nil, errf(http.StatusBadRequest, "InvalidPartOrder", "parts not in ascending order")
+		}
+		o, ok := u.parts[p.PartNumber]
+		if !ok || strings.Trim(p.ETag, `"`) != strings.Trim(o.etag, `"`) {
+			return nil, errf(http.StatusBadRequest, "InvalidPart", "part %d not found or ETag mismatch", p.PartNumber)
+		}
+		if i < len(req.Parts)-1 && int64(len(o.data)) < s.minPartSize {
+			return nil, errf(http.StatusBadRequest, "EntityTooSmall", "part %d has %d bytes, minimum is %d", p.PartNumber, len(o.data), s.minPartSize)
+		}
+		data = append(data, o.data...)
+		sum, _ := hex.DecodeString(strings.Trim(o.etag, `"`))
+		sums = append(sums, sum...)
+	}
+	sum := md5.Sum(sums)
+	return &object{data: data, etag: fmt.Sprintf(`"%x-%d"`, sum, len(req.Parts)), mod: time.Now()}, nil
 }
 
 func newObject(data []byte) *object {
