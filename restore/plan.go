@@ -11,8 +11,6 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
-	"github.com/kafkas3/kafkas3/partition"
-	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // Reasons a listed key is not restored, as counted in Plan.Skipped and
@@ -316,194 +314,17 @@ func (pp *PartitionPlan) ProofText() string {
 // behavior.on.error=fail (the error quotes the key) and is skipped and
 // counted otherwise.
 func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
-	type partKey struct {
-		topic string
-		part  int32
+	l, err := r.list(ctx)
+	if err != nil {
+		return nil, err
 	}
-	objects := map[partKey][]Object{}
-	type parallelInfo struct {
-		key, ext string
-		size     int64
-		name     partition.ObjectName
+	plan, topics, err := r.planTopics(l)
+	if err != nil {
+		return nil, err
 	}
-	type parallelPair struct{ keys, headers *parallelInfo }
-	parallel := map[string]*parallelPair{} // base key -> its .keys / .headers objects
-	topics := map[string]bool{}
-	skipped := map[string]int{}
-	ext := r.cfg.Format.Extension()
-	dd := r.cfg.Keys.DirectoryDelim
-	topicsPrefix := TopicsRoot(r.cfg.Keys)
-
-	visit := func(info s3store.ObjectInfo) error {
-		if r.cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, r.cfg.IndexPrefix) {
-			skipped[SkipIndex]++
-			return nil
-		}
-		topic, skip := TopicFolder(r.cfg.Keys, info.Key)
-		if skip != "" {
-			skipped[skip]++
-			return nil
-		}
-		if !r.selected(topic) {
-			return nil
-		}
-		topics[topic] = true
-		name, err := r.cfg.Keys.ParseObjectKey(info.Key)
-		if err == nil && name.Ext != ext {
-			if infix, pext, ok := parallelExt(name.Ext); ok {
-				base := strings.TrimSuffix(info.Key, name.Ext)
-				pp := parallel[base]
-				if pp == nil {
-					pp = &parallelPair{}
-					parallel[base] = pp
-				}
-				pi := &parallelInfo{key: info.Key, ext: pext, size: info.Size, name: name}
-				if infix == keysInfix {
-					pp.keys = pi
-				} else {
-					pp.headers = pi
-				}
-				return nil
-			}
-		}
-		if !strings.HasSuffix(info.Key, ext) {
-			skipped[SkipOtherExtension]++
-			return nil
-		}
-		if err == nil && name.Ext != ext {
-			// e.g. a ".keys.json" file next to ".json" files.
-			skipped[SkipOtherExtension]++
-			return nil
-		}
-		if err != nil {
-			switch r.cfg.OnError {
-			case OnErrorIgnore:
-			case OnErrorLog:
-				r.log.Warn("skipping malformed object key", "key", info.Key, "error", err)
-			default:
-				return fmt.Errorf("%w (behavior.on.error=fail; set it to ignore or log to skip such keys)", err)
-			}
-			skipped[SkipMalformed]++
-			return nil
-		}
-		k := partKey{name.Topic, name.Partition}
-		objects[k] = append(objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset})
-		return nil
-	}
-
-	if len(r.cfg.Topics) > 0 {
-		for _, t := range r.cfg.Topics {
-			topics[t] = true
-			if err := r.store.List(ctx, r.cfg.Keys.TopicPrefix(t), visit); err != nil {
-				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
-			}
-		}
-	} else {
-		// List under topics.dir without its delimiter, so sibling
-		// prefixes ("topics-old/...") are seen and counted as outside.
-		prefix := strings.TrimSuffix(topicsPrefix, dd)
-		if err := r.store.List(ctx, prefix, visit); err != nil {
-			return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
-		}
-	}
-
-	plan := &Plan{Skipped: skipped}
-	byTarget := map[string]string{}
-	for topic := range topics {
-		target, err := r.rename.Target(topic)
-		if err != nil {
-			return nil, err
-		}
-		if other, dup := byTarget[target]; dup {
-			a, b := min(other, topic), max(other, topic)
-			return nil, fmt.Errorf("%w: archived topics %q and %q would both be restored into %q", ErrInvalidConfig, a, b, target)
-		}
-		byTarget[target] = topic
-		plan.Topics = append(plan.Topics, TopicPlan{Source: topic, Target: target, FirstOffset: -1, LastOffset: -1})
-	}
-	sort.Slice(plan.Topics, func(i, j int) bool { return plan.Topics[i].Source < plan.Topics[j].Source })
-	index := map[string]int{}
-	for i, t := range plan.Topics {
-		index[t.Source] = i
-	}
-	// Pair each value object with its .keys and .headers objects.
-	for k, objs := range objects {
-		t := &plan.Topics[index[k.topic]]
-		for i := range objs {
-			base := strings.TrimSuffix(objs[i].Key, ext)
-			pp := parallel[base]
-			if pp == nil {
-				continue
-			}
-			if pp.keys != nil {
-				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize = pp.keys.key, pp.keys.ext, pp.keys.size
-				t.KeysObjects++
-			}
-			if pp.headers != nil {
-				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
-				t.HeadersObjects++
-			}
-			delete(parallel, base)
-		}
-	}
-	// What is left: keys-only objects in the tombstone folder are
-	// tombstone objects of their Kafka partition (with their .headers
-	// object); everything else is an orphan.
-	tombDir := r.cfg.TombstonePartition
-	if tombDir == "" {
-		tombDir = DefaultTombstonePartition
-	}
-	bases := make([]string, 0, len(parallel))
-	for base := range parallel {
-		bases = append(bases, base)
-	}
-	sort.Strings(bases)
-	for _, base := range bases {
-		pp := parallel[base]
-		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
-			n := pp.keys.name
-			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Tombstone: true, keysExt: pp.keys.ext}
-			if pp.headers != nil {
-				o.HeadersKey, o.headersExt, o.HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
-			}
-			k := partKey{n.Topic, n.Partition}
-			objects[k] = append(objects[k], o)
-			plan.Topics[index[n.Topic]].TombstoneObjects++
-			continue
-		}
-		for _, pi := range []*parallelInfo{pp.keys, pp.headers} {
-			if pi != nil {
-				skipped[SkipParallelOrphan]++
-				r.log.Warn("skipping a keys or headers object without a value object, outside the tombstone folder",
-					"key", pi.key, "tombstone.encoded.partition", tombDir)
-			}
-		}
-	}
-	for k, objs := range objects {
-		t := &plan.Topics[index[k.topic]]
-		sort.SliceStable(objs, func(i, j int) bool {
-			if objs[i].StartOffset != objs[j].StartOffset {
-				return objs[i].StartOffset < objs[j].StartOffset
-			}
-			return objs[i].Key < objs[j].Key
-		})
-		pp := PartitionPlan{Partition: k.part, Objects: objs}
-		for _, o := range objs {
-			pp.Bytes += o.Size
-		}
-		t.Parts = append(t.Parts, pp)
-		t.Objects += len(objs)
-		t.Bytes += pp.Bytes
-		t.Partitions = max(t.Partitions, k.part+1)
-		if t.FirstOffset < 0 || objs[0].StartOffset < t.FirstOffset {
-			t.FirstOffset = objs[0].StartOffset
-		}
-		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
-	}
-	for i := range plan.Topics {
-		parts := plan.Topics[i].Parts
-		sort.Slice(parts, func(a, b int) bool { return parts[a].Partition < parts[b].Partition })
-	}
+	l.pairParallel(topics)
+	r.addTombstones(l, topics)
+	addPartitions(l.objects, topics)
 	if err := r.prove(ctx, plan); err != nil {
 		return nil, err
 	}
@@ -511,30 +332,6 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
-}
-
-// parallelExt splits a .keys or .headers extension (".keys.avro") into its
-// infix and the format's extension (".avro").
-func parallelExt(e string) (infix, ext string, ok bool) {
-	for _, in := range []string{keysInfix, headersInfix} {
-		if rest, found := strings.CutPrefix(e, in); found && strings.HasPrefix(rest, ".") {
-			return in, rest, true
-		}
-	}
-	return "", "", false
-}
-
-// selected reports whether an archived topic folder is to be restored.
-func (r *Restorer) selected(topic string) bool {
-	if len(r.cfg.Topics) > 0 {
-		for _, t := range r.cfg.Topics {
-			if t == topic {
-				return true
-			}
-		}
-		return false
-	}
-	return r.topicsRe.MatchString(topic)
 }
 
 // formatBytes prints n in binary units.

@@ -121,45 +121,50 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	ai.addIndexedPartitions(plan)
-	// With Until: each topic's snapshots around it, and the objects the
-	// index shows wholly past any cut they can get (not read).
-	snaps := map[string][2]*cutSnapshot{}
-	if !r.cfg.Until.IsZero() {
-		for ti := range plan.Topics {
-			t := &plan.Topics[ti]
-			prev, next, err := r.untilSnapshots(ctx, t.Source)
-			if err != nil {
-				return err
-			}
-			snaps[t.Source] = [2]*cutSnapshot{prev, next}
-			for pi := range t.Parts {
-				r.markPastCut(&t.Parts[pi], ai, prev, next)
-			}
-		}
+	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
+	if err != nil {
+		return err
 	}
-	type item struct{ obj *Object }
-	var items []item
+	if err := r.proveObjects(ctx, ai, plan); err != nil {
+		return err
+	}
+	ai.finish(plan)
+	r.provePartitions(plan, ai, snaps)
+	return nil
+}
+
+// snapshotPair is a topic's snapshots around Config.Until: the newest at
+// or before it and the oldest after it (either nil).
+type snapshotPair struct{ prev, next *cutSnapshot }
+
+// untilSnapshotsOf returns, with Config.Until, each topic's snapshots
+// around it, and marks the objects the index shows wholly past any cut
+// they can get (markPastCut), which are then not read. Without Until it
+// returns nil.
+func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archiveIndex) (map[string]snapshotPair, error) {
+	if r.cfg.Until.IsZero() {
+		return nil, nil
+	}
+	snaps := map[string]snapshotPair{}
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
+		prev, next, err := r.untilSnapshots(ctx, t.Source)
+		if err != nil {
+			return nil, err
+		}
+		snaps[t.Source] = snapshotPair{prev, next}
 		for pi := range t.Parts {
-			for oi := range t.Parts[pi].Objects {
-				items = append(items, item{&t.Parts[pi].Objects[oi]})
-			}
+			r.markPastCut(&t.Parts[pi], ai, prev, next)
 		}
 	}
-	var toRead int
-	var objBytes int64
-	r.mu.Lock()
-	for _, it := range items {
-		if it.obj.unread {
-			continue
-		}
-		if known, ok := r.proofs[it.obj.Key]; !ok || known.size != it.obj.Size {
-			toRead++
-			objBytes += it.obj.Size + it.obj.KeysSize + it.obj.HeadersSize
-		}
-	}
-	r.mu.Unlock()
+	return snaps, nil
+}
+
+// proveObjects proves every object of the plan (proveObject),
+// Config.Parallelism at a time, logging how much it reads.
+func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
+	objs := plan.objects()
+	toRead, objBytes := r.unproved(objs)
 	began := time.Now()
 	logAt := slog.LevelInfo
 	if toRead == 0 {
@@ -167,7 +172,50 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	}
 	r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
 		"bytes", objBytes, "indexed", ai != nil)
-	work := make(chan item)
+	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
+		return err
+	}
+	r.log.Log(ctx, logAt, "archive checked", "objects", toRead, "seconds", time.Since(began).Seconds())
+	return nil
+}
+
+// objects returns every object of the plan, in plan order.
+func (p *Plan) objects() []*Object {
+	var objs []*Object
+	for ti := range p.Topics {
+		t := &p.Topics[ti]
+		for pi := range t.Parts {
+			for oi := range t.Parts[pi].Objects {
+				objs = append(objs, &t.Parts[pi].Objects[oi])
+			}
+		}
+	}
+	return objs
+}
+
+// unproved counts the objects of objs that the proof reads (not proved by
+// this process at their size, nor left unread) and their bytes, twins
+// included.
+func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range objs {
+		if o.unread {
+			continue
+		}
+		if known, ok := r.proofs[o.Key]; !ok || known.size != o.Size {
+			n++
+			bytes += o.Size + o.KeysSize + o.HeadersSize
+		}
+	}
+	return n, bytes
+}
+
+// eachObject calls fn for each object, Config.Parallelism at a time. The
+// first error stops it (objects not started yet are skipped) and is
+// returned; so is the context's error.
+func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(context.Context, *Object) error) error {
+	work := make(chan *Object)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -175,50 +223,10 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for range min(r.cfg.Parallelism, len(items)) {
+	for range min(r.cfg.Parallelism, len(objs)) {
 		wg.Go(func() {
-			for it := range work {
-				o := it.obj
-				if o.unread {
-					// Wholly past the cut (markPastCut): its live entry
-					// stands in for what reading it would prove.
-					e := ai.live(o.Key)
-					o.entry, o.envelope = e, envelopeMode(e)
-					o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
-					continue
-				}
-				entries, err := ai.listed(o)
-				if err != nil {
-					o.Damage = err
-					continue
-				}
-				if len(entries) > 0 {
-					o.envelope = envelopeMode(entries[0])
-				}
-				r.mu.Lock()
-				known, ok := r.proofs[o.Key]
-				r.mu.Unlock()
-				var p objectProof
-				if ok && known.size == o.Size {
-					p = known.proof
-				} else {
-					target := "" // modeProve frames nothing
-					p, err = r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
-				}
-				if err == nil && len(entries) > 0 {
-					if o.entry, err = match(o, p, entries); err == nil {
-						p.offsets = entryRuns(o.entry)
-					}
-				}
-				switch {
-				case err == nil:
-					o.proof = &p
-					r.mu.Lock()
-					r.proofs[o.Key] = knownProof{size: o.Size, proof: p}
-					r.mu.Unlock()
-				case isDamage(err):
-					o.Damage = err
-				default:
+			for o := range work {
+				if err := fn(ctx, o); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -229,9 +237,9 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 			}
 		})
 	}
-	for _, it := range items {
+	for _, o := range objs {
 		select {
-		case work <- it:
+		case work <- o:
 		case <-ctx.Done():
 		}
 	}
@@ -240,16 +248,74 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 	if firstErr != nil {
 		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
+	return ctx.Err()
+}
+
+// proveObject proves one object: it reads it completely in modeProve (or
+// takes this process's earlier proof of it, at the same size) and matches
+// it with its archive index entries. An object wholly past the cut
+// (Object.unread) takes its live entry's word instead. A damaged object
+// gets Object.Damage; any other error (the store, the context) is
+// returned.
+func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
+	if o.unread {
+		// Wholly past the cut (markPastCut): its live entry stands in for
+		// what reading it would prove.
+		e := ai.live(o.Key)
+		o.entry, o.envelope = e, envelopeMode(e)
+		o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
+		return nil
+	}
+	entries, err := ai.listed(o)
+	if err != nil {
+		o.Damage = err
+		return nil
+	}
+	if len(entries) > 0 {
+		o.envelope = envelopeMode(entries[0])
+	}
+	p, err := r.readProof(ctx, o)
+	if err == nil && len(entries) > 0 {
+		if o.entry, err = match(o, p, entries); err == nil {
+			p.offsets = entryRuns(o.entry)
+		}
+	}
+	switch {
+	case err == nil:
+		o.proof = &p
+		r.mu.Lock()
+		r.proofs[o.Key] = knownProof{size: o.Size, proof: p}
+		r.mu.Unlock()
+	case isDamage(err):
+		o.Damage = err
+	default:
 		return err
 	}
-	ai.finish(plan)
-	r.log.Log(ctx, logAt, "archive checked", "objects", toRead, "seconds", time.Since(began).Seconds())
+	return nil
+}
+
+// readProof returns what reading o proves: this process's earlier proof
+// of it when its size is the same, else a full read in modeProve.
+func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error) {
+	r.mu.Lock()
+	known, ok := r.proofs[o.Key]
+	r.mu.Unlock()
+	if ok && known.size == o.Size {
+		return known.proof, nil
+	}
+	target := "" // modeProve frames nothing
+	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
+}
+
+// provePartitions works out each partition's records, duplicates, gaps
+// and damaged objects (provePartition) and, with Config.Until, its cut
+// (cutPartition) from the topic's snapshots; then adds them up per topic.
+func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
 	plan.Until = r.cfg.Until
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
-		prev, next := snaps[t.Source][0], snaps[t.Source][1]
-		t.cutSnapshot = prev
+		sp := snaps[t.Source]
+		t.cutSnapshot = sp.prev
 		for pi := range t.Parts {
 			pp := &t.Parts[pi]
 			var ip *index.Partition
@@ -258,18 +324,17 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 			}
 			r.provePartition(pp, ip, ai.missingEntries(t.Source, pp))
 			if !r.cfg.Until.IsZero() {
-				r.cutPartition(pp, ip, prev, next)
+				r.cutPartition(pp, ip, sp.prev, sp.next)
 			}
 			t.Records += pp.Records
 			t.Duplicates += pp.Duplicates
 			t.Gaps += len(pp.Gaps)
 			t.Damaged += len(pp.Damaged)
 		}
-		if prev != nil {
-			t.UntilUnarchived = unarchived(t, prev)
+		if sp.prev != nil {
+			t.UntilUnarchived = unarchived(t, sp.prev)
 		}
 	}
-	return nil
 }
 
 // provePartition works out pp's segments, duplicates and gaps from its
@@ -286,44 +351,7 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
 func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
-	var claimed []offsetRun // sorted, disjoint, merged
-	var damaged []int
-	indexed, unindexed := 0, 0
-	for i := range pp.Objects {
-		o := &pp.Objects[i]
-		if o.Damage != nil {
-			damaged = append(damaged, i)
-			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
-			continue
-		}
-		runs := o.proof.offsets
-		switch {
-		case o.entry != nil:
-			indexed++ // runs are the entry's (checkEntry)
-		case runs != nil:
-			pp.Basis = BasisRecords
-			unindexed++
-		default:
-			unindexed++
-			if o.proof.records > 0 {
-				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
-			}
-		}
-		o.Records = o.proof.records
-		o.Offsets = runs
-		// Walk the object's records (index idx at offset off) run by
-		// run, cutting what is not claimed yet into segments.
-		var idx int64
-		for _, run := range runs {
-			for _, free := range subtract(run, claimed) {
-				from := idx + (free.First - run.First)
-				pp.segments = append(pp.segments, segment{obj: i, from: from, to: from + free.len(), first: free.First})
-				pp.Records += free.len()
-			}
-			idx += run.len()
-			claimed = addRun(claimed, run)
-		}
-	}
+	claimed, damaged, unindexed := pp.claim()
 	for _, e := range missing {
 		pp.Damaged = append(pp.Damaged, DamagedObject{Key: e.Key,
 			Err: fmt.Errorf("%w: %q is in the archive index (commit %d) but not in the store", ErrDamagedObject, e.Key, e.Commit)})
@@ -348,8 +376,58 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 		r.indexGaps(pp, ip, claimed, damaged, missing)
 		return
 	}
-	// Gaps: holes between what is claimed, and the offsets damaged objects
-	// held that nothing else holds.
+	pp.holeGaps(claimed, damaged)
+}
+
+// claim cuts pp's readable objects, in plan order, into segments: the
+// records at offsets no earlier object holds. It sets each object's
+// Records and Offsets, pp.Records and, for objects whose records carry
+// their offsets, pp.Basis; the damaged objects go to pp.Damaged. It
+// returns the offsets claimed (sorted, disjoint, merged), the indexes of
+// the damaged objects and how many readable objects have no index entry.
+func (pp *PartitionPlan) claim() (claimed []offsetRun, damaged []int, unindexed int) {
+	for i := range pp.Objects {
+		o := &pp.Objects[i]
+		if o.Damage != nil {
+			damaged = append(damaged, i)
+			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
+			continue
+		}
+		runs := o.proof.offsets
+		switch {
+		case o.entry != nil:
+			// runs are the entry's (checkEntry)
+		case runs != nil:
+			pp.Basis = BasisRecords
+			unindexed++
+		default:
+			unindexed++
+			if o.proof.records > 0 {
+				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			}
+		}
+		o.Records = o.proof.records
+		o.Offsets = runs
+		// Walk the object's records (index idx at offset off) run by
+		// run, cutting what is not claimed yet into segments.
+		var idx int64
+		for _, run := range runs {
+			for _, free := range subtract(run, claimed) {
+				from := idx + (free.First - run.First)
+				pp.segments = append(pp.segments, segment{obj: i, from: from, to: from + free.len(), first: free.First})
+				pp.Records += free.len()
+			}
+			idx += run.len()
+			claimed = addRun(claimed, run)
+		}
+	}
+	return claimed, damaged, unindexed
+}
+
+// holeGaps sets the gaps of a partition without an index: the holes
+// between what is claimed, and the offsets damaged objects held that
+// nothing else holds.
+func (pp *PartitionPlan) holeGaps(claimed []offsetRun, damaged []int) {
 	for i := 1; i < len(claimed); i++ {
 		pp.Gaps = append(pp.Gaps, Gap{First: claimed[i-1].Last + 1, Last: claimed[i].First - 1})
 	}

@@ -1,0 +1,276 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// listing is what the plan's listing of the archive found for the chosen
+// topics.
+type listing struct {
+	ext string // the value format's extension
+	// objects holds the value objects of each Kafka partition, in listing
+	// order.
+	objects map[topicPartition][]Object
+	// parallel holds the .keys and .headers objects by the key of the
+	// value object they belong to without its extension ("<base>").
+	parallel map[string]*parallelPair
+	topics   map[string]bool // chosen topics seen (or named)
+	skipped  map[string]int  // keys not restored, by reason (Skip*)
+}
+
+// parallelPair is the .keys and .headers objects of one base key (either
+// may be nil).
+type parallelPair struct{ keys, headers *parallelObject }
+
+// parallelObject is one listed .keys or .headers object.
+type parallelObject struct {
+	key, ext string // ext: the format's extension after the infix
+	size     int64
+	name     partition.ObjectName
+}
+
+// list lists the chosen topics' folders (Config.Topics), or everything
+// under topics.dir (Config.TopicsRegex), and sorts each key (visit).
+func (r *Restorer) list(ctx context.Context) (*listing, error) {
+	l := &listing{
+		ext:      r.cfg.Format.Extension(),
+		objects:  map[topicPartition][]Object{},
+		parallel: map[string]*parallelPair{},
+		topics:   map[string]bool{},
+		skipped:  map[string]int{},
+	}
+	visit := func(info s3store.ObjectInfo) error { return r.visit(l, info) }
+	if len(r.cfg.Topics) > 0 {
+		for _, t := range r.cfg.Topics {
+			l.topics[t] = true
+			if err := r.store.List(ctx, r.cfg.Keys.TopicPrefix(t), visit); err != nil {
+				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
+			}
+		}
+		return l, nil
+	}
+	// List under topics.dir without its delimiter, so sibling prefixes
+	// ("topics-old/...") are seen and counted as outside.
+	prefix := strings.TrimSuffix(TopicsRoot(r.cfg.Keys), r.cfg.Keys.DirectoryDelim)
+	if err := r.store.List(ctx, prefix, visit); err != nil {
+		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
+	}
+	return l, nil
+}
+
+// visit sorts one listed key: the archive index's objects and keys in no
+// topic folder are skipped, keys of topics not chosen ignored; in a chosen
+// topic's folder a key is a value object, a .keys or .headers object, or
+// skipped (another extension, a malformed name).
+func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
+	if r.cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, r.cfg.IndexPrefix) {
+		l.skipped[SkipIndex]++
+		return nil
+	}
+	topic, skip := TopicFolder(r.cfg.Keys, info.Key)
+	if skip != "" {
+		l.skipped[skip]++
+		return nil
+	}
+	if !r.selected(topic) {
+		return nil
+	}
+	l.topics[topic] = true
+	name, err := r.cfg.Keys.ParseObjectKey(info.Key)
+	switch {
+	case err == nil && name.Ext != l.ext:
+		if infix, ext, ok := parallelExt(name.Ext); ok {
+			l.addParallel(info, name, infix, ext)
+			return nil
+		}
+		// e.g. a ".keys.json" file next to ".json" files.
+		l.skipped[SkipOtherExtension]++
+		return nil
+	case !strings.HasSuffix(info.Key, l.ext):
+		l.skipped[SkipOtherExtension]++
+		return nil
+	case err != nil:
+		return r.skipMalformed(l, info.Key, err)
+	}
+	k := topicPartition{name.Topic, name.Partition}
+	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset})
+	return nil
+}
+
+// addParallel records a .keys or .headers object (infix) under its base
+// key.
+func (l *listing) addParallel(info s3store.ObjectInfo, name partition.ObjectName, infix, ext string) {
+	base := strings.TrimSuffix(info.Key, name.Ext)
+	pp := l.parallel[base]
+	if pp == nil {
+		pp = &parallelPair{}
+		l.parallel[base] = pp
+	}
+	po := &parallelObject{key: info.Key, ext: ext, size: info.Size, name: name}
+	if infix == keysInfix {
+		pp.keys = po
+	} else {
+		pp.headers = po
+	}
+}
+
+// skipMalformed fails on a malformed key in a topic folder under
+// behavior.on.error=fail, and counts it (logging it with log) otherwise.
+func (r *Restorer) skipMalformed(l *listing, key string, err error) error {
+	switch r.cfg.OnError {
+	case OnErrorIgnore:
+	case OnErrorLog:
+		r.log.Warn("skipping malformed object key", "key", key, "error", err)
+	default:
+		return fmt.Errorf("%w (behavior.on.error=fail; set it to ignore or log to skip such keys)", err)
+	}
+	l.skipped[SkipMalformed]++
+	return nil
+}
+
+// planTopics starts the plan: one TopicPlan per topic seen, sorted by
+// source topic, each with its target after renaming. It returns the plans
+// by source topic too. Two topics renamed into one target are refused.
+func (r *Restorer) planTopics(l *listing) (*Plan, map[string]*TopicPlan, error) {
+	plan := &Plan{Skipped: l.skipped}
+	byTarget := map[string]string{}
+	for topic := range l.topics {
+		target, err := r.rename.Target(topic)
+		if err != nil {
+			return nil, nil, err
+		}
+		if other, dup := byTarget[target]; dup {
+			a, b := min(other, topic), max(other, topic)
+			return nil, nil, fmt.Errorf("%w: archived topics %q and %q would both be restored into %q", ErrInvalidConfig, a, b, target)
+		}
+		byTarget[target] = topic
+		plan.Topics = append(plan.Topics, TopicPlan{Source: topic, Target: target, FirstOffset: -1, LastOffset: -1})
+	}
+	sort.Slice(plan.Topics, func(i, j int) bool { return plan.Topics[i].Source < plan.Topics[j].Source })
+	bySource := make(map[string]*TopicPlan, len(plan.Topics))
+	for i := range plan.Topics {
+		bySource[plan.Topics[i].Source] = &plan.Topics[i]
+	}
+	return plan, bySource, nil
+}
+
+// pairParallel gives each value object its .keys and .headers objects
+// (same base key) and takes them out of l.parallel.
+func (l *listing) pairParallel(topics map[string]*TopicPlan) {
+	for k, objs := range l.objects {
+		t := topics[k.topic]
+		for i := range objs {
+			base := strings.TrimSuffix(objs[i].Key, l.ext)
+			pp := l.parallel[base]
+			if pp == nil {
+				continue
+			}
+			if pp.keys != nil {
+				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize = pp.keys.key, pp.keys.ext, pp.keys.size
+				t.KeysObjects++
+			}
+			if pp.headers != nil {
+				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+				t.HeadersObjects++
+			}
+			delete(l.parallel, base)
+		}
+	}
+}
+
+// addTombstones takes the .keys and .headers objects no value object
+// claimed (pairParallel first): keys-only objects in the tombstone folder
+// are tombstone objects of their Kafka partition (with their .headers
+// object); every other one is an orphan, skipped and logged.
+func (r *Restorer) addTombstones(l *listing, topics map[string]*TopicPlan) {
+	tombDir := r.cfg.TombstonePartition
+	if tombDir == "" {
+		tombDir = DefaultTombstonePartition
+	}
+	bases := make([]string, 0, len(l.parallel))
+	for base := range l.parallel {
+		bases = append(bases, base)
+	}
+	sort.Strings(bases)
+	for _, base := range bases {
+		pp := l.parallel[base]
+		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
+			n := pp.keys.name
+			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Tombstone: true, keysExt: pp.keys.ext}
+			if pp.headers != nil {
+				o.HeadersKey, o.headersExt, o.HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+			}
+			k := topicPartition{n.Topic, n.Partition}
+			l.objects[k] = append(l.objects[k], o)
+			topics[n.Topic].TombstoneObjects++
+			continue
+		}
+		for _, po := range []*parallelObject{pp.keys, pp.headers} {
+			if po != nil {
+				l.skipped[SkipParallelOrphan]++
+				r.log.Warn("skipping a keys or headers object without a value object, outside the tombstone folder",
+					"key", po.key, "tombstone.encoded.partition", tombDir)
+			}
+		}
+	}
+}
+
+// addPartitions gives each topic a PartitionPlan per Kafka partition with
+// objects, sorted by partition, whose objects are sorted by start offset
+// (numerically), then key; and adds them up into the topic's counts.
+func addPartitions(objects map[topicPartition][]Object, topics map[string]*TopicPlan) {
+	for k, objs := range objects {
+		t := topics[k.topic]
+		sort.SliceStable(objs, func(i, j int) bool {
+			if objs[i].StartOffset != objs[j].StartOffset {
+				return objs[i].StartOffset < objs[j].StartOffset
+			}
+			return objs[i].Key < objs[j].Key
+		})
+		pp := PartitionPlan{Partition: k.part, Objects: objs}
+		for _, o := range objs {
+			pp.Bytes += o.Size
+		}
+		t.Parts = append(t.Parts, pp)
+		t.Objects += len(objs)
+		t.Bytes += pp.Bytes
+		t.Partitions = max(t.Partitions, k.part+1)
+		if t.FirstOffset < 0 || objs[0].StartOffset < t.FirstOffset {
+			t.FirstOffset = objs[0].StartOffset
+		}
+		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
+	}
+	for _, t := range topics {
+		sort.Slice(t.Parts, func(a, b int) bool { return t.Parts[a].Partition < t.Parts[b].Partition })
+	}
+}
+
+// parallelExt splits a .keys or .headers extension (".keys.avro") into its
+// infix and the format's extension (".avro").
+func parallelExt(e string) (infix, ext string, ok bool) {
+	for _, in := range []string{keysInfix, headersInfix} {
+		if rest, found := strings.CutPrefix(e, in); found && strings.HasPrefix(rest, ".") {
+			return in, rest, true
+		}
+	}
+	return "", "", false
+}
+
+// selected reports whether an archived topic folder is to be restored.
+func (r *Restorer) selected(topic string) bool {
+	if len(r.cfg.Topics) > 0 {
+		for _, t := range r.cfg.Topics {
+			if t == topic {
+				return true
+			}
+		}
+		return false
+	}
+	return r.topicsRe.MatchString(topic)
+}
