@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
 	"io"
 	"log/slog"
 	"os"
@@ -26,8 +27,8 @@ import (
 // and the source share it.
 
 // buildStore opens the configured store. Config errors wrap ErrConfig.
-func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store.Store, string, error) {
-	if o.Store == StoreLocal {
+func buildStore(ctx context.Context, o config.StoreSettings, log *slog.Logger) (s3store.Store, string, error) {
+	if o.Store == config.StoreLocal {
 		st, err := s3store.NewLocal(s3store.LocalConfig{Dir: o.LocalDir}, log)
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: store.local.dir: %w", ErrConfig, err)
@@ -61,11 +62,11 @@ func buildStore(ctx context.Context, o StoreSettings, log *slog.Logger) (s3store
 }
 
 // buildFormat builds the configured format. Errors wrap ErrConfig.
-func buildFormat(o FormatSettings) (format.Format, error) { return buildFormatNulls(o, false) }
+func buildFormat(o config.FormatSettings) (format.Format, error) { return buildFormatNulls(o, false) }
 
 // buildFormatNulls is buildFormat; with nulls, JSON is
 // format.NewNullableJSON (the .keys objects, where keys may be null).
-func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
+func buildFormatNulls(o config.FormatSettings, nulls bool) (format.Format, error) {
 	kind, err := format.Lookup(o.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -98,10 +99,10 @@ func buildFormatNulls(o FormatSettings, nulls bool) (format.Format, error) {
 const keyKeysFormat = "keys.format.class"
 
 // buildPartFormat builds the format of .keys or .headers objects (key names
-// the setting): name is FormatJSON, FormatBytes, FormatAvro or FormatParquet,
+// the setting): name is config.FormatJSON, config.FormatBytes, config.FormatAvro or config.FormatParquet,
 // with the value format's codec (avro.codec, parquet.codec), bytes and
 // compression settings. Errors wrap ErrConfig.
-func buildPartFormat(key, name string, value FormatSettings) (*archive.PartFormat, error) {
+func buildPartFormat(key, name string, value config.FormatSettings) (*archive.PartFormat, error) {
 	fs := value
 	fs.Format, fs.Envelope = name, false
 	f, err := buildFormatNulls(fs, key == keyKeysFormat)
@@ -117,7 +118,7 @@ func buildPartFormat(key, name string, value FormatSettings) (*archive.PartForma
 
 // buildConverter builds the converter prefix (value.converter or
 // key.converter) names; nil when none is set. Errors wrap ErrConfig.
-func buildConverter(prefix string, o ConverterSettings, log *slog.Logger) (convert.Converter, string, error) {
+func buildConverter(prefix string, o config.ConverterSettings, log *slog.Logger) (convert.Converter, string, error) {
 	if o.Class == "" {
 		return nil, "", nil
 	}
@@ -155,7 +156,7 @@ func (s sinkConverter) Convert(ctx context.Context, topic string, isKey bool, da
 }
 
 // keyConfig builds the object key layout. Errors wrap ErrConfig.
-func keyConfig(o LayoutSettings) (partition.KeyConfig, error) {
+func keyConfig(o config.LayoutSettings) (partition.KeyConfig, error) {
 	kc := partition.KeyConfig{TopicsDir: o.TopicsDir, DirectoryDelim: o.DirectoryDelim, FileDelim: o.FileDelim, OffsetPadWidth: o.OffsetPadWidth}
 	if err := kc.Validate(); err != nil {
 		return kc, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -164,7 +165,7 @@ func keyConfig(o LayoutSettings) (partition.KeyConfig, error) {
 }
 
 // kafkaOpts maps security settings to franz-go options.
-func kafkaOpts(o KafkaSettings) ([]kgo.Opt, error) {
+func kafkaOpts(o config.KafkaSettings) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	switch o.SecurityProtocol {
 	case "", "PLAINTEXT", "SASL_PLAINTEXT":
@@ -216,19 +217,19 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 // loadSettings creates a command's logger, loads its settings (file,
 // environment, -p and the dedicated flags) and logs the keys that have no
 // effect for this command in one info line.
-func loadSettings(cmd Command, configFile string, params []string, flags map[string]string, streams IO, logLevel string) (*Settings, *slog.Logger, error) {
+func loadSettings(cmd config.Command, configFile string, params []string, flags map[string]string, streams IO, logLevel string) (*config.Settings, *slog.Logger, error) {
 	log, err := newLogger(streams.Err, logLevel)
 	if err != nil {
 		return nil, nil, err
 	}
-	settings, err := LoadSettings(SettingsSource{
+	settings, err := config.Load(config.Input{
 		Command: cmd, ConfigFile: configFile, Params: params, Flags: flags, LookupEnv: os.LookupEnv,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	if ig := settings.Ignored(); len(ig) > 0 {
-		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 "+otherCommand(cmd).String(), "keys", strings.Join(ig, ","))
+		log.Info("ignoring keys that only apply inside Kafka Connect or to kafkas3 "+cmd.Other().String(), "keys", strings.Join(ig, ","))
 	}
 	return settings, log, nil
 }

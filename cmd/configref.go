@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
 
 	"github.com/spf13/cobra"
 )
@@ -13,17 +14,17 @@ func newConfigKeysCmd(streams IO) *cobra.Command {
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"sink", "source"},
 		RunE: func(_ *cobra.Command, args []string) error {
-			which := CommandSink
+			which := config.Sink
 			if len(args) == 1 {
 				switch args[0] {
 				case "sink":
 				case "source":
-					which = CommandSource
+					which = config.Source
 				default:
 					return fmt.Errorf("%w: config-keys: %q: want sink or source", ErrConfig, args[0])
 				}
 			}
-			_, err := fmt.Fprint(streams.Out, ConfigReference(which))
+			_, err := fmt.Fprint(streams.Out, config.Reference(which))
 			return err
 		},
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/kafkas3/kafkas3/config"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestREADMEConfigReference(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("README.md lacks the %q and %q markers", begin, end)
 	}
-	want := "\n" + ConfigReference(CommandSink) + "\n" + ConfigReference(CommandSource) + "\n"
+	want := "\n" + config.Reference(config.Sink) + "\n" + config.Reference(config.Source) + "\n"
 	got := s[i+len(begin) : j]
 	if got == want {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
 	"io"
 	"os"
 	"os/signal"
@@ -24,7 +25,7 @@ const (
 )
 
 // ErrConfig marks an error in the user's configuration or flags (exit code 2).
-var ErrConfig = errors.New("configuration error")
+var ErrConfig = config.ErrConfig
 
 // Build information, set with -ldflags "-X github.com/kafkas3/kafkas3/cmd.version=..." by the Makefile.
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 }
 
 // buildSinkConfig turns validated options into the archive config.
-func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Config, error) {
+func buildSinkConfig(o *config.SinkOptions, once bool, log *slog.Logger) (archive.Config, error) {
 	keys, err := keyConfig(o.LayoutSettings)
 	if err != nil {
 		return archive.Config{}, err
@@ -115,9 +116,9 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 	}
 	null := archive.NullFail
 	switch o.NullValues {
-	case NullValuesIgnore:
+	case config.NullValuesIgnore:
 		null = archive.NullIgnore
-	case NullValuesWrite:
+	case config.NullValuesWrite:
 		null = archive.NullWrite
 	}
 	cfg := archive.Config{
@@ -126,9 +127,9 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 		FlushSize: int(o.FlushSize), RotateInterval: o.RotateInterval, RotateScheduleInterval: o.RotateScheduleInterval,
 		Timezone: o.Location, Keys: keys, Format: fm, Partitioner: pt, NullValues: null,
 		Once: once, KafkaOpts: kopts,
-		ReadUncommitted: o.IsolationLevel == IsolationReadUncommitted,
+		ReadUncommitted: o.IsolationLevel == config.IsolationReadUncommitted,
 		Envelope:        o.Envelope,
-		TypedJSON:       o.Format == FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
+		TypedJSON:       o.Format == config.FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
 		Compatibility:   archive.Compatibility(o.SchemaCompatibility),
 		Errors: archive.ErrorsConfig{
 			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,
@@ -169,7 +170,7 @@ func buildSinkConfig(o *SinkOptions, once bool, log *slog.Logger) (archive.Confi
 }
 
 func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
-	settings, log, err := loadSettings(CommandSink, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
+	settings, log, err := loadSettings(config.Sink, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
 	if err != nil {
 		return err
 	}

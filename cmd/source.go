@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/partition"
 	"io"
 	"log/slog"
 	"math"
@@ -199,10 +201,10 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 // buildSourceConfig turns validated options and the command's flags into
 // the restore config. Identity is left for the caller, which knows the
 // store. Errors wrap ErrConfig and name the key or flag.
-func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error) {
+func buildSourceConfig(o *config.SourceOptions, f *sourceFlags) (restore.Config, error) {
 	var errs []error
 	bad := func(key, format string, a ...any) {
-		errs = append(errs, &ConfigError{Key: key, Msg: fmt.Sprintf(format, a...)})
+		errs = append(errs, &config.Error{Key: key, Msg: fmt.Sprintf(format, a...)})
 	}
 
 	keys, err := keyConfig(o.LayoutSettings)
@@ -230,7 +232,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	}
 	if o.ArchiveTopicsRegex != "" {
 		if cfg.ArchiveTopicsRegex, err = regexp.Compile(o.ArchiveTopicsRegex); err != nil {
-			errs = append(errs, &ConfigError{Key: "topics.regex", Msg: fmt.Sprintf("%q: %v", o.ArchiveTopicsRegex, err)}) // Source() compiled it already
+			errs = append(errs, &config.Error{Key: "topics.regex", Msg: fmt.Sprintf("%q: %v", o.ArchiveTopicsRegex, err)}) // Source() compiled it already
 		}
 	}
 
@@ -240,7 +242,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		if !validTopicName(t) {
+		if partition.ValidateTopic(t) != nil {
 			bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
 		}
 		topics = append(topics, t)
@@ -260,7 +262,7 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 	case o.ArchiveTopicsRegex != "":
 		cfg.TopicsRegex = cfg.ArchiveTopicsRegex
 	default:
-		errs = append(errs, &ConfigError{Key: "topics", Msg: "no topics to restore: pass --topics or --topics-regex, or set topics or topics.regex in the config"})
+		errs = append(errs, &config.Error{Key: "topics", Msg: "no topics to restore: pass --topics or --topics-regex, or set topics or topics.regex in the config"})
 	}
 
 	cfg.Rename = f.Rename
@@ -336,9 +338,9 @@ func buildSourceConfig(o *SourceOptions, f *sourceFlags) (restore.Config, error)
 		}
 	}
 	if !f.DryRun && len(o.BootstrapServers) == 0 {
-		errs = append(errs, &ConfigError{Key: "bootstrap.servers", Msg: errMissing + " (needed unless --dry-run; or pass --bootstrap-servers)"})
+		errs = append(errs, &config.Error{Key: "bootstrap.servers", Msg: "required key is not set (needed unless --dry-run; or pass --bootstrap-servers)"})
 	}
-	return cfg, problems(errs)
+	return cfg, config.Join(errs...)
 }
 
 // parseUntil reads --until: an RFC 3339 time (fractions of a second
@@ -372,8 +374,8 @@ func parseUntil(s string) (time.Time, error) {
 // settings; for keys read from .keys objects when key.converter is avro.
 // Either is nil when not needed. They make no request until the first
 // record. Errors wrap ErrConfig.
-func sourceEncoders(o *SourceOptions, log *slog.Logger) (value, key restore.Encoder, err error) {
-	build := func(prefix string, c ConverterSettings) (*convert.AvroConverter, error) {
+func sourceEncoders(o *config.SourceOptions, log *slog.Logger) (value, key restore.Encoder, err error) {
+	build := func(prefix string, c config.ConverterSettings) (*convert.AvroConverter, error) {
 		enc, err := convert.NewAvro(convert.Config{
 			Kind: convert.KindAvro, KeyPrefix: prefix + ".", SchemaRegistryURL: c.RegistryURL,
 			BasicAuthCredentialsSource: c.CredentialsSource, BasicAuthUserInfo: c.UserInfo, Logger: log,
@@ -383,12 +385,12 @@ func sourceEncoders(o *SourceOptions, log *slog.Logger) (value, key restore.Enco
 		}
 		return enc, nil
 	}
-	if (o.Format == FormatAvro || o.Format == FormatParquet) && o.ValueConverter.RegistryURL != "" {
+	if (o.Format == config.FormatAvro || o.Format == config.FormatParquet) && o.ValueConverter.RegistryURL != "" {
 		if value, err = build("value.converter", o.ValueConverter); err != nil {
 			return nil, nil, err
 		}
 	}
-	if o.KeyConverter.Class == ConverterAvro {
+	if o.KeyConverter.Class == config.ConverterAvro {
 		if key, err = build("key.converter", o.KeyConverter); err != nil {
 			return nil, nil, err
 		}
@@ -404,7 +406,7 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 }
 
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
-	settings, log, err := loadSettings(CommandSource, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
+	settings, log, err := loadSettings(config.Source, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
 	"io"
 	"log/slog"
 	"os"
@@ -53,11 +54,11 @@ func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ..
 	t.Helper()
 	a := &archived{brokers: startKafka(t, parts), dir: t.TempDir(), want: map[string]map[int32][]string{}}
 	extra := ""
-	comp := CompressionNone
+	comp := config.CompressionNone
 	if gzip {
-		extra, comp = "s3.compression.type: gzip\n", CompressionGzip
+		extra, comp = "s3.compression.type: gzip\n", config.CompressionGzip
 	}
-	fm, err := buildFormat(FormatSettings{Format: FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
+	fm, err := buildFormat(config.FormatSettings{Format: config.FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

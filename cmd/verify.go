@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/partition"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -90,7 +92,7 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	if f.Bucket != "" {
 		flags["s3.bucket.name"] = f.Bucket
 	}
-	settings, log, err := loadSettings(CommandSource, f.ConfigFile, f.Params, flags, streams, f.LogLevel)
+	settings, log, err := loadSettings(config.Source, f.ConfigFile, f.Params, flags, streams, f.LogLevel)
 	if err != nil {
 		return err
 	}
@@ -114,12 +116,12 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		if !validTopicName(t) {
-			errs = append(errs, &ConfigError{Key: "--topics", Msg: fmt.Sprintf("has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)})
+		if partition.ValidateTopic(t) != nil {
+			errs = append(errs, &config.Error{Key: "--topics", Msg: fmt.Sprintf("has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)})
 		}
 		topics = append(topics, t)
 	}
-	if err := problems(errs); err != nil {
+	if err := config.Join(errs...); err != nil {
 		return err
 	}
 	store, ident, err := buildStore(ctx, o.StoreSettings, log)

@@ -1,4 +1,4 @@
-package cmd
+package config
 
 import (
 	"fmt"
@@ -6,18 +6,18 @@ import (
 	"strings"
 )
 
-// ConfigReference renders the key table for cmd as Markdown: a table of the
+// Reference renders the key table for cmd as Markdown: a table of the
 // keys that take effect (key, default, allowed, meaning), then the Confluent
 // keys that are recognised but only accepted at their default, then the
 // Kafka Connect keys that are accepted and ignored, then the keys that are
 // refused. It is the text behind README's reference and --help-config.
-func ConfigReference(cmd Command) string {
+func Reference(cmd Command) string {
 	var b strings.Builder
-	specs := configKeys()
-	section := func(title, intro string, status keyStatus, columns bool) {
-		var rows []keySpec
+	specs := NewKeys().All()
+	section := func(title, intro string, status Status, columns bool) {
+		var rows []*Spec
 		for _, s := range specs {
-			if s.status == status && s.commands&cmd != 0 {
+			if s.Status == status && s.Commands&cmd != 0 {
 				rows = append(rows, s)
 			}
 		}
@@ -28,16 +28,16 @@ func ConfigReference(cmd Command) string {
 		if columns {
 			b.WriteString("| key | default | allowed | meaning |\n| --- | --- | --- | --- |\n")
 			for _, s := range rows {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.key, mdCell(defaultText(s, cmd)), mdCell(allowedText(s)), mdCell(s.doc))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, mdCell(defaultText(s, cmd)), mdCell(allowedText(s)), mdCell(docText(s)))
 			}
 		} else {
 			b.WriteString("| key | meaning |\n| --- | --- |\n")
 			for _, s := range rows {
-				k := s.key
-				if s.prefix {
+				k := s.Name
+				if s.Prefix {
 					k += "*"
 				}
-				fmt.Fprintf(&b, "| `%s` | %s |\n", k, mdCell(s.doc))
+				fmt.Fprintf(&b, "| `%s` | %s |\n", k, mdCell(docText(s)))
 			}
 		}
 		b.WriteString("\n")
@@ -47,58 +47,58 @@ func ConfigReference(cmd Command) string {
 		"the environment (`KAFKAS3_` + the key upper-cased with `.` and `-` as `_`, e.g. `KAFKAS3_FLUSH_SIZE`), " +
 		"the config file, the default. Files may be YAML or JSON with flat keys, Kafka Connect REST JSON " +
 		"(`{\"name\": ..., \"config\": {...}}`) or Java `.properties`.\n\n")
-	section("Settings", "These keys take effect.", statusActive, true)
+	section("Settings", "These keys take effect.", Active, true)
 	section("Recognised, not supported yet", "Confluent features this version does not have yet. "+
-		"Each is accepted at its default, which changes nothing; any other value is an error.", statusUnsupported, true)
+		"Each is accepted at its default, which changes nothing; any other value is an error.", Unsupported, true)
 	section("Accepted and ignored", "Kafka Connect settings with no meaning outside Connect. "+
-		"They are accepted and listed in one info line.", statusIgnored, false)
+		"They are accepted and listed in one info line.", Ignored, false)
 	// Keys of the other command are not listed (they would read as if they
 	// took effect here); one sentence says what happens to them.
 	fmt.Fprintf(&b, "Keys that only `kafkas3 %s` uses are accepted too, unused, and listed in the same info line, "+
-		"so one file serves both commands.", otherCommand(cmd))
-	if cmd == CommandSource {
+		"so one file serves both commands.", cmd.Other())
+	if cmd == Source {
 		b.WriteString(" Among them are `name` and `group.id`: the source keeps its resume markers " +
 			"in the consumer groups `kafkas3-restore-<target topic>`.")
 	}
 	b.WriteString("\n\n")
-	section("Refused", "These would change the archived records, so any value is an error.", statusRejected, false)
+	section("Refused", "These would change the archived records, so any value is an error.", Rejected, false)
 	return b.String()
 }
 
 // defaultText is the default column: "required" when cmd needs the key.
-func defaultText(s keySpec, cmd Command) string {
+func defaultText(s *Spec, cmd Command) string {
 	switch {
-	case s.required&cmd != 0:
+	case s.Required&cmd != 0:
 		return "required"
-	case s.def == "":
+	case s.Default == "":
 		return "—"
 	default:
-		return "`" + strings.TrimSuffix(strings.TrimPrefix(strconv.Quote(s.def), `"`), `"`) + "`"
+		return "`" + strings.TrimSuffix(strings.TrimPrefix(strconv.Quote(s.Default), `"`), `"`) + "`"
 	}
 }
 
-func allowedText(s keySpec) string {
-	if s.allowed != "" {
-		return s.allowed
+func allowedText(s *Spec) string {
+	if s.Allowed != "" {
+		return s.Allowed
 	}
-	switch s.kind {
-	case kindInt:
-		if s.status == statusUnsupported {
+	switch s.Kind {
+	case KindInt:
+		if s.Status == Unsupported {
 			return "integer"
 		}
-		return intRange(&s)
-	case kindBool:
+		return intRange(s)
+	case KindBool:
 		return "`true`, `false`"
-	case kindList:
+	case KindList:
 		return "comma-separated list"
-	case kindChoice:
+	case KindChoice:
 		var parts []string
-		for _, c := range s.choices {
-			t := "`" + c.name + "`"
-			if len(c.aliases) > 0 {
-				t += " (or `" + strings.Join(c.aliases, "`, `") + "`)"
+		for _, c := range s.Choices {
+			t := "`" + c.Name + "`"
+			if len(c.Aliases) > 0 {
+				t += " (or `" + strings.Join(c.Aliases, "`, `") + "`)"
 			}
-			if c.unsupported {
+			if c.Unsupported {
 				t += " not supported yet"
 			}
 			parts = append(parts, t)
@@ -108,11 +108,16 @@ func allowedText(s keySpec) string {
 	return "string"
 }
 
-// otherCommand is the command that is not cmd.
-func otherCommand(cmd Command) Command { return cmdBoth &^ cmd }
-
 // mdCell escapes a table cell.
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// docText is a key's meaning, with a note on secret keys.
+func docText(s *Spec) string {
+	if s.Secret {
+		return s.Doc + " Secret: never shown (masked in errors, logs and kafkas3 config)."
+	}
+	return s.Doc
 }

@@ -1,4 +1,4 @@
-package cmd
+package config
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 func loadSource(t *testing.T, body string, params ...string) (*SourceOptions, error) {
 	t.Helper()
-	st, err := LoadSettings(SettingsSource{Command: CommandSource, ConfigFile: writeFile(t, "c.yaml", body), Params: params})
+	st, err := Load(Input{Command: Source, ConfigFile: writeFile(t, "c.yaml", body), Params: params})
 	if err != nil {
 		return nil, err
 	}
@@ -20,7 +20,7 @@ func loadSource(t *testing.T, body string, params ...string) (*SourceOptions, er
 
 func TestSourceOptionsFromSinkFixture(t *testing.T) {
 	// The sink's quick-start file serves the source unchanged.
-	st, err := LoadSettings(SettingsSource{Command: CommandSource, ConfigFile: fixtures + "/orders.yaml"})
+	st, err := Load(Input{Command: Source, ConfigFile: fixtures + "/orders.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 	if _, err := st.Sink(); err == nil {
 		t.Error("Sink() on source settings succeeded")
 	}
-	sink, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: fixtures + "/orders.yaml"})
+	sink, err := Load(Input{Command: Sink, ConfigFile: fixtures + "/orders.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,51 +142,10 @@ func TestSourceOptionsErrors(t *testing.T) {
 	}
 }
 
-func TestBuildSourceConfig(t *testing.T) {
-	o, err := loadSource(t, "format.class: json\nstore.local.dir: /a\nbootstrap.servers: h:1\ntopics: orders,payments\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Default: restore the file's topics; guard the same topics.
-	cfg, err := buildSourceConfig(o, &sourceFlags{RenameRegex: defaultRenameRegex})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cfg.Topics, []string{"orders", "payments"}) || !slices.Equal(cfg.ArchiveTopics, cfg.Topics) ||
-		cfg.TopicsRegex != nil || cfg.Rename != "" || cfg.Format == nil || cfg.Keys.TopicsDir != "topics" ||
-		cfg.PollInterval != time.Minute || cfg.OnError != "fail" || cfg.BatchSize != 200 {
-		t.Errorf("cfg = %+v", cfg)
-	}
-	// --topics-regex replaces the file's selection, not the guard.
-	cfg, err = buildSourceConfig(o, &sourceFlags{TopicsRegex: "pay.*", Rename: "x-$0", RenameRegex: defaultRenameRegex, CreateTopics: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Topics != nil || cfg.TopicsRegex.String() != "pay.*" || cfg.Rename != "x-$0" || !cfg.CreateTopics ||
-		!slices.Equal(cfg.ArchiveTopics, []string{"orders", "payments"}) {
-		t.Errorf("cfg = %+v", cfg)
-	}
-	// A dry run needs no brokers; a restore does.
-	o.BootstrapServers = nil
-	if _, err := buildSourceConfig(o, &sourceFlags{DryRun: true}); err != nil {
-		t.Errorf("dry run without brokers: %v", err)
-	}
-	if _, err := buildSourceConfig(o, &sourceFlags{}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "bootstrap.servers") {
-		t.Errorf("restore without brokers: %v", err)
-	}
-	// Problems are reported together.
-	_, err = buildSourceConfig(o, &sourceFlags{Topics: "a,b c", TopicsRegex: "(", RenameRegex: "["})
-	for _, w := range []string{`--topics: has "b c"`, "--topics-regex: is set together with --topics", `--topic-rename-regex: "[" does not compile`, "bootstrap.servers"} {
-		if err == nil || !strings.Contains(err.Error(), w) {
-			t.Errorf("err lacks %q: %v", w, err)
-		}
-	}
-}
-
 // TestSourceIgnoresSinkIdentity: name and group.id are the sink's; the
 // source reports them as ignored and does not need them.
 func TestSourceIgnoresSinkIdentity(t *testing.T) {
-	st, err := LoadSettings(SettingsSource{Command: CommandSource, Params: []string{
+	st, err := Load(Input{Command: Source, Params: []string{
 		"name=orders", "group.id=mine", "format.class=json", "store.local.dir=/a"}})
 	if err != nil {
 		t.Fatal(err)

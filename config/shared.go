@@ -1,4 +1,4 @@
-package cmd
+package config
 
 import (
 	"encoding/base64"
@@ -89,21 +89,10 @@ type FormatSettings struct {
 	Envelope bool
 }
 
-// required reports whether the key table marks key as required for the
-// command the settings were loaded for.
-func (p *valueParser) required(key string) bool { return p.spec(key).required&p.st.command != 0 }
-
-// need records key as missing when the command requires it and it is unset.
-func (p *valueParser) need(key, why string) {
-	if _, set := p.st.values[key]; !set && p.required(key) {
-		p.missing(key, why)
-	}
-}
-
 // connectorClass checks the ignored connector.class against the classes
 // this command replaces or reads.
 func (p *valueParser) connectorClass(accepted []string, want string) {
-	lv, ok := p.st.ignoredValues["connector.class"]
+	lv, ok := p.st.ignoredValues[p.k.ConnectorClass.Name]
 	if !ok {
 		return
 	}
@@ -113,45 +102,45 @@ func (p *valueParser) connectorClass(accepted []string, want string) {
 			return
 		}
 	}
-	p.errs = append(p.errs, &ConfigError{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) + " " + want})
+	p.errs = append(p.errs, &Error{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) + " " + want})
 }
 
 // kafka parses the Kafka client keys.
 func (p *valueParser) kafka() KafkaSettings {
 	var k KafkaSettings
-	if v, set := p.st.values["bootstrap.servers"]; p.required("bootstrap.servers") || (set && strings.TrimSpace(v) != "") {
-		k.BootstrapServers = p.hostPorts("bootstrap.servers")
+	if p.required(p.k.BootstrapServers) || p.text(p.k.BootstrapServers) != "" {
+		k.BootstrapServers = p.hostPorts(p.k.BootstrapServers)
 	}
-	k.SecurityProtocol = p.choice("security.protocol")
-	k.SASLMechanism = p.choice("sasl.mechanism")
-	k.SASLUsername = p.str("sasl.username")
-	k.SASLPassword = p.str("sasl.password")
-	k.TLSCAFile = p.str("ssl.ca.location")
-	k.TLSCertFile = p.str("ssl.certificate.location")
-	k.TLSKeyFile = p.str("ssl.key.location")
+	k.SecurityProtocol = p.choice(p.k.SecurityProtocol)
+	k.SASLMechanism = p.choice(p.k.SASLMechanism)
+	k.SASLUsername = p.str(p.k.SASLUsername)
+	k.SASLPassword = p.str(p.k.SASLPassword)
+	k.TLSCAFile = p.str(p.k.SSLCALocation)
+	k.TLSCertFile = p.str(p.k.SSLCertificateLocation)
+	k.TLSKeyFile = p.str(p.k.SSLKeyLocation)
 	sasl := strings.HasPrefix(k.SecurityProtocol, "SASL_")
 	switch {
-	case sasl && k.SASLMechanism == "" && p.ok("security.protocol"):
-		p.missing("sasl.mechanism", "security.protocol is "+k.SecurityProtocol)
-	case !sasl && k.SASLMechanism != "" && p.ok("security.protocol"):
-		p.fail("sasl.mechanism", k.SASLMechanism, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+k.SecurityProtocol)
+	case sasl && k.SASLMechanism == "" && p.ok(p.k.SecurityProtocol):
+		p.missing(p.k.SASLMechanism, "security.protocol is "+k.SecurityProtocol)
+	case !sasl && k.SASLMechanism != "" && p.ok(p.k.SecurityProtocol):
+		p.fail(p.k.SASLMechanism, k.SASLMechanism, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+k.SecurityProtocol)
 	}
 	if k.SASLMechanism != "" {
 		if k.SASLUsername == "" {
-			p.missing("sasl.username", "sasl.mechanism is "+k.SASLMechanism)
+			p.missing(p.k.SASLUsername, "sasl.mechanism is "+k.SASLMechanism)
 		}
 		if k.SASLPassword == "" {
-			p.missing("sasl.password", "sasl.mechanism is "+k.SASLMechanism)
+			p.missing(p.k.SASLPassword, "sasl.mechanism is "+k.SASLMechanism)
 		}
 	}
 	switch {
 	case k.TLSCertFile != "" && k.TLSKeyFile == "":
-		p.missing("ssl.key.location", "ssl.certificate.location is set")
+		p.missing(p.k.SSLKeyLocation, "ssl.certificate.location is set")
 	case k.TLSCertFile == "" && k.TLSKeyFile != "":
-		p.missing("ssl.certificate.location", "ssl.key.location is set")
+		p.missing(p.k.SSLCertificateLocation, "ssl.key.location is set")
 	}
-	if (k.TLSCAFile != "" || k.TLSCertFile != "") && k.SecurityProtocol != "SSL" && k.SecurityProtocol != "SASL_SSL" && p.ok("security.protocol") {
-		p.fail("security.protocol", k.SecurityProtocol, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
+	if (k.TLSCAFile != "" || k.TLSCertFile != "") && k.SecurityProtocol != "SSL" && k.SecurityProtocol != "SASL_SSL" && p.ok(p.k.SecurityProtocol) {
+		p.fail(p.k.SecurityProtocol, k.SecurityProtocol, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
 	}
 	return k
 }
@@ -161,19 +150,19 @@ func (p *valueParser) kafka() KafkaSettings {
 // source (which restores them when no topics flag is given) they are
 // optional, so at most one may be set.
 func (p *valueParser) topicSelection(need bool) (topics []string, regex string) {
-	topics = p.topics("topics")
-	regex = p.regex("topics.regex")
+	topics = p.topics(p.k.Topics)
+	regex = p.regex(p.k.TopicsRegex)
 	want := "at most one"
 	if need {
 		want = "exactly one"
 	}
-	hasTopics := len(topics) > 0 || !p.ok("topics")
-	hasRegex := p.str("topics.regex") != ""
+	hasTopics := len(topics) > 0 || !p.ok(p.k.Topics)
+	hasRegex := p.str(p.k.TopicsRegex) != ""
 	switch {
 	case hasTopics && hasRegex:
-		p.fail("topics.regex", p.st.values["topics.regex"], "is set together with topics; want "+want+" of topics and topics.regex")
+		p.fail(p.k.TopicsRegex, p.raw(p.k.TopicsRegex), "is set together with topics; want "+want+" of topics and topics.regex")
 	case need && !hasTopics && !hasRegex:
-		p.missing("topics", "set exactly one of topics and topics.regex")
+		p.missing(p.k.Topics, "set exactly one of topics and topics.regex")
 	}
 	return topics, regex
 }
@@ -181,28 +170,28 @@ func (p *valueParser) topicSelection(need bool) (topics []string, regex string) 
 // layout parses the object layout keys.
 func (p *valueParser) layout() LayoutSettings {
 	return LayoutSettings{
-		TopicsDir:      p.str("topics.dir"),
-		DirectoryDelim: p.nonEmpty("directory.delim"),
-		FileDelim:      p.nonEmpty("file.delim"),
-		OffsetPadWidth: int(p.int("filename.offset.zero.pad.width")),
-		Partitioner:    p.choice("partitioner.class"),
+		TopicsDir:      p.str(p.k.TopicsDir),
+		DirectoryDelim: p.nonEmpty(p.k.DirectoryDelim),
+		FileDelim:      p.nonEmpty(p.k.FileDelim),
+		OffsetPadWidth: int(p.int(p.k.FilenameOffsetZeroPadWidth)),
+		Partitioner:    p.choice(p.k.PartitionerClass),
 	}
 }
 
 // timezone parses timezone: the zone name and its location (nil when unset
 // or invalid).
 func (p *valueParser) timezone() (string, *time.Location) {
-	tz := p.str("timezone")
+	tz := p.str(p.k.Timezone)
 	if tz == "" {
 		return "", nil
 	}
 	if strings.EqualFold(tz, "local") {
-		p.fail("timezone", tz, "is not an IANA zone name; want a name like UTC or Europe/Berlin")
+		p.fail(p.k.Timezone, tz, "is not an IANA zone name; want a name like UTC or Europe/Berlin")
 		return tz, nil
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
-		p.fail("timezone", tz, "is not a known IANA zone; want a name like UTC or Europe/Berlin")
+		p.fail(p.k.Timezone, tz, "is not a known IANA zone; want a name like UTC or Europe/Berlin")
 		return tz, nil
 	}
 	return tz, loc
@@ -210,9 +199,9 @@ func (p *valueParser) timezone() (string, *time.Location) {
 
 // locale parses locale.
 func (p *valueParser) locale() string {
-	l := p.str("locale")
+	l := p.str(p.k.Locale)
 	if l != "" && !validLocale(l) {
-		p.fail("locale", l, "is not a locale tag; want a tag like en or en_US")
+		p.fail(p.k.Locale, l, "is not a locale tag; want a tag like en or en_US")
 	}
 	return l
 }
@@ -220,53 +209,53 @@ func (p *valueParser) locale() string {
 // store parses the store selection, S3 and credential keys.
 func (p *valueParser) store() StoreSettings {
 	var o StoreSettings
-	o.Store = p.choice("storage.class")
-	o.LocalDir = p.str("store.local.dir")
+	o.Store = p.choice(p.k.StorageClass)
+	o.LocalDir = p.str(p.k.StoreLocalDir)
 	switch {
 	case o.LocalDir != "":
 		o.Store = StoreLocal
 	case o.Store == StoreLocal:
-		p.missing("store.local.dir", "storage.class is "+p.st.values["storage.class"])
+		p.missing(p.k.StoreLocalDir, "storage.class is "+p.raw(p.k.StorageClass))
 	}
-	o.Bucket = p.str("s3.bucket.name")
+	o.Bucket = p.str(p.k.S3BucketName)
 	if o.Store == StoreS3 {
 		switch {
 		case o.Bucket == "":
-			p.missing("s3.bucket.name", "the store is S3; set store.local.dir for a local directory")
+			p.missing(p.k.S3BucketName, "the store is S3; set store.local.dir for a local directory")
 		case strings.ContainsAny(o.Bucket, "/ \t\n"):
-			p.fail("s3.bucket.name", o.Bucket, "is not a bucket name; want a name without '/' or spaces")
+			p.fail(p.k.S3BucketName, o.Bucket, "is not a bucket name; want a name without '/' or spaces")
 		}
 	}
-	o.Region = p.nonEmpty("s3.region")
-	o.Endpoint = p.endpoint("store.url")
+	o.Region = p.nonEmpty(p.k.S3Region)
+	o.Endpoint = p.endpoint(p.k.StoreURL)
 	o.PathStyle = p.pathStyle()
-	o.PartSize = p.int("s3.part.size")
-	o.PartRetries = int(p.int("s3.part.retries"))
-	o.RetryBackoff = p.millis("s3.retry.backoff.ms")
-	o.SSEAlgorithm = p.choice("s3.ssea.name")
-	o.SSEKMSKeyID = p.str("s3.sse.kms.key.id")
-	o.SSECustomerKey = p.str("s3.sse.customer.key")
-	if o.SSEKMSKeyID != "" && !strings.HasPrefix(o.SSEAlgorithm, "aws:kms") && p.ok("s3.ssea.name") {
-		p.fail("s3.sse.kms.key.id", o.SSEKMSKeyID, "needs s3.ssea.name aws:kms or aws:kms:dsse")
+	o.PartSize = p.int(p.k.S3PartSize)
+	o.PartRetries = int(p.int(p.k.S3PartRetries))
+	o.RetryBackoff = p.millis(p.k.S3RetryBackoffMs)
+	o.SSEAlgorithm = p.choice(p.k.S3SSEAName)
+	o.SSEKMSKeyID = p.str(p.k.S3SSEKMSKeyID)
+	o.SSECustomerKey = p.str(p.k.S3SSECustomerKey)
+	if o.SSEKMSKeyID != "" && !strings.HasPrefix(o.SSEAlgorithm, "aws:kms") && p.ok(p.k.S3SSEAName) {
+		p.fail(p.k.S3SSEKMSKeyID, o.SSEKMSKeyID, "needs s3.ssea.name aws:kms or aws:kms:dsse")
 	}
 	if o.SSECustomerKey != "" {
 		if k, err := base64.StdEncoding.DecodeString(o.SSECustomerKey); err != nil || len(k) != 32 {
-			p.fail("s3.sse.customer.key", o.SSECustomerKey, "is not a base64-encoded 32-byte key")
+			p.fail(p.k.S3SSECustomerKey, o.SSECustomerKey, "is not a base64-encoded 32-byte key")
 		}
 		if o.SSEAlgorithm != "" && o.SSEAlgorithm != "AES256" {
-			p.fail("s3.ssea.name", o.SSEAlgorithm, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
+			p.fail(p.k.S3SSEAName, o.SSEAlgorithm, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
 		}
 	}
-	o.CannedACL = p.choice("s3.acl.canned")
-	o.AccessKeyID = p.str("aws.access.key.id")
-	o.SecretAccessKey = p.str("aws.secret.access.key")
+	o.CannedACL = p.choice(p.k.S3ACLCanned)
+	o.AccessKeyID = p.str(p.k.AWSAccessKeyID)
+	o.SecretAccessKey = p.str(p.k.AWSSecretAccessKey)
 	if o.AccessKeyID != "" && o.SecretAccessKey == "" {
-		p.missing("aws.secret.access.key", "aws.access.key.id is set")
+		p.missing(p.k.AWSSecretAccessKey, "aws.access.key.id is set")
 	}
 	if o.AccessKeyID == "" && o.SecretAccessKey != "" {
-		p.missing("aws.access.key.id", "aws.secret.access.key is set")
+		p.missing(p.k.AWSAccessKeyID, "aws.secret.access.key is set")
 	}
-	p.choice("s3.credentials.provider.class")
+	p.choice(p.k.S3CredentialsProviderClass)
 	return o
 }
 
@@ -274,17 +263,16 @@ func (p *valueParser) store() StoreSettings {
 // the source, s3.path.style.access, the Confluent source's name. A key set
 // by the user wins over a default; two set keys must agree.
 func (p *valueParser) pathStyle() bool {
-	const src, sink = "s3.path.style.access", "s3.path.style.access.enabled"
+	src, sink := p.k.S3PathStyleAccess, p.k.S3PathStyleAccessEnabled
 	b := p.bool(sink)
-	if _, used := p.st.values[src]; !used { // the sink: only its own name
+	if !p.isSet(src) { // the sink: only its own name
 		return b
 	}
 	a := p.bool(src)
-	setA := p.st.origins[src].Kind != OriginDefault
-	setB := p.st.origins[sink].Kind != OriginDefault
+	setA, setB := p.userSet(src), p.userSet(sink)
 	switch {
 	case setA && setB && a != b && p.ok(src) && p.ok(sink):
-		p.fail(src, p.st.values[src], fmt.Sprintf("contradicts %s=%s; set one of them", sink, strings.TrimSpace(p.st.values[sink])))
+		p.fail(src, p.raw(src), fmt.Sprintf("contradicts %s=%s; set one of them", sink.Name, p.text(sink)))
 		return a
 	case setB && !setA:
 		return b
@@ -296,16 +284,16 @@ func (p *valueParser) pathStyle() bool {
 // format.class.
 func (p *valueParser) format(why string) FormatSettings {
 	var o FormatSettings
-	o.CompressionType = p.choice("s3.compression.type")
-	o.CompressionLevel = int(p.int("s3.compression.level"))
-	o.Format = p.choice("format.class")
-	p.need("format.class", why)
-	o.AvroCodec = p.choice("avro.codec")
-	o.ParquetCodec = p.choice("parquet.codec")
-	o.BytesSeparator = p.raw("format.bytearray.separator")
-	o.BytesExtension = p.str("format.bytearray.extension")
+	o.CompressionType = p.choice(p.k.S3CompressionType)
+	o.CompressionLevel = int(p.int(p.k.S3CompressionLevel))
+	o.Format = p.choice(p.k.FormatClass)
+	p.need(p.k.FormatClass, why)
+	o.AvroCodec = p.choice(p.k.AvroCodec)
+	o.ParquetCodec = p.choice(p.k.ParquetCodec)
+	o.BytesSeparator = p.raw(p.k.FormatBytearraySeparator)
+	o.BytesExtension = p.str(p.k.FormatBytearrayExtension)
 	if !strings.HasPrefix(o.BytesExtension, ".") || strings.ContainsAny(o.BytesExtension, "/\\") {
-		p.fail("format.bytearray.extension", o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
+		p.fail(p.k.FormatBytearrayExtension, o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
 	}
 	return o
 }
@@ -335,30 +323,29 @@ func (c ConverterSettings) Schemaful() bool {
 	return c.Class == ConverterAvro || (c.Class == ConverterJSON && c.SchemasEnable)
 }
 
-// converter parses prefix ("value.converter" or "key.converter") and its
-// settings.
-func (p *valueParser) converter(prefix string) ConverterSettings {
+// converter parses one converter's keys (Keys.Converter).
+func (p *valueParser) converter(k ConverterKeys) ConverterSettings {
 	c := ConverterSettings{
-		Class:             p.choice(prefix),
-		RegistryURL:       p.str(prefix + ".schema.registry.url"),
-		CredentialsSource: p.choice(prefix + ".basic.auth.credentials.source"),
-		UserInfo:          p.str(prefix + ".basic.auth.user.info"),
-		SchemasEnable:     p.bool(prefix + ".schemas.enable"),
+		Class:             p.choice(k.Class),
+		RegistryURL:       p.str(k.RegistryURL),
+		CredentialsSource: p.choice(k.CredentialsSource),
+		UserInfo:          p.str(k.UserInfo),
+		SchemasEnable:     p.bool(k.SchemasEnable),
 	}
 	if c.Class == ConverterAvro && c.RegistryURL == "" {
-		p.missing(prefix+".schema.registry.url", prefix+" is avro")
+		p.missing(k.RegistryURL, k.Class.Name+" is avro")
 	}
 	for _, u := range strings.Split(c.RegistryURL, ",") {
 		if u = strings.TrimSpace(u); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			p.fail(prefix+".schema.registry.url", c.RegistryURL, "is not an http(s) URL; want http(s)://host:port, comma-separated for several")
+			p.fail(k.RegistryURL, c.RegistryURL, "is not an http(s) URL; want http(s)://host:port, comma-separated for several")
 			break
 		}
 	}
 	if c.CredentialsSource == "USER_INFO" && c.UserInfo == "" && c.Class == ConverterAvro {
-		p.missing(prefix+".basic.auth.user.info", prefix+".basic.auth.credentials.source is USER_INFO")
+		p.missing(k.UserInfo, k.CredentialsSource.Name+" is USER_INFO")
 	}
 	if c.UserInfo != "" && !strings.Contains(c.UserInfo, ":") {
-		p.fail(prefix+".basic.auth.user.info", c.UserInfo, "is not user:password")
+		p.fail(k.UserInfo, c.UserInfo, "is not user:password")
 	}
 	return c
 }
@@ -367,12 +354,12 @@ func (p *valueParser) converter(prefix string) ConverterSettings {
 // tombstone keys objects: a non-empty name without directory.delim
 // (dirDelim, "/" when unset); "tombstone" by default.
 func (p *valueParser) tombstonePartition(dirDelim string) string {
-	v := p.str("tombstone.encoded.partition")
+	v := p.str(p.k.TombstoneEncodedPartition)
 	if dirDelim == "" {
 		dirDelim = "/"
 	}
-	if _, set := p.st.values["tombstone.encoded.partition"]; set && (v == "" || strings.Contains(v, dirDelim)) {
-		p.fail("tombstone.encoded.partition", v, "is not a folder name; want a non-empty name without directory.delim")
+	if p.isSet(p.k.TombstoneEncodedPartition) && (v == "" || strings.Contains(v, dirDelim)) {
+		p.fail(p.k.TombstoneEncodedPartition, v, "is not a folder name; want a non-empty name without directory.delim")
 	}
 	if v == "" {
 		v = "tombstone"
@@ -384,13 +371,13 @@ func (p *valueParser) tombstonePartition(dirDelim string) string {
 // must be a folder (index.ValidatePrefix) whose index folder lies outside
 // topics.dir, and topics.dir must not lie inside it.
 func (p *valueParser) index(l LayoutSettings) IndexSettings {
-	o := IndexSettings{IndexPrefix: p.str("kafkas3.index.prefix")}
-	if p.st.command == CommandSink {
-		o.IndexEnabled = p.bool("kafkas3.index.enabled")
-		o.TopicCheckInterval = p.millis("kafkas3.topics.check.interval.ms")
+	o := IndexSettings{IndexPrefix: p.str(p.k.Kafkas3IndexPrefix)}
+	if p.st.command == Sink {
+		o.IndexEnabled = p.bool(p.k.Kafkas3IndexEnabled)
+		o.TopicCheckInterval = p.millis(p.k.Kafkas3TopicsCheckIntervalMs)
 	}
 	if err := index.ValidatePrefix(o.IndexPrefix); err != nil {
-		p.fail("kafkas3.index.prefix", o.IndexPrefix, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
+		p.fail(p.k.Kafkas3IndexPrefix, o.IndexPrefix, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
 		return o
 	}
 	if l.TopicsDir != "" {
@@ -402,7 +389,7 @@ func (p *valueParser) index(l LayoutSettings) IndexSettings {
 		// The index and the topic descriptions.
 		for _, ix := range []string{index.Dir(o.IndexPrefix), index.TopicsDir(o.IndexPrefix)} {
 			if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
-				p.fail("kafkas3.index.prefix", o.IndexPrefix, fmt.Sprintf(
+				p.fail(p.k.Kafkas3IndexPrefix, o.IndexPrefix, fmt.Sprintf(
 					"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, l.TopicsDir))
 				break
 			}

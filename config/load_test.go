@@ -1,8 +1,7 @@
-package cmd
+package config
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,8 +83,8 @@ func TestLoadFixturesAgree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			st, err := LoadSettings(SettingsSource{
-				Command:    CommandSink,
+			st, err := Load(Input{
+				Command:    Sink,
 				ConfigFile: filepath.Join(fixtures, tc.file),
 				// Connect REST documents carry no broker list; the worker has it.
 				LookupEnv: envMap(map[string]string{"KAFKAS3_BOOTSTRAP_SERVERS": "localhost:9092"}),
@@ -140,8 +139,8 @@ func TestPrecedence(t *testing.T) {
 		"KAFKAS3_S3_BUCKET_NAME":  "env-bucket",
 		"KAFKAS3_TOPICS_DIR":      "", // empty counts as unset
 	}
-	st, err := LoadSettings(SettingsSource{
-		Command:    CommandSink,
+	st, err := Load(Input{
+		Command:    Sink,
 		ConfigFile: file,
 		LookupEnv:  envMap(env),
 		Params:     []string{"s3.region=param-region", "s3.part.retries=6", "s3.part.retries=7"},
@@ -183,8 +182,8 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestEnvOnlyFlushSize(t *testing.T) {
-	st, err := LoadSettings(SettingsSource{
-		Command: CommandSink,
+	st, err := Load(Input{
+		Command: Sink,
 		LookupEnv: envMap(map[string]string{
 			"KAFKAS3_NAME": "n", "KAFKAS3_BOOTSTRAP_SERVERS": "a:1,b:2", "KAFKAS3_TOPICS": "x, y",
 			"KAFKAS3_FLUSH_SIZE": "1000", "KAFKAS3_STORE_LOCAL_DIR": "/tmp/archive",
@@ -215,7 +214,7 @@ func TestGroupID(t *testing.T) {
 		{[]string{"name=orders archive"}, "connect-orders archive"},
 		{[]string{"group.id=mine"}, "mine"},
 	} {
-		st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+		st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +231,7 @@ func TestGroupID(t *testing.T) {
 // sinkErr loads minimalYAML plus params and returns the error of LoadSettings or Sink.
 func sinkErr(t *testing.T, base string, params ...string) error {
 	t.Helper()
-	st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", base), Params: params})
+	st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", base), Params: params})
 	if err != nil {
 		return err
 	}
@@ -470,7 +469,7 @@ func TestAcceptedValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+			st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -508,7 +507,7 @@ func TestUnknownKeys(t *testing.T) {
 		})
 	}
 	// Unknown keys are found in every layer; all are reported at once.
-	_, err := LoadSettings(SettingsSource{Command: CommandSink, Params: []string{"flsh.size=1"},
+	_, err := Load(Input{Command: Sink, Params: []string{"flsh.size=1"},
 		Flags: map[string]string{"bogus.key": "x"}})
 	if err == nil || !strings.Contains(err.Error(), "flsh.size: unknown key") || !strings.Contains(err.Error(), "bogus.key: unknown key") {
 		t.Errorf("err = %v", err)
@@ -516,7 +515,7 @@ func TestUnknownKeys(t *testing.T) {
 }
 
 func TestIgnoredKeys(t *testing.T) {
-	st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML+`
+	st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML+`
 key.converter: org.apache.kafka.connect.storage.StringConverter
 value.converter: org.apache.kafka.connect.converters.ByteArrayConverter
 value.converter.schemas.enable: false
@@ -541,7 +540,7 @@ behavior.on.error: log
 	}
 
 	// The same keys are active for the source.
-	st, err = LoadSettings(SettingsSource{Command: CommandSource, Params: []string{"s3.poll.interval.ms=1000", "flush.size=3"}})
+	st, err = Load(Input{Command: Source, Params: []string{"s3.poll.interval.ms=1000", "flush.size=3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +595,7 @@ func TestFileFormats(t *testing.T) {
 			if tc.file != "" {
 				path = writeFile(t, tc.file, tc.body)
 			}
-			st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: path})
+			st, err := Load(Input{Command: Sink, ConfigFile: path})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrConfig) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
@@ -616,7 +615,7 @@ func TestFileFormats(t *testing.T) {
 }
 
 func TestLoadSettingsNeedsCommand(t *testing.T) {
-	if _, err := LoadSettings(SettingsSource{}); err == nil || errors.Is(err, ErrConfig) {
+	if _, err := Load(Input{}); err == nil || errors.Is(err, ErrConfig) {
 		t.Errorf("err = %v, want a programming error that is not a config error", err)
 	}
 }
@@ -628,41 +627,8 @@ func TestEnvName(t *testing.T) {
 		"filename.offset.zero.pad.width": "KAFKAS3_FILENAME_OFFSET_ZERO_PAD_WIDTH",
 		"a-b.c":                          "KAFKAS3_A_B_C",
 	} {
-		if got := envName(key); got != want {
-			t.Errorf("envName(%q) = %q, want %q", key, got, want)
-		}
-	}
-}
-
-// TestSinkIsolationLevel: the isolation level reaches the archive config
-// (read_committed unless a key says read_uncommitted).
-func TestSinkIsolationLevel(t *testing.T) {
-	for _, tc := range []struct {
-		params []string
-		want   bool
-	}{
-		{nil, false},
-		{[]string{"isolation.level=read_uncommitted"}, true},
-		{[]string{"consumer.override.isolation.level=read_uncommitted"}, true},
-		{[]string{"isolation.level=read_uncommitted", "consumer.override.isolation.level=read_committed"}, false},
-	} {
-		st, err := LoadSettings(SettingsSource{Command: CommandSink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := st.Sink()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := buildSinkConfig(o, true, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.TopicCheckInterval != 5*time.Minute {
-			t.Errorf("TopicCheckInterval %v, want kafkas3.topics.check.interval.ms's default 5m", cfg.TopicCheckInterval)
-		}
-		if cfg.ReadUncommitted != tc.want {
-			t.Errorf("%v: ReadUncommitted %v, want %v", tc.params, cfg.ReadUncommitted, tc.want)
+		if got := EnvName(key); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", key, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package config
 
 import (
 	"strings"
@@ -7,36 +7,36 @@ import (
 
 func TestKeyTableComplete(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range configKeys() {
-		if strings.TrimSpace(s.doc) == "" {
-			t.Errorf("%s: no doc string", s.key)
+	for _, s := range NewKeys().All() {
+		if strings.TrimSpace(s.Doc) == "" {
+			t.Errorf("%s: no doc string", s.Name)
 		}
-		if seen[s.key] {
-			t.Errorf("%s: listed twice", s.key)
+		if seen[s.Name] {
+			t.Errorf("%s: listed twice", s.Name)
 		}
-		seen[s.key] = true
-		if s.commands == 0 {
-			t.Errorf("%s: used by no command", s.key)
+		seen[s.Name] = true
+		if s.Commands == 0 {
+			t.Errorf("%s: used by no command", s.Name)
 		}
-		if s.prefix != strings.HasSuffix(s.key, ".") {
-			t.Errorf("%s: prefix keys, and only they, end in a dot", s.key)
+		if s.Prefix != strings.HasSuffix(s.Name, ".") {
+			t.Errorf("%s: prefix keys, and only they, end in a dot", s.Name)
 		}
-		if s.key != strings.ToLower(s.key) {
-			t.Errorf("%s: keys are lower case", s.key)
+		if s.Name != strings.ToLower(s.Name) {
+			t.Errorf("%s: keys are lower case", s.Name)
 		}
-		if s.kind == kindInt && s.status == statusActive && s.min >= s.max {
-			t.Errorf("%s: bounds %d..%d", s.key, s.min, s.max)
+		if s.Kind == KindInt && s.Status == Active && s.Min >= s.Max {
+			t.Errorf("%s: bounds %d..%d", s.Name, s.Min, s.Max)
 		}
-		if s.kind == kindChoice && len(s.choices) == 0 {
-			t.Errorf("%s: a choice key without choices", s.key)
+		if s.Kind == KindChoice && len(s.Choices) == 0 {
+			t.Errorf("%s: a choice key without choices", s.Name)
 		}
-		if s.def != "" && s.kind == kindChoice && s.status == statusActive {
-			if c, ok := s.matchChoice(s.def); !ok || c.unsupported {
-				t.Errorf("%s: default %q is not a supported choice", s.key, s.def)
+		if s.Default != "" && s.Kind == KindChoice && s.Status == Active {
+			if c, ok := s.Match(s.Default); !ok || c.Unsupported {
+				t.Errorf("%s: default %q is not a supported choice", s.Name, s.Default)
 			}
 		}
-		if s.required != 0 && s.def != "" {
-			t.Errorf("%s: required keys have no default", s.key)
+		if s.Required != 0 && s.Default != "" {
+			t.Errorf("%s: required keys have no default", s.Name)
 		}
 	}
 }
@@ -44,7 +44,7 @@ func TestKeyTableComplete(t *testing.T) {
 // TestDefaultsParse checks that every active default passes its own key's
 // validation, by loading a config that sets only the required keys.
 func TestDefaultsParse(t *testing.T) {
-	st, err := LoadSettings(SettingsSource{Command: CommandSink, Params: []string{
+	st, err := Load(Input{Command: Sink, Params: []string{
 		"name=n", "bootstrap.servers=h:1", "topics=t", "flush.size=1", "s3.bucket.name=b", "format.class=json"}})
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +54,8 @@ func TestDefaultsParse(t *testing.T) {
 	}
 }
 
-func TestConfigReference(t *testing.T) {
-	md := ConfigReference(CommandSink)
+func TestReference(t *testing.T) {
+	md := Reference(Sink)
 	for _, want := range []string{
 		"## `kafkas3 sink` settings",
 		"| key | default | allowed | meaning |",
@@ -81,7 +81,7 @@ func TestConfigReference(t *testing.T) {
 	if strings.Contains(md, "s3.poll.interval.ms") {
 		t.Error("sink reference lists a source-only key")
 	}
-	src := ConfigReference(CommandSource)
+	src := Reference(Source)
 	if !strings.Contains(src, "| `s3.poll.interval.ms` | `60000` |") || strings.Contains(src, "`flush.size`") {
 		t.Error("source reference has the wrong keys")
 	}
@@ -102,9 +102,9 @@ func TestConfigReference(t *testing.T) {
 // key it does not mark required does not.
 func TestRequiredKeys(t *testing.T) {
 	full := map[Command]map[string]string{
-		CommandSink: {"name": "n", "bootstrap.servers": "h:1", "topics": "t", "flush.size": "1",
+		Sink: {"name": "n", "bootstrap.servers": "h:1", "topics": "t", "flush.size": "1",
 			"s3.bucket.name": "b", "format.class": "json"},
-		CommandSource: {"bootstrap.servers": "h:1", "s3.bucket.name": "b", "format.class": "json"},
+		Source: {"bootstrap.servers": "h:1", "s3.bucket.name": "b", "format.class": "json"},
 	}
 	// Needed only depending on another key: topics (or topics.regex) and
 	// s3.bucket.name (unless store.local.dir). The table leaves them
@@ -115,11 +115,11 @@ func TestRequiredKeys(t *testing.T) {
 		for k, v := range kv {
 			params = append(params, k+"="+v)
 		}
-		st, err := LoadSettings(SettingsSource{Command: cmd, Params: params})
+		st, err := Load(Input{Command: cmd, Params: params})
 		if err != nil {
 			return err
 		}
-		if cmd == CommandSink {
+		if cmd == Sink {
 			_, err = st.Sink()
 		} else {
 			_, err = st.Source()
@@ -130,36 +130,36 @@ func TestRequiredKeys(t *testing.T) {
 		if err := parse(cmd, kv); err != nil {
 			t.Fatalf("%s with every key: %v", cmd, err)
 		}
-		for _, s := range configKeys() {
-			if s.status != statusActive || s.commands&cmd == 0 {
+		for _, s := range NewKeys().All() {
+			if s.Status != Active || s.Commands&cmd == 0 {
 				continue
 			}
-			if _, ok := kv[s.key]; !ok {
-				if s.required&cmd != 0 {
-					t.Errorf("%s: %s is required but the test config lacks it", cmd, s.key)
+			if _, ok := kv[s.Name]; !ok {
+				if s.Required&cmd != 0 {
+					t.Errorf("%s: %s is required but the test config lacks it", cmd, s.Name)
 				}
 				continue
 			}
 			without := map[string]string{}
 			for k, v := range kv {
-				if k != s.key {
+				if k != s.Name {
 					without[k] = v
 				}
 			}
-			if conditional[s.key] {
+			if conditional[s.Name] {
 				continue
 			}
 			err := parse(cmd, without)
-			missing := err != nil && strings.Contains(err.Error(), s.key+": "+errMissing)
-			if want := s.required&cmd != 0; missing != want {
-				t.Errorf("%s without %s: err = %v; table says required=%v", cmd, s.key, err, want)
+			missing := err != nil && strings.Contains(err.Error(), s.Name+": "+errMissing)
+			if want := s.Required&cmd != 0; missing != want {
+				t.Errorf("%s without %s: err = %v; table says required=%v", cmd, s.Name, err, want)
 			}
 		}
 	}
 }
 
 func TestConfigReferenceRequiredPerCommand(t *testing.T) {
-	sink, src := ConfigReference(CommandSink), ConfigReference(CommandSource)
+	sink, src := Reference(Sink), Reference(Source)
 	for _, want := range []string{
 		"| `name` | required |",
 		"| `bootstrap.servers` | required |",

@@ -1,4 +1,4 @@
-package cmd
+package config
 
 import (
 	"fmt"
@@ -62,10 +62,10 @@ type SourceOptions struct {
 // checked when set, and required by the command unless it only plans
 // (--dry-run).
 func (s *Settings) Source() (*SourceOptions, error) {
-	if s.command != CommandSource {
+	if s.command != Source {
 		return nil, fmt.Errorf("Settings.Source: settings were loaded for %s", s.command)
 	}
-	p := &valueParser{st: s}
+	p := newParser(s)
 	o := &SourceOptions{}
 
 	// The source connector's config, or the sink's whose archive is restored.
@@ -81,26 +81,26 @@ func (s *Settings) Source() (*SourceOptions, error) {
 	o.StoreSettings = p.store()
 	o.IndexSettings = p.index(o.LayoutSettings)
 	o.FormatSettings = p.format("the source reads the objects in the format the sink wrote")
-	o.ValueConverter = p.converter("value.converter")
-	o.KeyConverter = p.converter("key.converter")
+	o.ValueConverter = p.converter(p.k.Converter(false))
+	o.KeyConverter = p.converter(p.k.Converter(true))
 	if o.Format == FormatAvro || o.Format == FormatParquet {
 		switch vc := o.ValueConverter; {
 		case vc.Class != "" && vc.Class != ConverterAvro:
-			p.fail("value.converter", p.str("value.converter"), fmt.Sprintf(
+			p.fail(p.k.ValueConverter, p.text(p.k.ValueConverter), fmt.Sprintf(
 				"is not supported by kafkas3 source with format.class %s: the source produces the archived values in Confluent's Avro wire format; want avro (io.confluent.connect.avro.AvroConverter) or unset", o.Format))
-		case vc.RegistryURL == "" && !p.bool("store.envelope") && p.ok("value.converter.schema.registry.url"):
-			p.missing("value.converter.schema.registry.url", fmt.Sprintf(
+		case vc.RegistryURL == "" && !p.bool(p.k.StoreEnvelope) && p.ok(p.k.ValueConverterSchemaRegistryURL):
+			p.missing(p.k.ValueConverterSchemaRegistryURL, fmt.Sprintf(
 				"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", o.Format))
 		}
 	}
-	p.choice("errors.tolerance")
+	p.choice(p.k.ErrorsTolerance)
 
-	o.PollInterval = p.millis("s3.poll.interval.ms")
-	o.OnError = p.choice("behavior.on.error")
-	o.BatchMaxSize = int(p.int("record.batch.max.size"))
+	o.PollInterval = p.millis(p.k.S3PollIntervalMs)
+	o.OnError = p.choice(p.k.BehaviorOnError)
+	o.BatchMaxSize = int(p.int(p.k.RecordBatchMaxSize))
 	o.TombstonePartition = p.tombstonePartition(o.DirectoryDelim)
 
-	if err := problems(p.errs); err != nil {
+	if err := problems(append(append([]error(nil), s.problems...), p.errs...)); err != nil {
 		return nil, err
 	}
 	return o, nil

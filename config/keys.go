@@ -1,0 +1,738 @@
+package config
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Command names the kafkas3 command a configuration is loaded for. Keys
+// say which commands use them; a key that belongs only to the other
+// command is accepted and reported as ignored, so one file can serve both
+// `sink` and `source`.
+type Command uint8
+
+// The commands that read configuration.
+const (
+	Sink Command = 1 << iota
+	Source
+	// Both is Sink and Source.
+	Both = Sink | Source
+)
+
+// String returns the command's CLI name.
+func (c Command) String() string {
+	switch c {
+	case Sink:
+		return "sink"
+	case Source:
+		return "source"
+	case Both:
+		return "sink, source"
+	default:
+		return "unknown command"
+	}
+}
+
+// Other is the command that is not c.
+func (c Command) Other() Command { return Both &^ c }
+
+// Status says what kafkas3 does with a recognised key.
+type Status uint8
+
+const (
+	// Active keys are parsed, validated and used.
+	Active Status = iota
+	// Ignored keys only mean something inside Kafka Connect. They are
+	// accepted and listed once in an info line.
+	Ignored
+	// Unsupported keys belong to Confluent features this version does not
+	// have yet. They are accepted only at their Confluent default (which
+	// changes nothing); any other value is an error, never silently dropped.
+	Unsupported
+	// Rejected keys would change the data (transforms). Any non-empty value
+	// is an error.
+	Rejected
+)
+
+// Kind is how a key's string value is parsed.
+type Kind uint8
+
+// The value kinds.
+const (
+	KindString Kind = iota
+	KindInt
+	KindBool
+	KindList
+	KindChoice
+)
+
+// Choice is one allowed value of a choice key: a canonical short name, the
+// aliases (Confluent class names) that mean the same, and whether this
+// version supports it yet.
+type Choice struct {
+	Name        string
+	Aliases     []string
+	Unsupported bool
+}
+
+// Spec is the declaration of one key. Parsing, validation, the reference
+// (config-keys, README), `kafkas3 config` and secret masking all read it.
+type Spec struct {
+	Name     string
+	Prefix   bool // Name ends in "." and matches every key below it
+	Default  string
+	Kind     Kind
+	Min, Max int64 // KindInt bounds, inclusive
+	Choices  []Choice
+	// Required holds the commands that need the key: "required" in their
+	// reference, enforced by their parser (TestRequiredKeys checks that the
+	// two agree).
+	Required Command
+	Allowed  string // overrides the generated "allowed" text
+	Secret   bool   // the value is never shown: masked in errors, logs and output
+	Raw      bool   // keep leading/trailing whitespace of the value
+	Commands Command
+	Status   Status
+	Doc      string
+}
+
+// Typed handles: each names one declared key and is what the parsers take,
+// so reading a key that is not declared does not compile.
+type (
+	// StringKey is a key with a string value.
+	StringKey struct{ *Spec }
+	// IntKey is a key with an integer value within Min..Max.
+	IntKey struct{ *Spec }
+	// BoolKey is a key with the value true or false.
+	BoolKey struct{ *Spec }
+	// ListKey is a key with a comma-separated list value.
+	ListKey struct{ *Spec }
+	// ChoiceKey is a key whose value is one of Choices.
+	ChoiceKey struct{ *Spec }
+	// OtherKey is a key kafkas3 does not read: ignored, not supported yet,
+	// refused, or a prefix family.
+	OtherKey struct{ *Spec }
+)
+
+const (
+	maxInt64 = math.MaxInt64
+	maxInt32 = math.MaxInt32
+)
+
+// Class-name prefixes used by Confluent.
+const (
+	s3FormatPkg    = "io.confluent.connect.s3.format."
+	partitionerPkg = "io.confluent.connect.storage.partitioner."
+)
+
+// Keys holds a typed handle for every key, in declaration order in All.
+type Keys struct {
+	// Identity and Kafka client.
+	Name                           StringKey // name
+	BootstrapServers               ListKey   // bootstrap.servers
+	GroupID                        StringKey // group.id
+	GroupInstanceID                StringKey // group.instance.id
+	SessionTimeoutMs               IntKey    // session.timeout.ms
+	SecurityProtocol               ChoiceKey // security.protocol
+	SASLMechanism                  ChoiceKey // sasl.mechanism
+	SASLUsername                   StringKey // sasl.username
+	SASLPassword                   StringKey // sasl.password
+	SSLCALocation                  StringKey // ssl.ca.location
+	SSLCertificateLocation         StringKey // ssl.certificate.location
+	SSLKeyLocation                 StringKey // ssl.key.location
+	IsolationLevel                 ChoiceKey // isolation.level
+	ConsumerOverrideIsolationLevel ChoiceKey // consumer.override.isolation.level
+	SASLJaasConfig                 OtherKey  // sasl.jaas.config
+
+	// What to read.
+	Topics      ListKey   // topics
+	TopicsRegex StringKey // topics.regex
+
+	// Object layout.
+	TopicsDir                  StringKey // topics.dir
+	DirectoryDelim             StringKey // directory.delim
+	FileDelim                  StringKey // file.delim
+	FilenameOffsetZeroPadWidth IntKey    // filename.offset.zero.pad.width
+
+	// The archive index (kafkas3's own, not Confluent's).
+	Kafkas3IndexEnabled          BoolKey   // kafkas3.index.enabled
+	Kafkas3IndexPrefix           StringKey // kafkas3.index.prefix
+	OffsetsSnapshotIntervalMs    IntKey    // offsets.snapshot.interval.ms
+	GroupsRegex                  StringKey // groups.regex
+	Kafkas3TopicsCheckIntervalMs IntKey    // kafkas3.topics.check.interval.ms
+
+	// Rotation.
+	FlushSize                IntKey    // flush.size
+	RotateIntervalMs         IntKey    // rotate.interval.ms
+	RotateScheduleIntervalMs IntKey    // rotate.schedule.interval.ms
+	Timezone                 StringKey // timezone
+	Locale                   StringKey // locale
+
+	// Store selection.
+	StorageClass  ChoiceKey // storage.class
+	StoreLocalDir StringKey // store.local.dir
+
+	// S3.
+	S3BucketName               StringKey // s3.bucket.name
+	S3Region                   StringKey // s3.region
+	StoreURL                   StringKey // store.url
+	S3PathStyleAccessEnabled   BoolKey   // s3.path.style.access.enabled
+	S3PathStyleAccess          BoolKey   // s3.path.style.access
+	S3PartSize                 IntKey    // s3.part.size
+	S3PartRetries              IntKey    // s3.part.retries
+	S3RetryBackoffMs           IntKey    // s3.retry.backoff.ms
+	S3CompressionType          ChoiceKey // s3.compression.type
+	S3CompressionLevel         IntKey    // s3.compression.level
+	S3SSEAName                 ChoiceKey // s3.ssea.name
+	S3SSEKMSKeyID              StringKey // s3.sse.kms.key.id
+	S3SSECustomerKey           StringKey // s3.sse.customer.key
+	S3ACLCanned                ChoiceKey // s3.acl.canned
+	AWSAccessKeyID             StringKey // aws.access.key.id
+	AWSSecretAccessKey         StringKey // aws.secret.access.key
+	S3CredentialsProviderClass ChoiceKey // s3.credentials.provider.class
+
+	// Format.
+	FormatClass  ChoiceKey // format.class
+	AvroCodec    ChoiceKey // avro.codec
+	ParquetCodec ChoiceKey // parquet.codec
+
+	// Converters.
+	ValueConverter                              ChoiceKey // value.converter
+	ValueConverterSchemaRegistryURL             StringKey // value.converter.schema.registry.url
+	ValueConverterBasicAuthCredentialsSource    ChoiceKey // value.converter.basic.auth.credentials.source
+	ValueConverterBasicAuthUserInfo             StringKey // value.converter.basic.auth.user.info
+	ValueConverterSchemasEnable                 BoolKey   // value.converter.schemas.enable
+	KeyConverter                                ChoiceKey // key.converter
+	KeyConverterSchemaRegistryURL               StringKey // key.converter.schema.registry.url
+	KeyConverterBasicAuthCredentialsSource      ChoiceKey // key.converter.basic.auth.credentials.source
+	KeyConverterBasicAuthUserInfo               StringKey // key.converter.basic.auth.user.info
+	KeyConverterSchemasEnable                   BoolKey   // key.converter.schemas.enable
+	FormatBytearraySeparator                    StringKey // format.bytearray.separator
+	FormatBytearrayExtension                    StringKey // format.bytearray.extension
+	PartitionerClass                            ChoiceKey // partitioner.class
+	BehaviorOnNullValues                        ChoiceKey // behavior.on.null.values
+	SchemaCompatibility                         ChoiceKey // schema.compatibility
+	ErrorsTolerance                             ChoiceKey // errors.tolerance
+	ErrorsDeadletterqueueTopicName              StringKey // errors.deadletterqueue.topic.name
+	ErrorsDeadletterqueueTopicReplicationFactor IntKey    // errors.deadletterqueue.topic.replication.factor
+	ErrorsDeadletterqueueContextHeadersEnable   BoolKey   // errors.deadletterqueue.context.headers.enable
+	ErrorsLogEnable                             BoolKey   // errors.log.enable
+
+	// Source command.
+	S3PollIntervalMs   IntKey    // s3.poll.interval.ms
+	RecordBatchMaxSize IntKey    // record.batch.max.size
+	BehaviorOnError    ChoiceKey // behavior.on.error
+
+	// Confluent features not supported yet: accepted at their default only.
+	S3ObjectTagging                         OtherKey  // s3.object.tagging
+	S3CredentialsProviderSTSRoleARN         OtherKey  // s3.credentials.provider.sts.role.arn
+	S3CredentialsProviderSTSRoleSessionName OtherKey  // s3.credentials.provider.sts.role.session.name
+	S3CredentialsProviderSTSRoleExternalID  OtherKey  // s3.credentials.provider.sts.role.external.id
+	S3WANMode                               OtherKey  // s3.wan.mode
+	S3ProxyURL                              OtherKey  // s3.proxy.url
+	PartitionFieldName                      OtherKey  // partition.field.name
+	PathFormat                              OtherKey  // path.format
+	PartitionDurationMs                     OtherKey  // partition.duration.ms
+	TimestampExtractor                      OtherKey  // timestamp.extractor
+	TimestampField                          OtherKey  // timestamp.field
+	StoreKafkaKeys                          BoolKey   // store.kafka.keys
+	StoreKafkaHeaders                       BoolKey   // store.kafka.headers
+	StoreEnvelope                           BoolKey   // store.envelope
+	KeysFormatClass                         ChoiceKey // keys.format.class
+	HeadersFormatClass                      ChoiceKey // headers.format.class
+	TombstoneEncodedPartition               StringKey // tombstone.encoded.partition
+	HiveIntegration                         OtherKey  // hive.integration
+
+	// Kafka Connect only: accepted, reported once, no effect.
+	ConnectorClass              OtherKey // connector.class
+	TasksMax                    OtherKey // tasks.max
+	KeyConverterFamily          OtherKey // key.converter.
+	ValueConverterFamily        OtherKey // value.converter.
+	HeaderConverter             OtherKey // header.converter
+	HeaderConverterFamily       OtherKey // header.converter.
+	SchemaGeneratorClass        OtherKey // schema.generator.class
+	ConsumerOverrideFamily      OtherKey // consumer.override.
+	ProducerOverrideFamily      OtherKey // producer.override.
+	AdminOverrideFamily         OtherKey // admin.override.
+	ConfigActionReload          OtherKey // config.action.reload
+	ErrorsRetryTimeout          OtherKey // errors.retry.timeout
+	ErrorsRetryDelayMaxMs       OtherKey // errors.retry.delay.max.ms
+	ErrorsLogIncludeMessages    OtherKey // errors.log.include.messages
+	Predicates                  OtherKey // predicates
+	PredicatesFamily            OtherKey // predicates.
+	RetryBackoffMs              OtherKey // retry.backoff.ms
+	S3ElasticBufferEnable       OtherKey // s3.elastic.buffer.enable
+	S3ElasticBufferInitCapacity OtherKey // s3.elastic.buffer.init.capacity
+	S3HttpSendExpectContinue    OtherKey // s3.http.send.expect.continue
+
+	// Never accepted: they would change the archived records.
+	Transforms       OtherKey // transforms
+	TransformsFamily OtherKey // transforms.
+
+	all      []*Spec
+	exact    map[string]*Spec
+	prefixes []*Spec
+}
+
+// declarer collects the specs in declaration order.
+type declarer struct{ all []*Spec }
+
+func (d *declarer) add(s Spec, k Kind) *Spec {
+	if s.Kind == KindString {
+		s.Kind = k
+	}
+	p := &s
+	d.all = append(d.all, p)
+	return p
+}
+
+func (d *declarer) str(s Spec) StringKey    { return StringKey{d.add(s, KindString)} }
+func (d *declarer) int(s Spec) IntKey       { return IntKey{d.add(s, KindInt)} }
+func (d *declarer) bool(s Spec) BoolKey     { return BoolKey{d.add(s, KindBool)} }
+func (d *declarer) list(s Spec) ListKey     { return ListKey{d.add(s, KindList)} }
+func (d *declarer) choice(s Spec) ChoiceKey { return ChoiceKey{d.add(s, KindChoice)} }
+func (d *declarer) other(s Spec) OtherKey   { return OtherKey{d.add(s, KindString)} }
+
+// NewKeys declares every key kafkas3 knows, once: its name, type, default,
+// bounds or choices, doc, the commands that use it and whether it is a
+// secret. It is built on each call (the package keeps no globals).
+//
+// Decisions worth knowing:
+//   - store.local.dir is the one setting that selects the local-directory
+//     store. storage.class is accepted for Connect compatibility; "local" or
+//     "file" there also needs store.local.dir.
+//   - errors.tolerance, the dead letter queue keys and errors.log.enable act
+//     as in Kafka Connect, for the sink. errors.retry.* and
+//     errors.log.include.messages are ignored.
+//   - key.converter and value.converter (with their schema.registry.url,
+//     basic.auth.* and schemas.enable) are active; their other settings
+//     (key.converter.* and value.converter.*) are ignored.
+//   - transforms change records, and an archive must hold them unchanged, so
+//     transforms and transforms.* are rejected rather than ignored.
+//   - Keys of the other command are ignored, so sink and source can share a file.
+func NewKeys() *Keys {
+	d := &declarer{}
+	k := &Keys{
+		// Identity and Kafka client.
+		Name: d.str(Spec{Name: "name", Required: Sink, Commands: Sink,
+			Doc: "Name of this archiver. It names the default consumer group, as Kafka Connect does."}),
+		BootstrapServers: d.list(Spec{Name: "bootstrap.servers", Required: Sink, Allowed: "comma-separated host:port list", Commands: Both,
+			Doc: "Kafka brokers to connect to first. The source needs them unless --dry-run (or takes --bootstrap-servers)."}),
+		GroupID: d.str(Spec{Name: "group.id", Commands: Sink, Allowed: "any string; default connect-<name>",
+			Doc: "Consumer group. The default equals Kafka Connect's group for a sink of the same name, so kafkas3 resumes where the connector stopped."}),
+		GroupInstanceID: d.str(Spec{Name: "group.instance.id", Commands: Sink, Allowed: "any string, unique per instance",
+			Doc: "Static group membership: a restarted instance with the same id takes its partitions back at once instead of waiting for session.timeout.ms. Use a stable per-host value (for example the host name) under systemd."}),
+		SessionTimeoutMs: d.int(Spec{Name: "session.timeout.ms", Default: "45000", Min: 6000, Max: 1800000, Commands: Sink,
+			Doc: "How long the group waits for a silent instance (a crashed one) before giving its partitions to the others; Kafka's default."}),
+		SecurityProtocol: d.choice(Spec{Name: "security.protocol", Default: "PLAINTEXT", Commands: Both,
+			Choices: []Choice{{Name: "PLAINTEXT"}, {Name: "SSL"}, {Name: "SASL_PLAINTEXT"}, {Name: "SASL_SSL"}},
+			Doc:     "How to talk to the brokers: plain TCP or TLS, with or without SASL."}),
+		SASLMechanism: d.choice(Spec{Name: "sasl.mechanism", Commands: Both,
+			Choices: []Choice{{Name: "PLAIN"}, {Name: "SCRAM-SHA-256"}, {Name: "SCRAM-SHA-512"},
+				{Name: "GSSAPI", Unsupported: true}, {Name: "OAUTHBEARER", Unsupported: true}},
+			Doc: "SASL mechanism; required when security.protocol is SASL_PLAINTEXT or SASL_SSL."}),
+		SASLUsername: d.str(Spec{Name: "sasl.username", Commands: Both,
+			Doc: "SASL user name (kafkas3's simple form of sasl.jaas.config)."}),
+		SASLPassword: d.str(Spec{Name: "sasl.password", Secret: true, Commands: Both,
+			Doc: "SASL password."}),
+		SSLCALocation: d.str(Spec{Name: "ssl.ca.location", Commands: Both, Allowed: "path to a PEM file",
+			Doc: "CA certificates to trust for TLS to the brokers; the system pool when unset."}),
+		SSLCertificateLocation: d.str(Spec{Name: "ssl.certificate.location", Commands: Both, Allowed: "path to a PEM file",
+			Doc: "Client certificate for TLS client authentication; needs ssl.key.location."}),
+		SSLKeyLocation: d.str(Spec{Name: "ssl.key.location", Commands: Both, Allowed: "path to a PEM file",
+			Doc: "Private key of ssl.certificate.location."}),
+		IsolationLevel: d.choice(Spec{Name: "isolation.level", Default: "read_committed", Commands: Sink,
+			Choices: []Choice{{Name: "read_committed"}, {Name: "read_uncommitted"}},
+			Doc:     "Which records the sink reads. read_committed archives committed records only: records of aborted transactions never reach the archive, and --once stops at the last stable offset. Kafka Connect's consumer defaults to read_uncommitted, which archives aborted records as if they were committed; set read_uncommitted to archive exactly what such a connector did."}),
+		ConsumerOverrideIsolationLevel: d.choice(Spec{Name: "consumer.override.isolation.level", Commands: Sink,
+			Choices: []Choice{{Name: "read_committed"}, {Name: "read_uncommitted"}},
+			Allowed: "read_committed, read_uncommitted; unset means isolation.level",
+			Doc:     "Kafka Connect's per-connector form of isolation.level; it wins over isolation.level when set, as in Connect."}),
+		SASLJaasConfig: d.other(Spec{Name: "sasl.jaas.config", Status: Unsupported, Secret: true, Commands: Both,
+			Doc: "The JAAS login line of Java clients; set sasl.username and sasl.password instead."}),
+
+		// What to read.
+		Topics: d.list(Spec{Name: "topics", Commands: Both, Allowed: "comma-separated topic names",
+			Doc: "Topics to archive. Set exactly one of topics and topics.regex. The source restores them when --topics is not given, and refuses to write into them (feedback-loop guard)."}),
+		TopicsRegex: d.str(Spec{Name: "topics.regex", Commands: Both, Allowed: "a regular expression (RE2 syntax)",
+			Doc: "Archive every topic whose whole name matches this expression. Set exactly one of topics and topics.regex. The source restores the matching archived topics when --topics is not given, and refuses to write into matching topics (feedback-loop guard)."}),
+
+		// Object layout.
+		TopicsDir: d.str(Spec{Name: "topics.dir", Default: "topics", Commands: Both,
+			Doc: "Key prefix above the topic folders; empty means no prefix."}),
+		DirectoryDelim: d.str(Spec{Name: "directory.delim", Default: "/", Commands: Both, Allowed: "non-empty string",
+			Doc: "Separator between the parts of an object key."}),
+		FileDelim: d.str(Spec{Name: "file.delim", Default: "+", Commands: Both, Allowed: "non-empty string",
+			Doc: "Separator between topic, partition and start offset in a file name."}),
+		FilenameOffsetZeroPadWidth: d.int(Spec{Name: "filename.offset.zero.pad.width", Default: "10", Min: 0, Max: 19, Commands: Both,
+			Doc: "Digits the start offset in a file name is zero-padded to."}),
+
+		// The archive index (kafkas3's own, not Confluent's).
+		Kafkas3IndexEnabled: d.bool(Spec{Name: "kafkas3.index.enabled", Default: "true", Commands: Sink,
+			Doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>-<writer>.jsonl (writer: 12 hex digits of the SHA-256 of group.id) listing every object of the rotation with its offsets, record count, timestamps, size and SHA-256. kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."}),
+		Kafkas3IndexPrefix: d.str(Spec{Name: "kafkas3.index.prefix", Default: "_kafkas3/", Commands: Both, Allowed: "folder names each ending in \"/\", outside topics.dir",
+			Doc: "Key prefix of the archive index. It must lie outside topics.dir so query engines scanning topics.dir never see it; with an empty topics.dir the source and kafkas3 verify skip it rather than take it for a topic folder (so no topic may be named like its first folder)."}),
+
+		OffsetsSnapshotIntervalMs: d.int(Spec{Name: "offsets.snapshot.interval.ms", Default: "60000", Min: 0, Max: maxInt64, Commands: Sink,
+			Doc: "kafkas3 only: every this many milliseconds, and at the end of --once after its final commit, snapshot each archived topic's partition end offsets (last stable offsets) and the committed offsets of every consumer group on it (see groups.regex; never the sink's own group nor kafkas3-restore-* groups), taken together, into <kafkas3.index.prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json. A snapshot equal to the previous one is not written again. kafkas3 source --restore-groups restores the groups from them. Missing ACLs (DESCRIBE on the groups or the cluster) give one warning; archiving goes on. 0 writes none; needs kafkas3.index.enabled."}),
+		GroupsRegex: d.str(Spec{Name: "groups.regex", Commands: Sink, Allowed: "a regular expression (RE2 syntax)",
+			Doc: "kafkas3 only: snapshot only the consumer groups whose whole name matches this expression (offsets.snapshot.interval.ms); empty means every group."}),
+		Kafkas3TopicsCheckIntervalMs: d.int(Spec{Name: "kafkas3.topics.check.interval.ms", Default: "300000", Min: 1000, Max: maxInt32, Commands: Sink,
+			Doc: "How often a sink that runs until stopped describes the archived topics again (it always does at start, --once too): partition count, replication factor and every config set on the topic (not the broker defaults). A description that differs from the latest one stored is written to <kafkas3.index.prefix>topics/<topic>/<wall time ms, 20 digits>-<writer>.json; the source creates missing targets from it (--create-topics). Needs kafkas3.index.enabled; a broker that refuses DescribeConfigs gives one warning and archiving goes on."}),
+
+		// Rotation.
+		FlushSize: d.int(Spec{Name: "flush.size", Min: 1, Max: maxInt64, Required: Sink, Commands: Sink,
+			Doc: "Records per file; the count covers all open files of one Kafka partition."}),
+		RotateIntervalMs: d.int(Spec{Name: "rotate.interval.ms", Default: "-1", Min: -1, Max: maxInt64, Commands: Sink,
+			Doc: "Close a file once its records span this many milliseconds of record time; -1 disables. Deterministic."}),
+		RotateScheduleIntervalMs: d.int(Spec{Name: "rotate.schedule.interval.ms", Default: "-1", Min: -1, Max: maxInt64, Commands: Sink,
+			Doc: "Close files on a wall-clock schedule, also on idle partitions; -1 disables. Needs timezone. Not deterministic: weakens exactly-once file boundaries."}),
+		Timezone: d.str(Spec{Name: "timezone", Commands: Both, Allowed: "IANA zone name, e.g. UTC or Europe/Berlin",
+			Doc: "Time zone for scheduled rotation and time-based partitioning."}),
+		Locale: d.str(Spec{Name: "locale", Commands: Both, Allowed: "locale tag, e.g. en or en_US",
+			Doc: "Locale for time-based partitioning (accepted for compatibility)."}),
+
+		// Store selection.
+		StorageClass: d.choice(Spec{Name: "storage.class", Default: "s3", Commands: Both,
+			Choices: []Choice{
+				{Name: "s3", Aliases: []string{"io.confluent.connect.s3.storage.S3Storage", "S3Storage"}},
+				{Name: "local", Aliases: []string{"file"}},
+			},
+			Doc: "Object store kind. Accepted for Connect compatibility; store.local.dir is what selects the local store."}),
+		StoreLocalDir: d.str(Spec{Name: "store.local.dir", Commands: Both, Allowed: "directory path",
+			Doc: "kafkas3 only: write objects under this local directory instead of S3. Setting it selects the local store; the S3 keys are then not needed."}),
+
+		// S3.
+		S3BucketName: d.str(Spec{Name: "s3.bucket.name", Commands: Both, Allowed: "bucket name; required for S3",
+			Doc: "Bucket that holds the archive."}),
+		S3Region: d.str(Spec{Name: "s3.region", Default: "us-west-2", Commands: Both, Allowed: "non-empty string",
+			Doc: "Region of the bucket."}),
+		StoreURL: d.str(Spec{Name: "store.url", Commands: Both, Allowed: "URL; https:// is added when there is no scheme",
+			Doc: "Endpoint of a non-AWS S3-compatible store."}),
+		S3PathStyleAccessEnabled: d.bool(Spec{Name: "s3.path.style.access.enabled", Default: "true", Commands: Both,
+			Doc: "Address the bucket in the URL path rather than in the host name."}),
+		S3PathStyleAccess: d.bool(Spec{Name: "s3.path.style.access", Default: "true", Commands: Source,
+			Doc: "The source's name for s3.path.style.access.enabled; when both are set they must agree."}),
+		S3PartSize: d.int(Spec{Name: "s3.part.size", Default: "26214400", Min: 5242880, Max: maxInt32, Commands: Sink,
+			Doc: "Bytes per multipart-upload part."}),
+		S3PartRetries: d.int(Spec{Name: "s3.part.retries", Default: "3", Min: 0, Max: maxInt32, Commands: Both,
+			Doc: "Retries of a failed S3 request."}),
+		S3RetryBackoffMs: d.int(Spec{Name: "s3.retry.backoff.ms", Default: "200", Min: 0, Max: maxInt64, Commands: Both,
+			Doc: "Base of the exponential, jittered wait between S3 retries, in milliseconds."}),
+		S3CompressionType: d.choice(Spec{Name: "s3.compression.type", Default: "none", Commands: Both,
+			Choices: []Choice{{Name: "none"}, {Name: "gzip"}},
+			Doc:     "Compress json and bytes files; gzip adds .gz to the name. The source reads the objects with this extension."}),
+		S3CompressionLevel: d.int(Spec{Name: "s3.compression.level", Default: "-1", Min: -1, Max: 9, Commands: Sink,
+			Doc: "gzip level; -1 is the library default."}),
+		S3SSEAName: d.choice(Spec{Name: "s3.ssea.name", Commands: Both,
+			Choices: []Choice{{Name: "AES256"}, {Name: "aws:kms"}, {Name: "aws:kms:dsse"}},
+			Doc:     "Server-side encryption algorithm for new objects; none when unset."}),
+		S3SSEKMSKeyID: d.str(Spec{Name: "s3.sse.kms.key.id", Commands: Both,
+			Doc: "KMS key for aws:kms or aws:kms:dsse encryption."}),
+		S3SSECustomerKey: d.str(Spec{Name: "s3.sse.customer.key", Secret: true, Commands: Both, Allowed: "base64 of 32 bytes",
+			Doc: "Customer-provided key (SSE-C); with s3.ssea.name AES256 or unset."}),
+		S3ACLCanned: d.choice(Spec{Name: "s3.acl.canned", Commands: Sink,
+			Choices: []Choice{{Name: "private"}, {Name: "public-read"}, {Name: "public-read-write"},
+				{Name: "authenticated-read"}, {Name: "log-delivery-write"}, {Name: "bucket-owner-read"},
+				{Name: "bucket-owner-full-control"}, {Name: "aws-exec-read"}},
+			Doc: "Canned ACL for new objects; none when unset."}),
+		AWSAccessKeyID: d.str(Spec{Name: "aws.access.key.id", Commands: Both,
+			Doc: "Static access key; set with aws.secret.access.key, else the default credential chain is used."}),
+		AWSSecretAccessKey: d.str(Spec{Name: "aws.secret.access.key", Secret: true, Commands: Both,
+			Doc: "Static secret key; set with aws.access.key.id."}),
+		S3CredentialsProviderClass: d.choice(Spec{Name: "s3.credentials.provider.class", Commands: Both,
+			Choices: []Choice{
+				{Name: "default", Aliases: []string{
+					"software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
+					"com.amazonaws.auth.DefaultAWSCredentialsProviderChain"}},
+				{Name: "assume-role", Aliases: []string{"io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"}, Unsupported: true},
+			},
+			Doc: "Where credentials come from; only the default AWS chain (plus static keys) is supported."}),
+
+		// Format.
+		FormatClass: d.choice(Spec{Name: "format.class", Required: Both, Commands: Both,
+			Choices: []Choice{
+				{Name: "json", Aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
+				{Name: "bytes", Aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
+				{Name: "avro", Aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
+				{Name: "parquet", Aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
+			},
+			Doc: "File format. Confluent class names and short names both work. avro and parquet need a schema-aware value.converter (AvroConverter, or JsonConverter with schemas)."}),
+		AvroCodec: d.choice(Spec{Name: "avro.codec", Default: "null", Commands: Sink,
+			Choices: []Choice{{Name: "null"}, {Name: "deflate"}, {Name: "snappy"}, {Name: "bzip2"}, {Name: "zstandard", Aliases: []string{"zstd"}}},
+			Doc:     "Block compression inside .avro files (Confluent's null, deflate, snappy, bzip2, plus zstandard)."}),
+		ParquetCodec: d.choice(Spec{Name: "parquet.codec", Default: "snappy", Commands: Both,
+			Choices: []Choice{{Name: "none", Aliases: []string{"uncompressed"}}, {Name: "snappy"}, {Name: "gzip"}, {Name: "zstd"}, {Name: "lz4_raw"}, {Name: "brotli"},
+				{Name: "lz4", Unsupported: true}, {Name: "lzo", Unsupported: true}},
+			Doc: "Compression inside .parquet files; it also names the extension (.snappy.parquet, .gz.parquet, .zstd.parquet, .lz4raw.parquet, .br.parquet, .parquet). Hadoop-framed lz4 and lzo are not supported."}),
+
+		// Converters.
+		ValueConverter: d.choice(Spec{Name: "value.converter", Commands: Both, Choices: converterChoices(),
+			Doc: "How record values are decoded before writing, as Kafka Connect's converter: avro (Confluent wire format with a Schema Registry), json (JsonConverter), string, bytearray. Unset: the raw bytes."}),
+		ValueConverterSchemaRegistryURL: d.str(Spec{Name: "value.converter.schema.registry.url", Commands: Both, Allowed: "URL, or comma-separated URLs",
+			Doc: "Schema Registry of the value converter; required with avro. user:password@ in the URL is used with basic.auth.credentials.source URL."}),
+		ValueConverterBasicAuthCredentialsSource: d.choice(Spec{Name: "value.converter.basic.auth.credentials.source", Default: "URL", Commands: Both,
+			Choices: []Choice{{Name: "URL"}, {Name: "USER_INFO"}},
+			Doc:     "Where the registry credentials come from: the URL, or value.converter.basic.auth.user.info."}),
+		ValueConverterBasicAuthUserInfo: d.str(Spec{Name: "value.converter.basic.auth.user.info", Secret: true, Commands: Both, Allowed: "user:password",
+			Doc: "Registry credentials with basic.auth.credentials.source USER_INFO."}),
+		ValueConverterSchemasEnable: d.bool(Spec{Name: "value.converter.schemas.enable", Default: "true", Commands: Both,
+			Doc: "JsonConverter: values are {\"schema\", \"payload\"} envelopes (Connect's default); false: plain JSON without a schema."}),
+		KeyConverter: d.choice(Spec{Name: "key.converter", Commands: Both, Choices: converterChoices(),
+			Doc: "How record keys are decoded, as value.converter. A key that cannot be decoded makes the record a bad record (see errors.tolerance). Unset: keys are not decoded."}),
+		KeyConverterSchemaRegistryURL: d.str(Spec{Name: "key.converter.schema.registry.url", Commands: Both, Allowed: "URL, or comma-separated URLs",
+			Doc: "Schema Registry of the key converter; required with avro."}),
+		KeyConverterBasicAuthCredentialsSource: d.choice(Spec{Name: "key.converter.basic.auth.credentials.source", Default: "URL", Commands: Both,
+			Choices: []Choice{{Name: "URL"}, {Name: "USER_INFO"}},
+			Doc:     "Where the key converter's registry credentials come from."}),
+		KeyConverterBasicAuthUserInfo: d.str(Spec{Name: "key.converter.basic.auth.user.info", Secret: true, Commands: Both, Allowed: "user:password",
+			Doc: "Key converter registry credentials with USER_INFO."}),
+		KeyConverterSchemasEnable: d.bool(Spec{Name: "key.converter.schemas.enable", Default: "true", Commands: Both,
+			Doc: "JsonConverter keys: schema envelopes (Connect's default) or plain JSON."}),
+		FormatBytearraySeparator: d.str(Spec{Name: "format.bytearray.separator", Default: "\n", Raw: true, Commands: Both, Allowed: "any string, whitespace kept",
+			Doc: "Bytes written after each record by the bytes format."}),
+		FormatBytearrayExtension: d.str(Spec{Name: "format.bytearray.extension", Default: ".bin", Commands: Both, Allowed: "string starting with a dot",
+			Doc: "File extension of the bytes format, before .gz."}),
+		PartitionerClass: d.choice(Spec{Name: "partitioner.class", Default: "default", Commands: Both,
+			Choices: []Choice{
+				{Name: "default", Aliases: []string{partitionerPkg + "DefaultPartitioner", "DefaultPartitioner"}},
+				{Name: "field", Aliases: []string{partitionerPkg + "FieldPartitioner", "FieldPartitioner"}, Unsupported: true},
+				{Name: "time", Aliases: []string{partitionerPkg + "TimeBasedPartitioner", "TimeBasedPartitioner"}, Unsupported: true},
+				{Name: "daily", Aliases: []string{partitionerPkg + "DailyPartitioner", "DailyPartitioner"}, Unsupported: true},
+				{Name: "hourly", Aliases: []string{partitionerPkg + "HourlyPartitioner", "HourlyPartitioner"}, Unsupported: true},
+			},
+			Doc: "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."}),
+		BehaviorOnNullValues: d.choice(Spec{Name: "behavior.on.null.values", Default: "fail", Commands: Sink,
+			Choices: []Choice{{Name: "fail"}, {Name: "ignore"}, {Name: "write"}},
+			Doc:     "What to do with a record whose value is null (a tombstone). write needs store.kafka.keys=true: it writes the tombstone's key (and headers, with store.kafka.headers) to .keys (.headers) objects under tombstone.encoded.partition, and a switch between tombstones and other records rotates."}),
+		SchemaCompatibility: d.choice(Spec{Name: "schema.compatibility", Default: "NONE", Commands: Sink,
+			Choices: []Choice{{Name: "NONE"}, {Name: "BACKWARD"}, {Name: "FORWARD"}, {Name: "FULL"}},
+			Doc: "What a value schema different from the open file's does. NONE: it rotates (all open files of the partition are committed). " +
+				"BACKWARD and FULL: a newer version rotates, an older one is projected to the file's schema. FORWARD: an older version rotates, a newer one is projected. " +
+				"The modes other than NONE need registry versions (AvroConverter)."}),
+		ErrorsTolerance: d.choice(Spec{Name: "errors.tolerance", Default: "none", Commands: Both,
+			Choices: []Choice{{Name: "none"}, {Name: "all"}},
+			Doc:     "none: a record that cannot be converted or written stops the sink, naming topic, partition and offset, and nothing from it on is committed. all: such records are skipped (sent to the dead letter queue when one is set)."}),
+		ErrorsDeadletterqueueTopicName: d.str(Spec{Name: "errors.deadletterqueue.topic.name", Commands: Sink, Allowed: "a Kafka topic name; needs errors.tolerance=all",
+			Doc: "Topic that receives bad records unchanged (key, value, headers, timestamp), on the same brokers; created when missing. A bad record's offset is committed only after the DLQ has it."}),
+		ErrorsDeadletterqueueTopicReplicationFactor: d.int(Spec{Name: "errors.deadletterqueue.topic.replication.factor", Default: "3", Min: 1, Max: 32767, Commands: Sink,
+			Doc: "Replication factor of a DLQ topic the sink creates, capped at the number of brokers."}),
+		ErrorsDeadletterqueueContextHeadersEnable: d.bool(Spec{Name: "errors.deadletterqueue.context.headers.enable", Default: "false", Commands: Sink,
+			Doc: "Add Connect's __connect.errors.* headers (topic, partition, offset, stage, class, exception class and message) to DLQ records."}),
+		ErrorsLogEnable: d.bool(Spec{Name: "errors.log.enable", Default: "false", Commands: Sink,
+			Doc: "Log each bad record (topic, partition, offset, error) at error level."}),
+
+		// Source command.
+		S3PollIntervalMs: d.int(Spec{Name: "s3.poll.interval.ms", Default: "60000", Min: 1, Max: maxInt64, Commands: Source,
+			Doc: "How often the source looks for new objects, in milliseconds."}),
+		RecordBatchMaxSize: d.int(Spec{Name: "record.batch.max.size", Default: "200", Min: 1, Max: maxInt32, Commands: Source,
+			Doc: "Accepted for compatibility with the Confluent source connector and range-checked, but it has no effect: " +
+				"kafkas3 produces through franz-go, which batches by bytes (each batch at most the target topic's " +
+				"max.message.bytes, read with DescribeConfigs), not by record count."}),
+		BehaviorOnError: d.choice(Spec{Name: "behavior.on.error", Default: "fail", Commands: Source,
+			Choices: []Choice{{Name: "fail"}, {Name: "ignore"}, {Name: "log"}},
+			Doc: "What the source does with an object it cannot read as a whole (missing, truncated, not decoding, " +
+				"size or SHA-256 other than the archive index says, record count other than its .keys/.headers objects or its index entry) " +
+				"and with a malformed key inside a topic folder. fail: stop before producing anything, naming every such object. " +
+				"ignore and log: skip the object whole (none of its records) and report the gap it leaves in the log and the summary " +
+				"(log also logs each malformed key). --allow-gaps skips such objects under fail too."}),
+
+		// Confluent features not supported yet: accepted at their default only.
+		S3ObjectTagging: d.other(Spec{Kind: KindBool, Name: "s3.object.tagging", Status: Unsupported, Default: "false", Commands: Both,
+			Doc: "Tag objects with startOffset, endOffset and recordCount."}),
+		S3CredentialsProviderSTSRoleARN: d.other(Spec{Name: "s3.credentials.provider.sts.role.arn", Status: Unsupported, Commands: Both,
+			Doc: "Role to assume for S3 access."}),
+		S3CredentialsProviderSTSRoleSessionName: d.other(Spec{Name: "s3.credentials.provider.sts.role.session.name", Status: Unsupported, Commands: Both,
+			Doc: "Session name of the assumed role."}),
+		S3CredentialsProviderSTSRoleExternalID: d.other(Spec{Name: "s3.credentials.provider.sts.role.external.id", Status: Unsupported, Commands: Both,
+			Doc: "External id of the assumed role."}),
+		S3WANMode: d.other(Spec{Kind: KindBool, Name: "s3.wan.mode", Status: Unsupported, Default: "false", Commands: Both,
+			Doc: "S3 transfer acceleration."}),
+		S3ProxyURL: d.other(Spec{Name: "s3.proxy.url", Status: Unsupported, Commands: Both,
+			Doc: "HTTP proxy for S3 requests."}),
+		PartitionFieldName: d.other(Spec{Name: "partition.field.name", Status: Unsupported, Commands: Both,
+			Doc: "Fields used by the field partitioner."}),
+		PathFormat: d.other(Spec{Name: "path.format", Status: Unsupported, Commands: Both,
+			Doc: "Joda-time folder pattern of time-based partitioners."}),
+		PartitionDurationMs: d.other(Spec{Kind: KindInt, Name: "partition.duration.ms", Status: Unsupported, Default: "-1", Commands: Both,
+			Doc: "Bucket width of time-based partitioners."}),
+		TimestampExtractor: d.other(Spec{Name: "timestamp.extractor", Status: Unsupported, Default: "Wallclock", Commands: Both,
+			Doc: "Which time time-based partitioners use."}),
+		TimestampField: d.other(Spec{Name: "timestamp.field", Status: Unsupported, Default: "timestamp", Commands: Both,
+			Doc: "Record field holding the time for timestamp.extractor=RecordField."}),
+		StoreKafkaKeys: d.bool(Spec{Name: "store.kafka.keys", Default: "false", Commands: Sink,
+			Doc: "Also write each record's key to a parallel <base>.keys<ext> object (same start offset, same records in the same order), committed with its value object. A null key is kept (Confluent's connector refuses it): JSON keys objects write the line null, Avro and Parquet ones the null of the optional key schema; keys.format.class=bytes has no null, so there a null key is a bad record (see errors.tolerance)."}),
+		StoreKafkaHeaders: d.bool(Spec{Name: "store.kafka.headers", Default: "false", Commands: Sink,
+			Doc: "Also write each record's headers to a parallel <base>.headers<ext> object: an array of {key, value} (order and duplicates kept; a null value stays null). A record without headers gets an empty array and is restored with none (Confluent's connector refuses it)."}),
+		StoreEnvelope: d.bool(Spec{Name: "store.envelope", Default: "false", Commands: Both,
+			Doc: "Write each record whole, in a documented envelope: partition, offset, timestamp (ms), timestamp type, key, value and headers (order and duplicates kept), with null and empty told apart for the key, the value and each header value. " +
+				"format.class json (one object per line, bytes as base64), avro or parquet (the record kafkas3.Envelope; a value with a schema, from AvroConverter or JsonConverter with schemas, is a typed nested field, other values are bytes). " +
+				"Object names stay Confluent's. Tombstones and null keys are ordinary records, so behavior.on.null.values must stay fail; store.kafka.keys and store.kafka.headers cannot be combined with it (the envelope holds keys and headers). " +
+				"kafkas3 source recognises envelope objects by their content (with or without this key) and restores every property, timestamps included (see --timestamps); " +
+				"for the source this key only means that avro and parquet archives need no value.converter.schema.registry.url up front (typed envelope values still need one, and the restore stops before producing them without it)."}),
+		KeysFormatClass: d.choice(Spec{Name: "keys.format.class", Default: "avro", Commands: Sink,
+			Choices: partFormatChoices(false),
+			Doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are the optional Avro [\"null\",\"bytes\"] ([\"null\",\"string\"] with StringConverter), as Connect types them, so a null key is a null. Parquet writes the same key as the field \"key\" of a record \"RecordKey\" (Confluent's envelope), with parquet.codec. JSON writes keys as the JSON format writes values, a null key as the line null and the text null as the string \"null\". bytes has no null: a null key is a bad record there. s3.compression.type applies to json and bytes."}),
+		HeadersFormatClass: d.choice(Spec{Name: "headers.format.class", Default: "avro", Commands: Sink,
+			Choices: partFormatChoices(true),
+			Doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records), parquet (that array as the field \"headers\" of a record \"RecordHeaders\", Confluent's envelope, with parquet.codec) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."}),
+		TombstoneEncodedPartition: d.str(Spec{Name: "tombstone.encoded.partition", Default: "tombstone", Commands: Both,
+			Doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim. The source restores the keys-only objects of this folder as tombstones (null values), in their place among the values."}),
+		HiveIntegration: d.other(Spec{Kind: KindBool, Name: "hive.integration", Status: Unsupported, Default: "false", Commands: Both,
+			Doc: "Hive table maintenance."}),
+
+		// Kafka Connect only: accepted, reported once, no effect.
+		ConnectorClass: d.other(Spec{Name: "connector.class", Status: Ignored, Commands: Both,
+			Doc: "Connector implementation; checked to be the S3 connector of the running command, then ignored."}),
+		TasksMax: d.other(Spec{Name: "tasks.max", Status: Ignored, Commands: Both,
+			Doc: "Connect task count; kafkas3 scales by running more instances in the same group."}),
+		KeyConverterFamily: d.other(Spec{Name: "key.converter.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Other Connect converter settings (auto.register.schemas, ...)."}),
+		ValueConverterFamily: d.other(Spec{Name: "value.converter.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Other Connect converter settings (auto.register.schemas, ...)."}),
+		HeaderConverter: d.other(Spec{Name: "header.converter", Status: Ignored, Commands: Both,
+			Doc: "Connect converter; kafkas3 reads the raw bytes."}),
+		HeaderConverterFamily: d.other(Spec{Name: "header.converter.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Connect converter settings."}),
+		SchemaGeneratorClass: d.other(Spec{Name: "schema.generator.class", Status: Ignored, Commands: Both,
+			Doc: "Hive schema generator."}),
+		ConsumerOverrideFamily: d.other(Spec{Name: "consumer.override.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Connect per-connector client overrides; set the Kafka keys directly instead."}),
+		ProducerOverrideFamily: d.other(Spec{Name: "producer.override.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Connect per-connector client overrides; set the Kafka keys directly instead."}),
+		AdminOverrideFamily: d.other(Spec{Name: "admin.override.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Connect per-connector client overrides; set the Kafka keys directly instead."}),
+		ConfigActionReload: d.other(Spec{Name: "config.action.reload", Status: Ignored, Commands: Both,
+			Doc: "Connect restart policy."}),
+		ErrorsRetryTimeout: d.other(Spec{Name: "errors.retry.timeout", Status: Ignored, Commands: Both,
+			Doc: "Connect conversion retry time."}),
+		ErrorsRetryDelayMaxMs: d.other(Spec{Name: "errors.retry.delay.max.ms", Status: Ignored, Commands: Both,
+			Doc: "Connect conversion retry delay."}),
+		ErrorsLogIncludeMessages: d.other(Spec{Name: "errors.log.include.messages", Status: Ignored, Commands: Both,
+			Doc: "Connect error logging."}),
+		Predicates: d.other(Spec{Name: "predicates", Status: Ignored, Commands: Both,
+			Doc: "Connect predicates; only used by transforms."}),
+		PredicatesFamily: d.other(Spec{Name: "predicates.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Connect predicate settings."}),
+		RetryBackoffMs: d.other(Spec{Name: "retry.backoff.ms", Status: Ignored, Commands: Both,
+			Doc: "Connect-level retry wait; kafkas3 uses s3.retry.backoff.ms."}),
+		S3ElasticBufferEnable: d.other(Spec{Name: "s3.elastic.buffer.enable", Status: Ignored, Commands: Both,
+			Doc: "Connector buffer sizing; kafkas3 bounds memory itself."}),
+		S3ElasticBufferInitCapacity: d.other(Spec{Name: "s3.elastic.buffer.init.capacity", Status: Ignored, Commands: Both,
+			Doc: "Connector buffer sizing; kafkas3 bounds memory itself."}),
+		S3HttpSendExpectContinue: d.other(Spec{Name: "s3.http.send.expect.continue", Status: Ignored, Commands: Both,
+			Doc: "HTTP detail of the Java SDK."}),
+
+		// Never accepted: they would change the archived records.
+		Transforms: d.other(Spec{Name: "transforms", Status: Rejected, Commands: Both,
+			Doc: "Single message transforms change records; an archive keeps them unchanged."}),
+		TransformsFamily: d.other(Spec{Name: "transforms.", Prefix: true, Status: Rejected, Commands: Both,
+			Doc: "Settings of single message transforms."}),
+	}
+	k.all = d.all
+	k.exact = map[string]*Spec{}
+	for _, s := range k.all {
+		if s.Prefix {
+			k.prefixes = append(k.prefixes, s)
+		} else {
+			k.exact[s.Name] = s
+		}
+	}
+	// Longest prefix first.
+	sort.Slice(k.prefixes, func(a, b int) bool { return len(k.prefixes[a].Name) > len(k.prefixes[b].Name) })
+	return k
+}
+
+// All returns every declared key, in declaration order.
+func (k *Keys) All() []*Spec { return k.all }
+
+// Lookup returns the spec for name: an exact key, else the longest prefix
+// family that holds it, else nil.
+func (k *Keys) Lookup(name string) *Spec {
+	if s, ok := k.exact[name]; ok {
+		return s
+	}
+	for _, s := range k.prefixes {
+		if strings.HasPrefix(name, s.Name) && len(name) > len(s.Name) {
+			return s
+		}
+	}
+	return nil
+}
+
+// ConverterKeys are the keys of one Connect converter: key.converter or
+// value.converter and its settings.
+type ConverterKeys struct {
+	Class             ChoiceKey
+	RegistryURL       StringKey
+	CredentialsSource ChoiceKey
+	UserInfo          StringKey
+	SchemasEnable     BoolKey
+}
+
+// Converter returns the keys of value.converter, or of key.converter when
+// key is true.
+func (k *Keys) Converter(key bool) ConverterKeys {
+	if key {
+		return ConverterKeys{k.KeyConverter, k.KeyConverterSchemaRegistryURL, k.KeyConverterBasicAuthCredentialsSource,
+			k.KeyConverterBasicAuthUserInfo, k.KeyConverterSchemasEnable}
+	}
+	return ConverterKeys{k.ValueConverter, k.ValueConverterSchemaRegistryURL, k.ValueConverterBasicAuthCredentialsSource,
+		k.ValueConverterBasicAuthUserInfo, k.ValueConverterSchemasEnable}
+}
+
+// converterChoices are the values of key.converter and value.converter.
+func converterChoices() []Choice {
+	return []Choice{
+		{Name: "avro", Aliases: []string{"io.confluent.connect.avro.AvroConverter", "AvroConverter"}},
+		{Name: "json", Aliases: []string{"org.apache.kafka.connect.json.JsonConverter", "JsonConverter"}},
+		{Name: "string", Aliases: []string{"org.apache.kafka.connect.storage.StringConverter", "StringConverter"}},
+		{Name: "bytearray", Aliases: []string{"bytes", "org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter"}},
+	}
+}
+
+// EnvName is the environment variable that sets key: KAFKAS3_ plus the key
+// upper-cased with "." and "-" turned into "_".
+func EnvName(key string) string {
+	r := strings.NewReplacer(".", "_", "-", "_")
+	return "KAFKAS3_" + strings.ToUpper(r.Replace(key))
+}
+
+// Is reports whether value means the choice named name.
+func (s *Spec) Is(value, name string) bool {
+	c, ok := s.Match(value)
+	return ok && c.Name == name
+}
+
+// Match returns the choice value names, by its name or an alias, ignoring
+// case.
+func (s *Spec) Match(value string) (Choice, bool) {
+	for _, c := range s.Choices {
+		if strings.EqualFold(value, c.Name) {
+			return c, true
+		}
+		for _, a := range c.Aliases {
+			if strings.EqualFold(value, a) {
+				return c, true
+			}
+		}
+	}
+	return Choice{}, false
+}
+
+// partFormatChoices are the values of keys.format.class and
+// headers.format.class. Headers cannot be bytes (the sink's parser says so
+// when asked).
+func partFormatChoices(headers bool) []Choice {
+	cs := []Choice{
+		{Name: "json", Aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
+		{Name: "bytes", Aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
+		{Name: "avro", Aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
+		{Name: "parquet", Aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
+	}
+	if headers {
+		cs = append(cs[:1], cs[2:]...)
+	}
+	return cs
+}
