@@ -13,6 +13,13 @@
 // "partition=<n>"; field and time-based partitioners may give several
 // segments joined by directory.delim ("year=2024/month=01/day=02").
 //
+// Time-based layouts print path.format, a Joda-Time pattern, exactly as
+// Confluent's TimeBasedPartitioner does: ParsePathFormat and
+// PathFormat.Format (Joda's letters, not java.time's: YYYY is the calendar
+// year), and TimeBucket for the bucket start of partition.duration.ms,
+// DST changes included. A test compares both with Joda-Time itself on the
+// test bed's JVM.
+//
 // Defaults are not applied implicitly: DefaultKeyConfig returns Confluent's,
 // and the caller (the config layer) starts from them.
 package partition

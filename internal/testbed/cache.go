@@ -90,12 +90,15 @@ func (o Options) cacheDir() (string, error) {
 }
 
 // Prepare downloads and builds everything the test bed runs (the broker's
-// jars and versitygw) into the cache, so later starts need no network.
+// jars, the Joda-Time oracle and versitygw) into the cache, so later starts need no network.
 func Prepare(ctx context.Context, opts Options) error {
 	if _, err := findJava(ctx); err != nil {
 		return err
 	}
 	if _, err := kafkaLibs(ctx, opts); err != nil {
+		return err
+	}
+	if _, err := jodaJar(ctx, opts); err != nil {
 		return err
 	}
 	if _, err := versitygwBinary(ctx, opts); err != nil {
@@ -151,13 +154,39 @@ func withLock(path string, fn func() error) error {
 // kafkaLibs returns the dir holding the broker's classpath, resolving it with
 // Maven the first time.
 func kafkaLibs(ctx context.Context, opts Options) (string, error) {
+	return mavenJars(ctx, opts, "kafka-"+KafkaVersion, "the Kafka "+KafkaVersion+" jars", brokerPOM, "kafka_2.13-"+KafkaVersion+".jar")
+}
+
+// JodaTimeVersion is the Joda-Time release tests use as the oracle of
+// path.format (joda-pom.xml).
+const JodaTimeVersion = "2.15.1"
+
+//go:embed joda-pom.xml
+var jodaPOM []byte
+
+// jodaJar returns the path of the Joda-Time jar, resolving it with Maven
+// the first time.
+func jodaJar(ctx context.Context, opts Options) (string, error) {
+	jar := "joda-time-" + JodaTimeVersion + ".jar"
+	dir, err := mavenJars(ctx, opts, "joda-time-"+JodaTimeVersion, "Joda-Time "+JodaTimeVersion, jodaPOM, jar)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, jar), nil
+}
+
+// mavenJars returns <cache>/<name>/libs holding the runtime dependencies of
+// pom (what names them, for messages), copied there by Maven the first time;
+// jar must be among them. A marker with the pom's SHA-256 tells a complete
+// copy of this pom from a partial or older one.
+func mavenJars(ctx context.Context, opts Options, name, what string, pomBody []byte, jar string) (string, error) {
 	cache, err := opts.cacheDir()
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(brokerPOM)
+	sum := sha256.Sum256(pomBody)
 	want := hex.EncodeToString(sum[:])
-	dir := filepath.Join(cache, "kafka-"+KafkaVersion)
+	dir := filepath.Join(cache, name)
 	libs := filepath.Join(dir, "libs")
 	marker := filepath.Join(dir, ".complete")
 	ready := func() bool {
@@ -169,48 +198,52 @@ func kafkaLibs(ctx context.Context, opts Options) (string, error) {
 	}
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
-		return "", missingTool("testbed: mvn not found on PATH (need Maven to fetch the Kafka %s jars)", KafkaVersion)
+		return "", missingTool("testbed: mvn not found on PATH (need Maven to fetch %s)", what)
 	}
 	err = withLock(dir+".lock", func() error {
 		if ready() {
 			return nil
 		}
-		log := opts.logger()
-		log.Info("testbed: resolving Kafka jars with Maven (once)", "version", KafkaVersion, "dir", libs)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("testbed: make %s: %w", dir, err)
-		}
-		pom := filepath.Join(dir, "pom.xml")
-		if err := os.WriteFile(pom, brokerPOM, 0o644); err != nil {
-			return fmt.Errorf("testbed: write %s: %w", pom, err)
-		}
-		tmp := libs + ".tmp"
-		if err := os.RemoveAll(tmp); err != nil {
-			return fmt.Errorf("testbed: clear %s: %w", tmp, err)
-		}
-		if _, err := runTool(ctx, dir, nil, mvn, "-B", "-q", "-f", pom,
-			"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+tmp); err != nil {
-			return fmt.Errorf("testbed: resolve Kafka %s jars: %w", KafkaVersion, err)
-		}
-		jar := filepath.Join(tmp, "kafka_2.13-"+KafkaVersion+".jar")
-		if _, err := os.Stat(jar); err != nil {
-			return fmt.Errorf("testbed: Maven finished but %s is missing: %w", jar, err)
-		}
-		if err := os.RemoveAll(libs); err != nil {
-			return fmt.Errorf("testbed: clear %s: %w", libs, err)
-		}
-		if err := os.Rename(tmp, libs); err != nil {
-			return fmt.Errorf("testbed: move jars into place: %w", err)
-		}
-		if err := os.WriteFile(marker, []byte(want+"\n"), 0o644); err != nil {
-			return fmt.Errorf("testbed: write %s: %w", marker, err)
-		}
-		return nil
+		opts.logger().Info("testbed: resolving jars with Maven (once)", "what", what, "dir", libs)
+		return copyDependencies(ctx, mvn, dir, libs, marker, want, what, pomBody, jar)
 	})
 	if err != nil {
 		return "", err
 	}
 	return libs, nil
+}
+
+// copyDependencies runs Maven on pomBody into libs (through a temp dir, so
+// a cut run leaves no partial libs) and writes the marker.
+func copyDependencies(ctx context.Context, mvn, dir, libs, marker, want, what string, pomBody []byte, jar string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("testbed: make %s: %w", dir, err)
+	}
+	pom := filepath.Join(dir, "pom.xml")
+	if err := os.WriteFile(pom, pomBody, 0o644); err != nil {
+		return fmt.Errorf("testbed: write %s: %w", pom, err)
+	}
+	tmp := libs + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("testbed: clear %s: %w", tmp, err)
+	}
+	if _, err := runTool(ctx, dir, nil, mvn, "-B", "-q", "-f", pom,
+		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+tmp); err != nil {
+		return fmt.Errorf("testbed: resolve %s: %w", what, err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, jar)); err != nil {
+		return fmt.Errorf("testbed: Maven finished but %s is missing: %w", jar, err)
+	}
+	if err := os.RemoveAll(libs); err != nil {
+		return fmt.Errorf("testbed: clear %s: %w", libs, err)
+	}
+	if err := os.Rename(tmp, libs); err != nil {
+		return fmt.Errorf("testbed: move jars into place: %w", err)
+	}
+	if err := os.WriteFile(marker, []byte(want+"\n"), 0o644); err != nil {
+		return fmt.Errorf("testbed: write %s: %w", marker, err)
+	}
+	return nil
 }
 
 // versitygwBinary returns the path of the versitygw binary, building it with

@@ -216,3 +216,23 @@ func Tool(t testing.TB, name, install string) string {
 	}
 	return p
 }
+
+// JodaTime returns the java 17+ binary and the Joda-Time jar (resolved with
+// Maven into the cache the first time), for tests that compare kafkas3's
+// path.format with Joda-Time's own DateTimeFormat. It skips the test with
+// one line when java or mvn is missing (fails it with
+// KAFKAS3_REQUIRE_TESTBED=1).
+func JodaTime(t testing.TB) (java, jar string) {
+	t.Helper()
+	ctx, opts, err := current.state()
+	if err == nil {
+		java, err = findJava(ctx)
+	}
+	if err == nil {
+		jar, err = jodaJar(ctx, opts)
+	}
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	return java, jar
+}
