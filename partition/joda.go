@@ -93,7 +93,7 @@ func isTextField(f jodaField) bool {
 }
 
 // tokenizeJoda splits a pattern as Joda-Time does: runs of one ASCII
-// letter, quoted text ('' inside or outside quotes is one quote), and runs
+// letter, quoted text (” inside or outside quotes is one quote), and runs
 // of other characters, which are literal.
 func tokenizeJoda(pattern string) ([]jodaField, error) {
 	var fields []jodaField
