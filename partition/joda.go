@@ -22,7 +22,7 @@ var ErrBadPathFormat = errors.New("bad path.format")
 // yyyy (year) are the calendar year, never the week-based year; xxxx is
 // the ISO week-based year and ww the ISO week. Numeric fields are padded
 // with zeros to the number of letters (yy, xx and YY print the last two
-// digits of the year); text between single quotes is literal, and ” is a
+// digits of the year); text between single quotes is literal, and two single quotes are a
 // quote. Supported letters:
 //
 //	G era (AD)            C century of era       Y year of era    y year
@@ -93,7 +93,7 @@ func isTextField(f jodaField) bool {
 }
 
 // tokenizeJoda splits a pattern as Joda-Time does: runs of one ASCII
-// letter, quoted text (” inside or outside quotes is one quote), and runs
+// letter, quoted text (two single quotes, inside or outside quotes, are one quote), and runs
 // of other characters, which are literal.
 func tokenizeJoda(pattern string) ([]jodaField, error) {
 	var fields []jodaField
