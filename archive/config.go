@@ -31,13 +31,8 @@ type PartFormat struct {
 	// Format writes the objects; its Extension follows ".keys" or
 	// ".headers" in the object key.
 	Format format.Format
-	// Kind tells how a key or the headers become a record of Format:
-	// JSON renders typed keys as JsonConverter would, Avro gives untyped
-	// keys the schema "bytes" ("string" with StringConverter keys), and
-	// headers are an array of {key, value} records. Parquet does as Avro,
-	// with Confluent's envelopes: a record "RecordKey" with the field
-	// "key", a record "RecordHeaders" with the field "headers". Bytes
-	// headers are not supported.
+	// Kind is Format's kind: format.NewKeyPart and format.NewHeadersPart
+	// build the records of the objects for it.
 	Kind format.Kind
 }
 
@@ -117,7 +112,7 @@ type Config struct {
 
 	// KeysFormat, when set (store.kafka.keys), writes each record's key to
 	// a "<base>.keys<ext>" object next to its value object, record for
-	// record; a null key is kept as null (see keyRecord), except in the
+	// record; a null key is kept as null (see format.KeyPart), except in the
 	// bytes format, where it is a bad record.
 	KeysFormat *PartFormat
 	// HeadersFormat, when set (store.kafka.headers), does the same with the
@@ -164,9 +159,6 @@ type Config struct {
 	KeyConverter        Converter
 	ValueConverterClass string
 	KeyConverterClass   string
-	// TypedJSON writes typed values (ValueTyped) as Connect's JsonConverter
-	// with schemas.enable=false would: set it for the JSON format.
-	TypedJSON bool
 	// Compatibility is schema.compatibility; "" means NONE.
 	Compatibility Compatibility
 	// Errors is the bad-record handling.

@@ -159,12 +159,13 @@ func TestSinkEnvelopeTypedRotation(t *testing.T) {
 }
 
 // TestSinkEnvelopeRefusesParallelObjects: the envelope holds keys and
-// headers, so .keys/.headers objects and typed JSON rendering are refused.
+// headers, so .keys/.headers objects are refused. (Typed JSON is a format,
+// format.NewTypedJSON, that an envelope format replaces: format's
+// TestNewJSONTyped checks the envelope keeps typed values as their bytes.)
 func TestSinkEnvelopeRefusesParallelObjects(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
-		"keys":       func(c *Config) { c.KeysFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON} },
-		"headers":    func(c *Config) { c.HeadersFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON} },
-		"typed json": func(c *Config) { c.TypedJSON = true },
+		"keys":    func(c *Config) { c.KeysFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON} },
+		"headers": func(c *Config) { c.HeadersFormat = &PartFormat{Format: format.NewJSON(), Kind: format.KindJSON} },
 	} {
 		cfg := testConfig([]string{"localhost:1"}, "t")
 		cfg.Format, cfg.Envelope = envelopeFormat(t, format.KindJSON), true

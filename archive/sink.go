@@ -154,8 +154,8 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	if cfg.GroupID == "" {
 		cfg.GroupID = "connect-" + cfg.Name
 	}
-	if cfg.Envelope && (cfg.KeysFormat != nil || cfg.HeadersFormat != nil || cfg.TypedJSON) {
-		return nil, errors.New("archive: store.envelope holds keys and headers itself and writes values as their bytes: unset store.kafka.keys, store.kafka.headers and TypedJSON")
+	if cfg.Envelope && (cfg.KeysFormat != nil || cfg.HeadersFormat != nil) {
+		return nil, errors.New("archive: store.envelope holds keys and headers itself: unset store.kafka.keys and store.kafka.headers")
 	}
 	switch cfg.NullValues {
 	case "":
@@ -172,13 +172,19 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 		cfg.TombstonePartition = DefaultTombstonePartition
 	}
 	if pf := cfg.KeysFormat; pf != nil {
-		if pf.Format == nil || (pf.Kind != format.KindJSON && pf.Kind != format.KindBytes && pf.Kind != format.KindAvro && pf.Kind != format.KindParquet) {
-			return nil, fmt.Errorf("archive: keys.format.class %v: want json, bytes, avro or parquet", pf.Kind)
+		if pf.Format == nil {
+			return nil, errors.New("archive: store.kafka.keys without a keys format")
+		}
+		if _, err := format.NewKeyPart(pf.Kind, false); err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
 		}
 	}
 	if pf := cfg.HeadersFormat; pf != nil {
-		if pf.Format == nil || (pf.Kind != format.KindJSON && pf.Kind != format.KindAvro && pf.Kind != format.KindParquet) {
-			return nil, fmt.Errorf("archive: headers.format.class %v: want json, avro or parquet", pf.Kind)
+		if pf.Format == nil {
+			return nil, errors.New("archive: store.kafka.headers without a headers format")
+		}
+		if _, err := format.NewHeadersPart(pf.Kind); err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
 		}
 	}
 	switch cfg.Compatibility {

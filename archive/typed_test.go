@@ -313,7 +313,7 @@ func TestSinkSchemaSwitchIsAnError(t *testing.T) {
 		[]byte(`{"schema":null,"payload":"y"}`))
 	cfg := testConfig(brokers, "t")
 	cfg.ValueConverter = adapted{convert.NewJSON(convert.Config{SchemasEnable: true})}
-	cfg.TypedJSON = true
+	cfg.Format = format.NewTypedJSON()
 	err := runSinkErr(t, cfg, s3store.NewMemory())
 	var bad *BadRecordError
 	if !errors.As(err, &bad) || !errors.Is(err, ErrSchemaSwitch) || bad.Offset != 1 ||
@@ -479,7 +479,7 @@ func TestSinkTypedJSON(t *testing.T) {
 	conv, id1, id2 := registry(t)
 	produceValues(t, brokers, "t", wire(t, id1, userV1, user(1, "a\"b")), wire(t, id2, userV2, user2(2, "c", "e")))
 	cfg := testConfig(brokers, "t")
-	cfg.ValueConverter, cfg.TypedJSON = conv, true
+	cfg.ValueConverter, cfg.Format = conv, format.NewTypedJSON()
 	store := s3store.NewMemory()
 	runSink(t, cfg, store)
 	got := snapshot(t, store)

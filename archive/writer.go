@@ -180,10 +180,9 @@ type partitionWriter struct {
 	// never overwrites them.
 	indexWriter string
 
-	schemas *schemas     // schema.compatibility decisions and projections
-	json    *connectJSON // typed values as JSON (Config.TypedJSON)
-	jsonBuf []byte
-	parts   *partSchemas // schemas of untyped keys and of headers
+	schemas *schemas            // schema.compatibility decisions and projections
+	keys    *format.KeyPart     // records of the .keys objects; nil without KeysFormat
+	headers *format.HeadersPart // records of the .headers objects; nil without HeadersFormat
 	// tombstones tells whether the open set holds tombstones
 	// (behavior.on.null.values=write); a switch rotates.
 	tombstones bool
@@ -196,16 +195,22 @@ type partitionWriter struct {
 // group's committed offset for it (-1 when unknown or none), where the
 // archive index's first span starts.
 func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s3store.Store, log *slog.Logger) *partitionWriter {
-	return &partitionWriter{
+	w := &partitionWriter{
 		topic: topic, partition: p, cfg: cfg, store: store,
 		log:   log.With("topic", topic, "partition", p),
 		files: make(map[string]*openFile),
 		last:  -1, pending: -1, start: start, from: -1,
 		indexWriter: index.WriterOf(cfg.GroupID),
 		schemas:     newSchemas(cfg.Compatibility),
-		json:        newConnectJSON(),
-		parts:       newPartSchemas(),
 	}
+	// New checked that the formats hold keys and headers.
+	if cfg.KeysFormat != nil {
+		w.keys, _ = format.NewKeyPart(cfg.KeysFormat.Kind, cfg.KeyConverterClass == stringKeyConverter)
+	}
+	if cfg.HeadersFormat != nil {
+		w.headers, _ = format.NewHeadersPart(cfg.HeadersFormat.Kind)
+	}
+	return w
 }
 
 // write consumes one record: it may rotate before (record-time interval,
@@ -236,13 +241,13 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	// give them is refused before anything of it is written.
 	var keyRec, hdrRec *format.Record
 	var err error
-	if w.cfg.KeysFormat != nil {
-		if keyRec, err = w.keyRecord(r); err != nil {
+	if w.keys != nil {
+		if keyRec, err = w.keys.Record(r); err != nil {
 			return w.bad(r, err)
 		}
 	}
-	if w.cfg.HeadersFormat != nil {
-		if hdrRec, err = w.headersRecord(r); err != nil {
+	if w.headers != nil {
+		if hdrRec, err = w.headers.Record(r); err != nil {
 			return w.bad(r, err)
 		}
 	}
@@ -296,7 +301,7 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 		}
 	}
 	if !tomb {
-		if err := w.writeTo(f, r); err != nil {
+		if err := f.rw.Write(r); err != nil {
 			if f.counter.err != nil {
 				return &StoreError{Key: f.key, Err: err}
 			}
@@ -348,24 +353,6 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 		return w.rotate(ctx)
 	}
 	return nil
-}
-
-// writeTo writes r to f, rendering a typed value as JSON first for the JSON
-// format.
-func (w *partitionWriter) writeTo(f *openFile, r *format.Record) error {
-	if !w.cfg.TypedJSON || r.ValueTyped == nil {
-		return f.rw.Write(r)
-	}
-	buf, err := w.json.appendValue(w.jsonBuf[:0], r.ValueTyped)
-	if err != nil {
-		return fmt.Errorf("rendering the typed value as JSON: %w", err)
-	}
-	w.jsonBuf = buf
-	orig := r.Value
-	r.Value = buf
-	err = f.rw.Write(r)
-	r.Value = orig
-	return err
 }
 
 // bad wraps a record's data error.

@@ -129,7 +129,6 @@ func buildSinkConfig(o *config.SinkOptions, once bool, log *slog.Logger) (archiv
 		Once: once, KafkaOpts: kopts,
 		ReadUncommitted: o.IsolationLevel == config.IsolationReadUncommitted,
 		Envelope:        o.Envelope,
-		TypedJSON:       o.Format == config.FormatJSON && !o.Envelope, // the envelope keeps values as their bytes
 		Compatibility:   archive.Compatibility(o.SchemaCompatibility),
 		Errors: archive.ErrorsConfig{
 			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,

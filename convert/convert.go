@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/internal/registry"
 )
 
 // ErrBadData is wrapped by Convert errors caused by the record's bytes (bad
@@ -39,7 +39,8 @@ type Converter interface {
 	Convert(ctx context.Context, topic string, isKey bool, data []byte) (*format.Typed, error)
 }
 
-// Kind names a converter.
+// Kind names a converter. The converters and their names are declared
+// once, in Converters.
 type Kind int
 
 // The converters Connect users configure.
@@ -50,46 +51,59 @@ const (
 	KindByteArray
 )
 
-var kindNames = [...]struct{ class, short string }{
-	KindAvro:      {"io.confluent.connect.avro.AvroConverter", "avro"},
-	KindJSON:      {"org.apache.kafka.connect.json.JsonConverter", "json"},
-	KindString:    {"org.apache.kafka.connect.storage.StringConverter", "string"},
-	KindByteArray: {"org.apache.kafka.connect.converters.ByteArrayConverter", "bytearray"},
+// Spec is what the converter registry declares about a converter beyond
+// its names.
+type Spec struct {
+	// Schemas tells that the converter can give values a schema (Avro;
+	// JSON with schemas.enable), which the avro and parquet formats need.
+	Schemas bool
+	build   func(Config) (Converter, error)
 }
 
-func (k Kind) valid() bool { return k >= KindAvro && int(k) < len(kindNames) }
+// Entry is one converter of the registry.
+type Entry = registry.Entry[Kind, Spec]
+
+// Registry is the table of converters.
+type Registry = registry.Registry[Kind, Spec]
+
+// Converters returns the converter registry (key.converter,
+// value.converter), in the order docs list them. It is built on each call
+// (no package state).
+func Converters() Registry {
+	raw := func(Config) (Converter, error) { return Raw{}, nil }
+	return Registry{
+		What: "converter", Unknown: ErrUnknownConverter, NotSupported: ErrInvalidConfig,
+		Entries: []Entry{
+			{Kind: KindAvro, Name: "avro", Class: "io.confluent.connect.avro.AvroConverter", Spec: Spec{Schemas: true,
+				build: func(cfg Config) (Converter, error) { return NewAvro(cfg) }}},
+			{Kind: KindJSON, Name: "json", Class: "org.apache.kafka.connect.json.JsonConverter", Spec: Spec{Schemas: true,
+				build: func(cfg Config) (Converter, error) { return NewJSON(cfg), nil }}},
+			{Kind: KindString, Name: "string", Class: "org.apache.kafka.connect.storage.StringConverter", Spec: Spec{build: raw}},
+			{Kind: KindByteArray, Name: "bytearray", Short: []string{"bytes"}, Class: "org.apache.kafka.connect.converters.ByteArrayConverter", Spec: Spec{build: raw}},
+		},
+	}
+}
 
 // String returns the short name: avro, json, string or bytearray.
 func (k Kind) String() string {
-	if !k.valid() {
-		return fmt.Sprintf("Kind(%d)", int(k))
+	if e, ok := Converters().Get(k); ok {
+		return e.Name
 	}
-	return kindNames[k].short
+	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
 // ClassName returns Connect's class name for k.
 func (k Kind) ClassName() string {
-	if !k.valid() {
-		return ""
-	}
-	return kindNames[k].class
+	e, _ := Converters().Get(k)
+	return e.Class
 }
 
-// Lookup maps a key.converter / value.converter value to a Kind: Connect's
-// class names or the short names avro, json, string, bytearray (or bytes),
-// case-insensitively for short names.
+// Lookup maps a key.converter / value.converter value to a Kind (see
+// Converters): Connect's class names, their last segment, or the short
+// names avro, json, string, bytearray (or bytes), case-insensitively.
 func Lookup(className string) (Kind, error) {
-	n := strings.TrimSpace(className)
-	for k := KindAvro; k.valid(); k++ {
-		if n == k.ClassName() || strings.EqualFold(n, kindNames[k].short) {
-			return k, nil
-		}
-	}
-	if strings.EqualFold(n, "bytes") {
-		return KindByteArray, nil
-	}
-	return 0, fmt.Errorf("%w: %q; allowed: avro, json, string, bytearray or %s, %s, %s, %s",
-		ErrUnknownConverter, className, KindAvro.ClassName(), KindJSON.ClassName(), KindString.ClassName(), KindByteArray.ClassName())
+	e, err := Converters().Lookup(className)
+	return e.Kind, err
 }
 
 // Credential sources for the registry (basic.auth.credentials.source).
@@ -136,15 +150,11 @@ func (c Config) logger() *slog.Logger {
 
 // New builds the converter cfg.Kind names.
 func New(cfg Config) (Converter, error) {
-	switch cfg.Kind {
-	case KindAvro:
-		return NewAvro(cfg)
-	case KindJSON:
-		return NewJSON(cfg), nil
-	case KindString, KindByteArray:
-		return Raw{}, nil
+	e, ok := Converters().Get(cfg.Kind)
+	if !ok {
+		return nil, fmt.Errorf("%w: converter kind %v", ErrInvalidConfig, cfg.Kind)
 	}
-	return nil, fmt.Errorf("%w: converter kind %v", ErrInvalidConfig, cfg.Kind)
+	return e.Spec.build(cfg)
 }
 
 // Raw is the StringConverter and ByteArrayConverter: the bytes are the

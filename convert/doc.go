@@ -17,6 +17,12 @@
 // a schema in the target registry under a subject (TopicNameStrategy,
 // SubjectName) and frames a value in the wire format.
 //
+// Converters returns the registry of converters (key.converter,
+// value.converter): each Kind with its short name, other names and
+// Connect class name, and its Spec (whether it can give values a schema,
+// and its constructor, which New uses). The mechanism is
+// internal/registry, shared with format.Formats and partition.Partitioners.
+//
 // Errors caused by a record's bytes wrap ErrBadData (dead letter queue
 // material) and name the topic, key or value, and schema id.
 package convert

@@ -27,10 +27,13 @@ type BytesConfig struct {
 	Extension string
 }
 
+// defaultBytesExtension is format.bytearray.extension's default.
+const defaultBytesExtension = ".bin"
+
 // DefaultBytesConfig returns Confluent's defaults: separator "\n" and
 // extension ".bin".
 func DefaultBytesConfig() BytesConfig {
-	return BytesConfig{Separator: []byte("\n"), Extension: ".bin"}
+	return BytesConfig{Separator: []byte("\n"), Extension: defaultBytesExtension}
 }
 
 // Validate checks the extension.

@@ -1,17 +1,40 @@
 // Package format owns the record formats of archive objects: the Record type
 // shared by the sink and the source, writers and readers for each format
-// (bytes, JSON, Avro, Parquet), the lossless envelope, and compression
-// wrappers. It does no I/O of its own beyond the io.Writer and io.Reader it
-// is given.
+// (bytes, JSON, typed JSON, Avro, Parquet), the lossless envelope,
+// compression wrappers, the records of the parallel .keys and .headers
+// objects, and the registry that declares the formats. It does no I/O of
+// its own beyond the io.Writer and io.Reader it is given.
 //
 // # Formats
 //
 // NewJSON is Confluent's JsonFormat without schemas (one value per line),
-// NewBytes is its ByteArrayFormat (values followed by a separator), NewAvro
-// its AvroFormat and NewParquet its ParquetFormat (typed values), and
-// WithGzip adds s3.compression.type=gzip to JSON and bytes. Lookup maps a
-// format.class value (class name or short name) to a Kind, and New builds
-// a Format from a Config.
+// NewTypedJSON the same behind a schema-aware converter (a value with a
+// schema is written as Connect's JsonConverter renders it), NewBytes its
+// ByteArrayFormat (values followed by a separator), NewAvro its AvroFormat
+// and NewParquet its ParquetFormat (typed values), and WithGzip adds
+// s3.compression.type=gzip to JSON and bytes. New builds a Format from a
+// Config (KindJSON is typed JSON there).
+//
+// # The registry
+//
+// Formats returns the registry of formats (an internal/registry table,
+// the mechanism partition.Partitioners and convert.Converters share): for
+// each Kind its short name, other names and Confluent class name (the
+// choices of format.class; KeysFormats and HeadersFormats are those of
+// keys.format.class and headers.format.class), and its Spec: the
+// extension, whether values need a schema (Spec.NeedsSchema, also
+// Kind.NeedsSchema: avro and parquet need a schema-aware value converter),
+// whether gzip and store.envelope apply, and, unexported, its constructor,
+// envelope, reader of parallel objects and the builders of .keys and
+// .headers records. Lookup maps a format.class value to its Kind. Callers
+// ask the registry and never switch on a Kind; a new format is one more
+// entry there.
+//
+// NewKeyPart and NewHeadersPart turn a record's key and headers into the
+// records of the .keys and .headers objects (store.kafka.keys,
+// store.kafka.headers) in a given format, as Confluent's KeyRecordView and
+// HeaderRecordView do; ForParallel picks the reader of such an object by
+// its extension.
 //
 // These formats store the record value only. Readers leave the other Record
 // fields zero; the caller fills topic and partition from the object key.

@@ -61,14 +61,16 @@ func NewEnvelope(f Format, kind Kind) (Format, error) {
 	if f == nil {
 		return nil, errors.New("envelope: nil format")
 	}
-	switch kind {
-	case KindJSON:
-		return jsonEnvelopeFormat{}, nil
-	case KindAvro, KindParquet:
-		return &typedEnvelopeFormat{inner: f, parquet: kind == KindParquet}, nil
+	e, err := kind.spec()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: store.envelope needs %s json, avro or parquet, not %s (the bytes format holds values only)",
-		ErrInvalidConfig, KeyFormatClass, kind)
+	if !e.Spec.HoldsEnvelope() {
+		envelopes := Formats().Filter(func(e Entry) bool { return e.Spec.HoldsEnvelope() })
+		return nil, fmt.Errorf("%w: store.envelope needs %s %s, not %s (the %s format holds values only)",
+			ErrInvalidConfig, KeyFormatClass, envelopes.OneOf(), kind, kind)
+	}
+	return e.Spec.envelope(f), nil
 }
 
 // EnvelopeMode tells ReadEnvelopes what the objects it reads hold.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kafkas3/kafkas3/internal/registry"
 )
 
 // Confluent config keys the format package reads; errors name them.
@@ -40,10 +42,11 @@ var ErrClosed = errors.New("record writer is closed")
 // ErrInvalidConfig is wrapped by errors for bad format settings.
 var ErrInvalidConfig = errors.New("invalid format config")
 
-// Kind names a record format.
+// Kind names a record format. The formats, their names and what they can
+// do are declared once, in Formats.
 type Kind int
 
-// The formats Confluent's S3 sink ships, all implemented (see New).
+// The formats Confluent's S3 sink ships, all implemented (see Formats).
 const (
 	KindJSON Kind = iota + 1
 	KindBytes
@@ -51,61 +54,144 @@ const (
 	KindParquet
 )
 
-var kindNames = [...]struct{ class, short string }{
-	KindJSON:    {"json.JsonFormat", "json"},
-	KindBytes:   {"bytearray.ByteArrayFormat", "bytes"},
-	KindAvro:    {"avro.AvroFormat", "avro"},
-	KindParquet: {"parquet.ParquetFormat", "parquet"},
+// Entry is one format of the registry: its Kind, names and Spec.
+type Entry = registry.Entry[Kind, Spec]
+
+// Registry is a table of formats (Formats, KeysFormats, HeadersFormats).
+type Registry = registry.Registry[Kind, Spec]
+
+// Spec is what the format registry declares about a format beyond its
+// names.
+type Spec struct {
+	// Extension is the format's object key suffix before any gzip
+	// suffix: ".json", ".avro", ".parquet" (after the codec's part,
+	// ".snappy.parquet"); for bytes the default of
+	// format.bytearray.extension.
+	Extension string
+	// CodecInExtension tells that the codec's part precedes Extension
+	// (Parquet).
+	CodecInExtension bool
+	// NeedsSchema tells that values must have a schema
+	// (Record.ValueTyped): a sink writing this format needs a
+	// schema-aware value converter (AvroConverter, JsonConverter with
+	// schemas), unless store.envelope holds the values as bytes.
+	NeedsSchema bool
+	// Gzip tells that s3.compression.type applies (JSON and bytes); the
+	// other formats compress inside the file.
+	Gzip bool
+
+	build    func(Config) (Format, error)
+	envelope func(inner Format) Format                                         // nil: no store.envelope
+	parallel func(keys bool) (Format, error)                                   // reads .keys/.headers objects; nil: none
+	key      func(p *partSchemas, r *Record, stringKeys bool) (*Record, error) // nil: cannot hold keys
+	headers  func(p *partSchemas, r *Record) (*Record, error)                  // nil: cannot hold headers
 }
 
-func (k Kind) valid() bool { return k >= KindJSON && int(k) < len(kindNames) }
+// HoldsKeys reports whether the format can hold the .keys objects of
+// store.kafka.keys (see NewKeyPart).
+func (s Spec) HoldsKeys() bool { return s.key != nil }
+
+// HoldsHeaders reports whether the format can hold the .headers objects
+// of store.kafka.headers (see NewHeadersPart): not bytes.
+func (s Spec) HoldsHeaders() bool { return s.headers != nil }
+
+// HoldsEnvelope reports whether store.envelope applies to the format
+// (NewEnvelope): JSON, Avro and Parquet.
+func (s Spec) HoldsEnvelope() bool { return s.envelope != nil }
+
+// Formats returns the format registry: every format.class value kafkas3
+// knows, in the order docs list them, with Confluent's class names. It is
+// built on each call (no package state).
+func Formats() Registry {
+	return Registry{
+		Key: KeyFormatClass, What: "format", Unknown: ErrUnknownFormat, NotSupported: ErrNotSupported,
+		Entries: []Entry{
+			{Kind: KindJSON, Name: "json", Class: confluentFormatPrefix + "json.JsonFormat", Spec: Spec{
+				Extension: ".json", Gzip: true,
+				build: buildJSON, envelope: func(Format) Format { return jsonEnvelopeFormat{} },
+				parallel: parallelJSON, key: jsonKey, headers: jsonHeaders,
+			}},
+			{Kind: KindBytes, Name: "bytes", Short: []string{"bytearray"}, Class: confluentFormatPrefix + "bytearray.ByteArrayFormat", Spec: Spec{
+				Extension: defaultBytesExtension, Gzip: true,
+				build: func(cfg Config) (Format, error) { return NewBytes(cfg.Bytes) },
+				key:   bytesKey,
+			}},
+			{Kind: KindAvro, Name: "avro", Class: confluentFormatPrefix + "avro.AvroFormat", Spec: Spec{
+				Extension: ".avro", NeedsSchema: true,
+				build:    func(cfg Config) (Format, error) { return NewAvro(cfg.Avro) },
+				envelope: func(inner Format) Format { return &typedEnvelopeFormat{inner: inner} },
+				parallel: func(bool) (Format, error) { return NewAvro(AvroConfig{}) },
+				key:      avroKey, headers: avroHeaders,
+			}},
+			{Kind: KindParquet, Name: "parquet", Class: confluentFormatPrefix + "parquet.ParquetFormat", Spec: Spec{
+				Extension: ".parquet", CodecInExtension: true, NeedsSchema: true,
+				build:    func(cfg Config) (Format, error) { return NewParquet(cfg.Parquet) },
+				envelope: func(inner Format) Format { return &typedEnvelopeFormat{inner: inner, parquet: true} },
+				parallel: func(bool) (Format, error) { return NewParquet(ParquetConfig{Codec: "none"}) },
+				key:      parquetKey, headers: parquetHeaders,
+			}},
+		},
+	}
+}
+
+// KeysFormats returns the formats of keys.format.class (those that hold
+// keys: all).
+func KeysFormats() Registry {
+	return Formats().Filter(func(e Entry) bool { return e.Spec.HoldsKeys() })
+}
+
+// HeadersFormats returns the formats of headers.format.class (those that
+// hold headers: not bytes).
+func HeadersFormats() Registry {
+	return Formats().Filter(func(e Entry) bool { return e.Spec.HoldsHeaders() })
+}
+
+// spec returns k's entry, or an error wrapping ErrUnknownFormat.
+func (k Kind) spec() (Entry, error) {
+	e, ok := Formats().Get(k)
+	if !ok {
+		return e, fmt.Errorf("%w: %s %v", ErrUnknownFormat, KeyFormatClass, k)
+	}
+	return e, nil
+}
 
 // String returns the short name of k: "json", "bytes", "avro" or "parquet".
 func (k Kind) String() string {
-	if !k.valid() {
-		return "Kind(" + strconv.Itoa(int(k)) + ")"
+	if e, ok := Formats().Get(k); ok {
+		return e.Name
 	}
-	return kindNames[k].short
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // ClassName returns Confluent's class name for k, e.g.
-// "io.confluent.connect.s3.format.json.JsonFormat".
+// "io.confluent.connect.s3.format.json.JsonFormat"; "" for an unknown k.
 func (k Kind) ClassName() string {
-	if !k.valid() {
-		return ""
-	}
-	return confluentFormatPrefix + kindNames[k].class
+	e, _ := Formats().Get(k)
+	return e.Class
 }
 
 // Supported reports whether kafkas3 implements k.
-func (k Kind) Supported() bool { return k.valid() }
+func (k Kind) Supported() bool {
+	e, ok := Formats().Get(k)
+	return ok && !e.Unsupported
+}
 
-// Lookup maps a format.class value to its Kind. It accepts Confluent's
-// class names (io.confluent.connect.s3.format.json.JsonFormat,
-// ...bytearray.ByteArrayFormat, ...avro.AvroFormat,
-// ...parquet.ParquetFormat) and the short names json, bytes, bytearray,
-// avro and parquet (case-insensitive). For an unknown name it returns 0 and
-// an error wrapping ErrUnknownFormat that names format.class.
+// NeedsSchema reports whether values of format k need a schema (see
+// Spec.NeedsSchema): avro and parquet.
+func (k Kind) NeedsSchema() bool {
+	e, _ := Formats().Get(k)
+	return e.Spec.NeedsSchema
+}
+
+// Lookup maps a format.class value to its Kind (see Formats): Confluent's
+// class names (io.confluent.connect.s3.format.json.JsonFormat, ...), their
+// last segment (JsonFormat, ...) and the short names json, bytes,
+// bytearray, avro and parquet, case-insensitively. For an unknown name it
+// returns 0 and an error wrapping ErrUnknownFormat that names
+// format.class.
 func Lookup(name string) (Kind, error) {
-	n := strings.TrimSpace(name)
-	var kind Kind
-	for k := KindJSON; k.valid(); k++ {
-		if n == k.ClassName() || strings.EqualFold(n, kindNames[k].short) {
-			kind = k
-			break
-		}
-	}
-	if kind == 0 && strings.EqualFold(n, "bytearray") {
-		kind = KindBytes
-	}
-	if kind == 0 {
-		return 0, fmt.Errorf("%w: %s %q; allowed: json, bytes (or bytearray), avro, parquet, or Confluent's class names such as %s",
-			ErrUnknownFormat, KeyFormatClass, name, KindJSON.ClassName())
-	}
-	if !kind.Supported() {
-		return kind, fmt.Errorf("%s %q: the %s format is %w; use json or bytes", KeyFormatClass, name, kind, ErrNotSupported)
-	}
-	return kind, nil
+	e, err := Formats().Lookup(name)
+	return e.Kind, err
 }
 
 // Compression is the value of s3.compression.type.
@@ -160,35 +246,24 @@ type Config struct {
 	Envelope bool
 }
 
-// New builds the format cfg describes, compression included. Avro and
-// Parquet are never gzip-wrapped: they compress inside the file (avro.codec,
-// parquet.codec), and s3.compression.type does not apply to them, as in
-// Confluent's connector.
+// New builds the format cfg describes, compression included. KindJSON is
+// NewTypedJSON (NewNullableJSON with JSONNulls). Avro and Parquet are never
+// gzip-wrapped: they compress inside the file (avro.codec, parquet.codec),
+// and s3.compression.type does not apply to them, as in Confluent's
+// connector.
 func New(cfg Config) (Format, error) {
-	var f Format
-	var err error
-	switch cfg.Kind {
-	case KindJSON:
-		f = NewJSON()
-		if cfg.JSONNulls {
-			f = NewNullableJSON()
-		}
-	case KindBytes:
-		f, err = NewBytes(cfg.Bytes)
-	case KindAvro:
-		f, err = NewAvro(cfg.Avro)
-	case KindParquet:
-		f, err = NewParquet(cfg.Parquet)
-	default:
-		return nil, fmt.Errorf("%w: %s %v", ErrUnknownFormat, KeyFormatClass, cfg.Kind)
+	e, err := cfg.Kind.spec()
+	if err != nil {
+		return nil, err
 	}
+	f, err := e.Spec.build(cfg)
 	if err == nil && cfg.Envelope {
 		f, err = NewEnvelope(f, cfg.Kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Kind == KindAvro || cfg.Kind == KindParquet {
+	if !e.Spec.Gzip {
 		return f, nil
 	}
 	switch cfg.Compression {
@@ -198,4 +273,13 @@ func New(cfg Config) (Format, error) {
 		return WithGzip(f, cfg.CompressionLevel)
 	}
 	return nil, fmt.Errorf("%w: %s %v; allowed: none, gzip", ErrInvalidConfig, KeyCompressionType, cfg.Compression)
+}
+
+// buildJSON builds the JSON format of cfg: the .keys objects' nullable
+// JSON, or typed JSON (the envelope, which replaces it, ignores it).
+func buildJSON(cfg Config) (Format, error) {
+	if cfg.JSONNulls {
+		return NewNullableJSON(), nil
+	}
+	return NewTypedJSON(), nil
 }

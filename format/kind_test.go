@@ -88,3 +88,40 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatsRegistry: the registry declares each format's names, whether
+// it needs a schema, and which parallel objects it can hold; the config
+// choices of format.class, keys.format.class and headers.format.class come
+// from it.
+func TestFormatsRegistry(t *testing.T) {
+	if got := strings.Join(Formats().Names(), ","); got != "json,bytes,avro,parquet" {
+		t.Errorf("Formats = %s", got)
+	}
+	if got := strings.Join(KeysFormats().Names(), ","); got != "json,bytes,avro,parquet" {
+		t.Errorf("KeysFormats = %s", got)
+	}
+	if got := strings.Join(HeadersFormats().Names(), ","); got != "json,avro,parquet" {
+		t.Errorf("HeadersFormats = %s", got)
+	}
+	for k, want := range map[Kind]bool{KindJSON: false, KindBytes: false, KindAvro: true, KindParquet: true} {
+		if k.NeedsSchema() != want {
+			t.Errorf("%v.NeedsSchema() = %v", k, !want)
+		}
+	}
+	e, err := Formats().Lookup("ByteArrayFormat")
+	if err != nil || e.Kind != KindBytes || strings.Join(e.Aliases(), ",") != "bytearray,"+KindBytes.ClassName()+",ByteArrayFormat" {
+		t.Errorf("ByteArrayFormat: %+v, %v", e, err)
+	}
+	if _, err := NewHeadersPart(KindBytes); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), KeyHeadersFormatClass) {
+		t.Errorf("bytes headers: %v", err)
+	}
+	if _, err := NewKeyPart(Kind(9), false); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("unknown keys format: %v", err)
+	}
+	if Kind(9).String() != "Kind(9)" || Kind(9).ClassName() != "" || Kind(9).Supported() || !KindParquet.Supported() {
+		t.Error("String, ClassName or Supported of an unknown kind")
+	}
+	if _, err := NewEnvelope(NewJSON(), KindBytes); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "json, avro or parquet") {
+		t.Errorf("bytes envelope: %v", err)
+	}
+}

@@ -20,6 +20,13 @@
 // DST changes included. A test compares both with Joda-Time itself on the
 // test bed's JVM.
 //
+// Partitioners returns the registry of partitioners (partitioner.class):
+// each Kind with its short name, other names and Confluent class name,
+// and its constructor (Spec.New; nil while a partitioner is not
+// implemented). Lookup and New read it; only the default partitioner is
+// implemented. The mechanism is internal/registry, shared with
+// format.Formats and convert.Converters.
+//
 // Defaults are not applied implicitly: DefaultKeyConfig returns Confluent's,
 // and the caller (the config layer) starts from them.
 package partition

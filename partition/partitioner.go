@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/internal/registry"
 )
 
 // KeyPartitionerClass is the Confluent config key that names the partitioner.
@@ -19,11 +19,12 @@ var ErrNotSupported = errors.New("not supported yet")
 // ErrUnknownPartitioner is wrapped when a partitioner name is not recognised.
 var ErrUnknownPartitioner = errors.New("unknown partitioner")
 
-// Kind names a partitioner.
+// Kind names a partitioner. The partitioners and their names are declared
+// once, in Partitioners.
 type Kind int
 
 // The partitioners Confluent ships. Only KindDefault is implemented; the
-// field and time-based ones come later (see New).
+// field and time-based ones come later (see Partitioners).
 const (
 	KindDefault Kind = iota + 1
 	KindField
@@ -34,77 +35,77 @@ const (
 
 const confluentPartitionerPrefix = "io.confluent.connect.storage.partitioner."
 
-var kindNames = [...]struct{ class, short string }{
-	KindDefault:   {"DefaultPartitioner", "default"},
-	KindField:     {"FieldPartitioner", "field"},
-	KindTimeBased: {"TimeBasedPartitioner", "timebased"},
-	KindDaily:     {"DailyPartitioner", "daily"},
-	KindHourly:    {"HourlyPartitioner", "hourly"},
+// Spec is what the partitioner registry declares about a partitioner
+// beyond its names: its constructor (nil while unsupported).
+type Spec struct {
+	New func() Partitioner
 }
 
-// String returns the short name of k ("default", "field", ...).
-func (k Kind) String() string {
-	if k < KindDefault || int(k) >= len(kindNames) {
-		return "Kind(" + strconv.Itoa(int(k)) + ")"
+// Entry is one partitioner of the registry.
+type Entry = registry.Entry[Kind, Spec]
+
+// Registry is the table of partitioners.
+type Registry = registry.Registry[Kind, Spec]
+
+// Partitioners returns the partitioner registry (partitioner.class), in
+// the order docs list them. It is built on each call (no package state).
+func Partitioners() Registry {
+	return Registry{
+		Key: KeyPartitionerClass, What: "partitioner", Unknown: ErrUnknownPartitioner, NotSupported: ErrNotSupported,
+		Entries: []Entry{
+			{Kind: KindDefault, Name: "default", Class: confluentPartitionerPrefix + "DefaultPartitioner", Spec: Spec{New: NewDefault}},
+			{Kind: KindField, Name: "field", Class: confluentPartitionerPrefix + "FieldPartitioner", Unsupported: true},
+			{Kind: KindTimeBased, Name: "time", Short: []string{"timebased"}, Class: confluentPartitionerPrefix + "TimeBasedPartitioner", Unsupported: true},
+			{Kind: KindDaily, Name: "daily", Class: confluentPartitionerPrefix + "DailyPartitioner", Unsupported: true},
+			{Kind: KindHourly, Name: "hourly", Class: confluentPartitionerPrefix + "HourlyPartitioner", Unsupported: true},
+		},
 	}
-	return kindNames[k].short
+}
+
+// String returns the short name of k ("default", "field", "time", ...).
+func (k Kind) String() string {
+	if e, ok := Partitioners().Get(k); ok {
+		return e.Name
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // ClassName returns Confluent's class name for k, e.g.
 // "io.confluent.connect.storage.partitioner.DefaultPartitioner".
 func (k Kind) ClassName() string {
-	if k < KindDefault || int(k) >= len(kindNames) {
-		return ""
-	}
-	return confluentPartitionerPrefix + kindNames[k].class
+	e, _ := Partitioners().Get(k)
+	return e.Class
 }
 
 // Supported reports whether kafkas3 implements k.
-func (k Kind) Supported() bool { return k == KindDefault }
+func (k Kind) Supported() bool {
+	e, ok := Partitioners().Get(k)
+	return ok && !e.Unsupported
+}
 
-// Lookup maps a partitioner.class value to its Kind. It accepts Confluent's
-// class names (io.confluent.connect.storage.partitioner.DefaultPartitioner,
-// ...) and the short names default, field, timebased (or time), daily and
-// hourly, case-insensitively for the short names. For a recognised but
+// Lookup maps a partitioner.class value to its Kind (see Partitioners):
+// Confluent's class names (io.confluent.connect.storage.partitioner.DefaultPartitioner,
+// ...), their last segment, and the short names default, field, time (or
+// timebased), daily and hourly, case-insensitively. For a recognised but
 // unimplemented partitioner it returns the Kind together with an error
 // wrapping ErrNotSupported; for an unknown name, 0 and an error wrapping
 // ErrUnknownPartitioner. Errors name partitioner.class and the value.
 func Lookup(name string) (Kind, error) {
-	n := strings.TrimSpace(name)
-	var kind Kind
-	for k := KindDefault; int(k) < len(kindNames); k++ {
-		if n == k.ClassName() || strings.EqualFold(n, kindNames[k].short) {
-			kind = k
-			break
-		}
-	}
-	if kind == 0 && strings.EqualFold(n, "time") {
-		kind = KindTimeBased
-	}
-	if kind == 0 {
-		return 0, fmt.Errorf("%w: %s %q; allowed: %s or %s",
-			ErrUnknownPartitioner, KeyPartitionerClass, name, KindDefault.ClassName(), KindDefault)
-	}
-	if !kind.Supported() {
-		return kind, fmt.Errorf("%s %q: the %s partitioner is %w; use %s",
-			KeyPartitionerClass, name, kind, ErrNotSupported, KindDefault)
-	}
-	return kind, nil
+	e, err := Partitioners().Lookup(name)
+	return e.Kind, err
 }
 
-// New returns the partitioner of kind k. This is the seam where the field
-// and time-based partitioners will be added (with their own config); for
-// now every kind other than KindDefault gives an error wrapping
-// ErrNotSupported.
+// New returns the partitioner of kind k. Kinds not implemented yet give an
+// error wrapping ErrNotSupported.
 func New(k Kind) (Partitioner, error) {
-	switch k {
-	case KindDefault:
-		return NewDefault(), nil
-	case KindField, KindTimeBased, KindDaily, KindHourly:
-		return nil, fmt.Errorf("%s %s: %w", KeyPartitionerClass, k.ClassName(), ErrNotSupported)
-	default:
+	e, ok := Partitioners().Get(k)
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("%w: %s", ErrUnknownPartitioner, k)
+	case e.Spec.New == nil:
+		return nil, fmt.Errorf("%s %s: %w", KeyPartitionerClass, k.ClassName(), ErrNotSupported)
 	}
+	return e.Spec.New(), nil
 }
 
 // DefaultPartitioner keeps Kafka's partitioning: the encoded partition of a

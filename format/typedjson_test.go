@@ -1,10 +1,9 @@
-package archive
+package format
 
 import (
 	"math"
 	"testing"
 
-	"github.com/kafkas3/kafkas3/format"
 	"github.com/twmb/avro"
 )
 
@@ -26,7 +25,7 @@ func TestConnectJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := newConnectJSON().appendValue(nil, &format.Typed{Schema: &format.Schema{Avro: s, Text: schema}, Raw: raw})
+	got, err := newConnectJSON().appendValue(nil, &Typed{Schema: &Schema{Avro: s, Text: schema}, Raw: raw})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package archive
+package format
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"sort"
@@ -11,9 +12,50 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkas3/kafkas3/format"
 	"github.com/twmb/avro"
 )
+
+// NewTypedJSON is Confluent's JsonFormat behind a schema-aware converter
+// (AvroConverter, JsonConverter with schemas): a record whose value has a
+// schema (Record.ValueTyped) is written as the JSON Connect's
+// JsonConverter with schemas.enable=false renders (see connectJSON);
+// any other record as NewJSON writes it. Extension and reader are
+// NewJSON's. New builds it for KindJSON.
+func NewTypedJSON() Format { return typedJSONFormat{} }
+
+type typedJSONFormat struct{ jsonFormat }
+
+func (f typedJSONFormat) NewWriter(w io.Writer) (RecordWriter, error) {
+	jw, err := f.jsonFormat.NewWriter(w)
+	if err != nil {
+		return nil, err
+	}
+	return &typedJSONWriter{jw: jw, render: newConnectJSON()}, nil
+}
+
+// typedJSONWriter renders a typed value into buf and writes a copy of the
+// record with that value.
+type typedJSONWriter struct {
+	jw     RecordWriter
+	render *connectJSON
+	buf    []byte
+}
+
+func (tw *typedJSONWriter) Write(r *Record) error {
+	if r == nil || r.ValueTyped == nil {
+		return tw.jw.Write(r)
+	}
+	buf, err := tw.render.appendValue(tw.buf[:0], r.ValueTyped)
+	if err != nil {
+		return fmt.Errorf("rendering the typed value as JSON: %w", err)
+	}
+	tw.buf = buf
+	rendered := *r
+	rendered.Value = buf
+	return tw.jw.Write(&rendered)
+}
+
+func (tw *typedJSONWriter) Close() error { return tw.jw.Close() }
 
 // connectJSON renders typed values the way Confluent's JsonFormat writes a
 // value that a schema-aware converter produced: Connect's JsonConverter
@@ -41,11 +83,11 @@ type jsonTree struct {
 func newConnectJSON() *connectJSON { return &connectJSON{trees: map[*avro.Schema]*jsonTree{}} }
 
 // appendValue appends the JSON of t's value to dst.
-func (c *connectJSON) appendValue(dst []byte, t *format.Typed) ([]byte, error) {
+func (c *connectJSON) appendValue(dst []byte, t *Typed) ([]byte, error) {
 	if t.Schema == nil || t.Schema.Avro == nil {
 		return dst, fmt.Errorf("typed value without a parsed schema")
 	}
-	v, err := format.AvroNative(t)
+	v, err := AvroNative(t)
 	if err != nil {
 		return dst, err
 	}
@@ -135,7 +177,7 @@ func (tr *jsonTree) append(dst []byte, n *avro.SchemaNode, v any, depth int) ([]
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, f.Name)
+			dst = appendMarshaledString(dst, f.Name)
 			dst = append(dst, ':')
 			if dst, err = tr.append(dst, &f.Type, m[f.Name], depth+1); err != nil {
 				return dst, fmt.Errorf("%s.%s: %w", n.Name, f.Name, err)
@@ -172,7 +214,7 @@ func (tr *jsonTree) append(dst []byte, n *avro.SchemaNode, v any, depth int) ([]
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = appendMarshaledString(dst, k)
 			dst = append(dst, ':')
 			if dst, err = tr.append(dst, n.Values, m[k], depth+1); err != nil {
 				return dst, err
@@ -226,7 +268,7 @@ func (tr *jsonTree) appendUnion(dst []byte, n *avro.SchemaNode, v any, depth int
 				name = name[j+1:]
 			}
 		}
-		dst = appendJSONString(dst, name)
+		dst = appendMarshaledString(dst, name)
 		dst = append(dst, ':')
 		if i != taken {
 			dst = append(dst, "null"...)
@@ -285,7 +327,7 @@ func appendScalar(dst []byte, n *avro.SchemaNode, v any) ([]byte, error) {
 	case float64:
 		return appendJavaFloat(dst, x, 64), nil
 	case string:
-		return appendJSONString(dst, x), nil
+		return appendMarshaledString(dst, x), nil
 	case []byte:
 		return appendBase64(dst, x), nil
 	case time.Time:
@@ -320,34 +362,13 @@ func appendDecimal(dst []byte, r *big.Rat, scale int) ([]byte, error) {
 	return appendBase64(dst, twosComplement(unscaled)), nil
 }
 
-func twosComplement(x *big.Int) []byte {
-	if x.Sign() >= 0 {
-		b := x.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// -x-1 in bytes, inverted; one more byte when the sign bit is missing.
-	m := new(big.Int).Neg(x)
-	m.Sub(m, big.NewInt(1))
-	b := m.Bytes()
-	if len(b) == 0 || b[0]&0x80 != 0 {
-		b = append([]byte{0}, b...)
-	}
-	for i := range b {
-		b[i] = ^b[i]
-	}
-	return b
-}
-
 func appendBase64(dst, b []byte) []byte {
 	dst = append(dst, '"')
 	dst = base64.StdEncoding.AppendEncode(dst, b)
 	return append(dst, '"')
 }
 
-func appendJSONString(dst []byte, s string) []byte {
+func appendMarshaledString(dst []byte, s string) []byte {
 	b, _ := json.Marshal(s) // a string always marshals
 	return append(dst, b...)
 }
