@@ -50,17 +50,23 @@ func TestFieldPartitionerBadRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := tc.rec(t)
-		r.Topic, r.Partition, r.Offset = "orders", 3, 42
-		_, err = p.Encode(r)
-		if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), tc.want) ||
-			!strings.Contains(err.Error(), "topic orders partition 3 offset 42") {
-			t.Errorf("field %s: %v; want ErrBadRecord naming the record and %q", tc.field, err, tc.want)
-		}
+		wantBadRecord(t, p, tc.rec(t), tc.field, tc.want)
 	}
 	for _, fields := range [][]string{nil, {" "}, {"a..b"}, {".a"}} {
 		if _, err := NewField(fields, "/"); err == nil {
 			t.Errorf("NewField(%q) accepted", fields)
 		}
+	}
+}
+
+// wantBadRecord encodes r (placed at orders partition 3 offset 42) with p
+// and requires an ErrBadRecord that names the record and contains want.
+func wantBadRecord(t *testing.T, p Partitioner, r *format.Record, field, want string) {
+	t.Helper()
+	r.Topic, r.Partition, r.Offset = "orders", 3, 42
+	_, err := p.Encode(r)
+	if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "topic orders partition 3 offset 42") {
+		t.Errorf("field %s: %v; want ErrBadRecord naming the record and %q", field, err, want)
 	}
 }

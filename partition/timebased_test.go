@@ -127,13 +127,7 @@ func TestTimeBasedBadRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := tc.rec(t)
-		r.Topic, r.Partition, r.Offset = "orders", 3, 42
-		_, err = p.Encode(r)
-		if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), tc.want) ||
-			!strings.Contains(err.Error(), "topic orders partition 3 offset 42") {
-			t.Errorf("field %s: %v; want ErrBadRecord naming the record and %q", tc.field, err, tc.want)
-		}
+		wantBadRecord(t, p, tc.rec(t), tc.field, tc.want)
 	}
 	p, _ := NewTimeBased(TimeConfig{PathFormat: "HH", Duration: time.Hour, Locale: "en", Location: time.UTC, Extractor: ExtractRecord})
 	if _, err := p.Encode(&format.Record{Topic: "t", Timestamp: time.UnixMilli(-1)}); !errors.Is(err, ErrBadRecord) {
