@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kafkas3/kafkas3/format"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -65,71 +64,35 @@ func (ss *session) ensureDLQ(ctx context.Context, adm *kadm.Client) error {
 	return nil
 }
 
-// convert sets r's KeyTyped and ValueTyped with the configured converters.
-// A bad key or value gives a *BadRecordError, any other converter failure
-// a *ConverterError.
-func (w *worker) convert(r *format.Record) error {
-	r.KeyTyped, r.ValueTyped = nil, nil
-	cfg := &w.ss.s.cfg
-	if cfg.KeyConverter != nil && r.Key != nil {
-		t, err := cfg.KeyConverter.Convert(w.ss.ctx, r.Topic, true, r.Key)
-		if err != nil {
-			return w.convertError(r, StageKeyConverter, cfg.KeyConverterClass, err)
-		}
-		r.KeyTyped = t
-	}
-	if cfg.ValueConverter != nil && r.Value != nil {
-		t, err := cfg.ValueConverter.Convert(w.ss.ctx, r.Topic, false, r.Value)
-		if err != nil {
-			return w.convertError(r, StageValueConverter, cfg.ValueConverterClass, err)
-		}
-		r.ValueTyped = t
-	}
-	return nil
-}
-
-func (w *worker) convertError(r *format.Record, stage, class string, err error) error {
-	if errors.Is(err, ErrBadData) {
-		return &BadRecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Stage: stage, Class: class, Err: err}
-	}
-	if w.ss.ctx.Err() != nil {
-		return w.ss.ctx.Err()
-	}
-	if errors.Is(err, ErrPermanent) {
-		return fmt.Errorf("topic %s partition %d offset %d: %s: %w", r.Topic, r.Partition, r.Offset, class, err)
-	}
-	return &ConverterError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
-}
-
 // badRecord applies errors.tolerance to a record that cannot be archived:
 // none returns the error (the sink stops, and nothing at or past the record
 // is committed); all skips it, logs it with errors.log.enable and queues it
 // for the dead letter queue.
 func (w *worker) badRecord(kr *kgo.Record, bad *BadRecordError) error {
-	ecfg := &w.ss.s.cfg.Errors
+	ecfg := &w.cfg.Errors
 	if ecfg.Tolerance != ToleranceAll {
 		return fmt.Errorf("%w; errors.tolerance is none, so the sink stops (set errors.tolerance=all to skip bad records)", bad)
 	}
 	if ecfg.Log {
-		w.ss.s.log.Error("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset,
+		w.log.Error("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset,
 			"stage", bad.Stage, "err", bad.Err, "dlq", ecfg.DLQTopic)
 	} else {
-		w.ss.s.log.Debug("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset, "err", bad.Err)
+		w.log.Debug("bad record skipped", "topic", bad.Topic, "partition", bad.Partition, "offset", bad.Offset, "err", bad.Err)
 	}
 	why := skipBad
 	if ecfg.DLQTopic != "" {
-		w.dlq = append(w.dlq, w.dlqRecord(kr, bad))
+		w.queued = append(w.queued, w.dlqRecord(kr, bad))
 		why = skipBadDLQ
 	}
-	w.ss.s.countSkip(w.tp, kr.Offset, why)
-	return w.pw.skip(w.ss.ctx, kr.Offset)
+	w.tally.countSkip(w.tp, kr.Offset, why)
+	return w.pw.skip(w.ctx, kr.Offset)
 }
 
 // dlqRecord is the record Connect writes to the dead letter queue: the
 // original key, value, timestamp and headers, plus the context headers
 // when enabled.
 func (w *worker) dlqRecord(kr *kgo.Record, bad *BadRecordError) *kgo.Record {
-	ecfg := &w.ss.s.cfg.Errors
+	ecfg := &w.cfg.Errors
 	out := &kgo.Record{Topic: ecfg.DLQTopic, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp}
 	out.Headers = append(out.Headers, kr.Headers...)
 	if ecfg.DLQContextHeaders {
@@ -137,7 +100,7 @@ func (w *worker) dlqRecord(kr *kgo.Record, bad *BadRecordError) *kgo.Record {
 		add(HeaderErrTopic, kr.Topic)
 		add(HeaderErrPartition, strconv.Itoa(int(kr.Partition)))
 		add(HeaderErrOffset, strconv.FormatInt(kr.Offset, 10))
-		add(HeaderErrConnector, w.ss.s.cfg.Name)
+		add(HeaderErrConnector, w.cfg.Name)
 		add(HeaderErrTaskID, "0")
 		add(HeaderErrStage, bad.Stage)
 		if bad.Class != "" {
@@ -152,13 +115,13 @@ func (w *worker) dlqRecord(kr *kgo.Record, bad *BadRecordError) *kgo.Record {
 // flushDLQ produces the queued bad records and waits until they are
 // acknowledged.
 func (w *worker) flushDLQ() error {
-	if len(w.dlq) == 0 {
+	if len(w.queued) == 0 {
 		return nil
 	}
-	if err := w.ss.dlq.ProduceSync(w.ss.ctx, w.dlq...).FirstErr(); err != nil {
-		return fmt.Errorf("producing %d bad records to the dead letter queue %s: %w", len(w.dlq), w.ss.s.cfg.Errors.DLQTopic, err)
+	if err := w.dlq.ProduceSync(w.ctx, w.queued...).FirstErr(); err != nil {
+		return fmt.Errorf("producing %d bad records to the dead letter queue %s: %w", len(w.queued), w.cfg.Errors.DLQTopic, err)
 	}
-	clear(w.dlq)
-	w.dlq = w.dlq[:0]
+	clear(w.queued)
+	w.queued = w.queued[:0]
 	return nil
 }

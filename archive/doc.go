@@ -2,6 +2,41 @@
 // one writer per assigned partition, rotate files, upload them, and commit a
 // partition's offset only after every file holding its records is complete.
 //
+// One record's path from fetch to store reads top-down in path.go, in call
+// order; the details of each stop live in the file of its stage:
+//
+//  1. session.poll fetches (fetch.go decides when the loop ends), and
+//     session.dispatch hands each partition's batch, copied out of the
+//     fetch response within the fetch budget (budget.go), to its worker.
+//  2. worker.run (worker.go) receives it; worker.batch and worker.process
+//     give each record, in offset order up to the --once target, to
+//     worker.archive. A control record is only consumed
+//     (partitionWriter.skip, writer.go).
+//  3. toFormat, then worker.convert: the key and value converters;
+//     convertError (errors.go) sorts their failures.
+//  4. partitionWriter.write, whose steps are in writer.go in its order:
+//     rotation on record time (rotate.go), behavior.on.null.values
+//     (nullValue), the .keys and .headers records (partRecords, parts.go),
+//     rotation on a switch between tombstones and other records, the
+//     partitioner (encode), the file (fileFor: the schema decision
+//     applySchema in schema.go, rotation on a new key schema, open in
+//     objects.go), the value object (writeValue), the parallel objects
+//     (writeParts, parts.go) and flush.size (added). A bad record goes
+//     back to worker.archive, which applies errors.tolerance (badRecord,
+//     dlq.go).
+//  5. partitionWriter.rotate completes the files' objects (complete,
+//     objects.go) and writes their archive index object (putIndex,
+//     indexwriter.go); their offset is then pending.
+//  6. worker.publish counts the completed objects (tally.go), produces
+//     queued bad records to the dead letter queue (flushDLQ, dlq.go), then
+//     hands the pending offset to session.setCommittable; commitLoop and
+//     commitNow commit it (commit.go keeps the pending and committed
+//     offsets).
+//
+// A worker gets what it needs at construction (workerDeps): the sink's
+// config, store, logger and tally, and the session's context, fetch
+// budget, DLQ producer and callbacks.
+//
 // With Config.IndexPrefix set, each rotation of a partition also writes one
 // archive index object (package index) after its objects and before its
 // offset becomes committable: the objects' keys, sizes and SHA-256 (hashed
@@ -42,5 +77,6 @@
 // (format.NewEnvelope); the partition writer then treats null values as
 // ordinary records (behavior.on.null.values is not consulted), lets a null
 // value join any open file, rotates on a switch between values with and
-// without a schema, and marks the index entries envelope=true (envelope.go).
+// without a schema, and marks the index entries envelope=true
+// (partitionWriter.isTombstone in writer.go, decideSchema in schema.go).
 package archive

@@ -1,8 +1,11 @@
 package archive
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/kafkas3/kafkas3/format"
 )
 
 // ErrBadData is matched by Converter errors caused by the record's bytes.
@@ -95,3 +98,20 @@ func (e *ConverterError) Error() string {
 }
 
 func (e *ConverterError) Unwrap() error { return e.Err }
+
+// convertError sorts a converter's failure on r's key or value (stage and
+// class name the converter): bad data makes r a *BadRecordError; with ctx
+// done, it is ctx's error; a permanent failure stops the sink; any other
+// is a *ConverterError, which the sink retries.
+func convertError(ctx context.Context, r *format.Record, stage, class string, err error) error {
+	if errors.Is(err, ErrBadData) {
+		return &BadRecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Stage: stage, Class: class, Err: err}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, ErrPermanent) {
+		return fmt.Errorf("topic %s partition %d offset %d: %s: %w", r.Topic, r.Partition, r.Offset, class, err)
+	}
+	return &ConverterError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
+}

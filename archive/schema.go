@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -16,6 +17,51 @@ const (
 	schemaRotate                      // commit all open files, then write it into a new file
 	schemaProject                     // write it projected to the file's schema
 )
+
+// applySchema makes the schema decision for r and the open file f of
+// its encoded partition (schema.compatibility, decideSchema): it returns
+// f when r joins it, with r's value projected to f's schema when the mode
+// says so, or nil after rotating every open file. A schema r cannot be
+// written with makes r a bad record.
+func (w *partitionWriter) applySchema(ctx context.Context, f *openFile, r *format.Record) (*openFile, error) {
+	act, err := w.decideSchema(f, r)
+	if err != nil {
+		return nil, w.bad(r, err)
+	}
+	switch act {
+	case schemaRotate:
+		return nil, w.rotate(ctx)
+	case schemaProject:
+		p, err := w.schemas.project(r.ValueTyped, f.schema)
+		if err != nil {
+			return nil, w.bad(r, err)
+		}
+		r.ValueTyped = p
+	}
+	return f, nil
+}
+
+// decideSchema compares r's value schema with the open file f's, as
+// schema.compatibility says. With store.envelope, a null value fits any
+// file (its envelope is written under the file's schema), and a switch
+// between values with and without a schema rotates instead of being a bad
+// record: a file holds one envelope schema, and the next file holds the
+// other.
+func (w *partitionWriter) decideSchema(f *openFile, r *format.Record) (schemaAction, error) {
+	var rs *format.Schema
+	if r.ValueTyped != nil {
+		rs = r.ValueTyped.Schema
+	}
+	if w.cfg.Envelope {
+		switch {
+		case r.Value == nil && r.ValueTyped == nil:
+			return schemaKeep, nil
+		case f.typed != (rs != nil):
+			return schemaRotate, nil
+		}
+	}
+	return w.schemas.decide(f.typed, f.schema, rs)
+}
 
 // schemaPair keys the resolution cache: a record's schema and the file's.
 type schemaPair struct{ from, to *avro.Schema }

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // session is one consumer-group membership: from join to shutdown or failure.
@@ -340,79 +339,16 @@ func (ss *session) markDone(k tp) {
 	ss.pollCancel() // wake the poll loop
 }
 
-// poll is the fetch loop: it hands each partition's records to its worker.
-func (ss *session) poll() error {
-	for {
-		fetches := ss.cl.PollRecords(ss.pollCtx, 4096)
-		if fetches.IsClientClosed() {
-			return nil
-		}
-		select {
-		case <-ss.doneCh:
-			ss.cl.AllowRebalance()
-			return nil
-		default:
-		}
-		if err := context.Cause(ss.ctx); err != nil {
-			ss.cl.AllowRebalance()
-			if errors.Is(err, context.Canceled) {
-				return nil // the parent context: a clean stop
-			}
-			return err
-		}
-		var ferr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
-			}
-			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
-			if !kerr.IsRetriable(err) && ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-				ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			ss.cl.AllowRebalance()
-			return ferr
-		}
-		// The worker set cannot change between PollRecords and
-		// AllowRebalance, so look workers up first and send unlocked (a
-		// worker may need the lock to report that it is done).
-		type batch struct {
-			w    *worker
-			recs []*kgo.Record
-		}
-		var batches []batch
-		ss.mu.Lock()
-		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-			if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
-				batches = append(batches, batch{w, p.Records})
-			}
-		})
-		ss.mu.Unlock()
-		for _, b := range batches {
-			held, ok := ss.budget.acquire(batchBytes(b.recs))
-			if !ok {
-				break
-			}
-			detach(b.recs)
-			select {
-			case b.w.in <- inBatch{b.recs, held}:
-			case <-ss.ctx.Done():
-				ss.budget.release(held)
-			}
-		}
-		ss.cl.AllowRebalance()
-		if ss.s.cfg.Once {
-			select {
-			case <-ss.doneCh:
-				return nil
-			default:
-			}
-		}
+func (ss *session) fail(err error) { ss.cancel(err) }
+
+// workerDeps is what the session's workers are given.
+func (ss *session) workerDeps() workerDeps {
+	return workerDeps{
+		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally,
+		ctx: ss.ctx, budget: ss.budget, dlq: ss.dlq,
+		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
 }
-
-func (ss *session) fail(err error) { ss.cancel(err) }
 
 func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	// The archive index's first span of each new worker starts at the
@@ -442,12 +378,9 @@ func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[st
 			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
 				start = c.At
 			}
-			w := newWorker(ss, k, start, target)
+			w := newWorker(ss.workerDeps(), k, start, target)
 			ss.workers[k] = w
-			ss.s.mu.Lock()
-			ss.s.stats.topics[t] = true
-			ss.s.stats.partitions[k] = true
-			ss.s.mu.Unlock()
+			ss.s.tally.assigned(k)
 			go w.run()
 		}
 	}
@@ -490,75 +423,4 @@ func (ss *session) take(m map[string][]int32) []*worker {
 		}
 	}
 	return ws
-}
-
-// setCommittable records that every record of k before offset is archived.
-func (ss *session) setCommittable(k tp, offset int64, epoch int32) {
-	ss.commitMu.Lock()
-	if offset > ss.committed[k] {
-		ss.toCommit[k] = kgo.EpochOffset{Epoch: epoch, Offset: offset}
-	}
-	ss.commitMu.Unlock()
-}
-
-func (ss *session) commitLoop() {
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ss.ctx.Done():
-			return
-		case <-t.C:
-			if err := ss.commitNow(ss.ctx); err != nil && ss.ctx.Err() == nil {
-				ss.s.log.Warn("offset commit failed; will retry", "err", err)
-			}
-		}
-	}
-}
-
-// commitNow commits every pending offset in one request.
-// Commits are serialised by commitSerial; commitMu guards only the maps and
-// is never held across the network call, so a worker publishing an offset
-// never waits for the broker.
-func (ss *session) commitNow(ctx context.Context) error {
-	ss.commitSerial.Lock()
-	defer ss.commitSerial.Unlock()
-	ss.commitMu.Lock()
-	m := map[string]map[int32]kgo.EpochOffset{}
-	for k, eo := range ss.toCommit {
-		if m[k.topic] == nil {
-			m[k.topic] = map[int32]kgo.EpochOffset{}
-		}
-		m[k.topic][k.partition] = eo
-	}
-	ss.commitMu.Unlock()
-	if len(m) == 0 {
-		return nil
-	}
-	var cerr error
-	ss.cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		if err != nil {
-			cerr = err
-			return
-		}
-		ss.commitMu.Lock()
-		defer ss.commitMu.Unlock()
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				k := tp{t.Topic, p.Partition}
-				if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
-					cerr = fmt.Errorf("commit %s[%d]: %w", t.Topic, p.Partition, e)
-					continue
-				}
-				sent := m[t.Topic][p.Partition]
-				if sent.Offset > ss.committed[k] {
-					ss.committed[k] = sent.Offset
-				}
-				if eo, ok := ss.toCommit[k]; ok && eo.Offset <= ss.committed[k] {
-					delete(ss.toCommit, k)
-				}
-			}
-		}
-	})
-	return cerr
 }

@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -78,55 +76,8 @@ type Sink struct {
 	// its offset is committed). Tests and the demo use it.
 	OnObject func(FileStats)
 
-	mu    sync.Mutex
-	stats stats
-
+	tally    tally
 	topicRec topicRecorder
-}
-
-type stats struct {
-	topics     map[string]bool
-	partitions map[tp]bool
-	records    int64
-	objects    int64
-	bytes      int64
-	// skipHigh is, per partition, the highest skipped offset counted, so a
-	// replay after a store failure does not count a skip twice.
-	skipHigh               map[tp]int64
-	bad, dlq, nullsIgnored int64
-	indexObjects           int64
-	snapshots              int64
-}
-
-// skipReason says why a record was not archived.
-type skipReason int
-
-const (
-	skipBad skipReason = iota + 1
-	skipBadDLQ
-	skipNull
-)
-
-// countSkip counts a record of k at offset that is not archived.
-func (s *Sink) countSkip(k tp, offset int64, why skipReason) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats.skipHigh == nil {
-		s.stats.skipHigh = make(map[tp]int64)
-	}
-	if h, ok := s.stats.skipHigh[k]; ok && offset <= h {
-		return
-	}
-	s.stats.skipHigh[k] = offset
-	switch why {
-	case skipBadDLQ:
-		s.stats.dlq++
-		s.stats.bad++
-	case skipBad:
-		s.stats.bad++
-	case skipNull:
-		s.stats.nullsIgnored++
-	}
 }
 
 type tp struct {
@@ -223,14 +174,14 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 // torn down and resumed from the committed offsets after a backoff.
 func (s *Sink) Run(ctx context.Context) (Summary, error) {
 	start := time.Now()
-	s.stats = stats{topics: map[string]bool{}, partitions: map[tp]bool{}}
+	s.tally.reset(s.OnObject)
 	if err := s.store.Check(ctx); err != nil {
-		return s.summary(start), err
+		return s.tally.summary(start), err
 	}
 	if s.snapshotsOn() {
 		sn, closeSn, err := s.newSnapshotter()
 		if err != nil {
-			return s.summary(start), err
+			return s.tally.summary(start), err
 		}
 		defer closeSn()
 		loopCtx, stopLoop := context.WithCancel(ctx)
@@ -244,10 +195,10 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 			// commit, so it records the groups where the run left them.
 			sn.takeLogged(ctx)
 		}
-		return s.summary(start), err
+		return s.tally.summary(start), err
 	}
 	err := s.runSessions(ctx)
-	return s.summary(start), err
+	return s.tally.summary(start), err
 }
 
 // runSessions runs sessions until ctx ends, a session ends cleanly (--once)
@@ -285,38 +236,5 @@ func (s *Sink) runSessions(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 		backoff = min(backoff*2, maxBackoff)
-	}
-}
-
-func (s *Sink) summary(start time.Time) Summary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := Summary{Partitions: len(s.stats.partitions), Records: s.stats.records, Objects: s.stats.objects, Bytes: s.stats.bytes, Elapsed: time.Since(start),
-		BadRecords: s.stats.bad, DLQ: s.stats.dlq, NullsIgnored: s.stats.nullsIgnored, Skipped: s.stats.bad + s.stats.nullsIgnored,
-		IndexObjects: s.stats.indexObjects, Snapshots: s.stats.snapshots}
-	for t := range s.stats.topics {
-		out.Topics = append(out.Topics, t)
-	}
-	sort.Strings(out.Topics)
-	return out
-}
-
-func (s *Sink) addFiles(files []FileStats) {
-	if len(files) == 0 {
-		return
-	}
-	s.mu.Lock()
-	for _, f := range files {
-		s.stats.objects++
-		if f.Part == "" {
-			s.stats.records += f.Records
-		}
-		s.stats.bytes += f.Bytes
-	}
-	s.mu.Unlock()
-	if s.OnObject != nil {
-		for _, f := range files {
-			s.OnObject(f)
-		}
 	}
 }

@@ -139,69 +139,9 @@ func (sn *snapshotter) take(ctx context.Context) error {
 	if err != nil || len(topics) == 0 {
 		return err
 	}
-	want := map[string]bool{}
-	for _, t := range topics {
-		want[t] = true
-	}
-	groups := map[string]map[string]map[int32]int64{} // topic -> group -> partition -> offset
-	listed, err := sn.adm.ListGroups(ctx)
-	switch {
-	case isAuthErr(err):
-		sn.warnOnce("list", "cannot list consumer groups (missing ACL: DESCRIBE on the cluster or the groups); snapshots hold the end offsets only", "err", err)
-	case err != nil:
-		return fmt.Errorf("list consumer groups: %w", err)
-	}
-	var names []string
-	for _, g := range listed {
-		if sn.snapshotGroup(g) {
-			names = append(names, g.Group)
-		}
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		fetched := sn.adm.FetchManyOffsets(ctx, names...)
-		var denied []string
-		for _, g := range names {
-			r, ok := fetched[g]
-			if !ok {
-				continue
-			}
-			if r.Err != nil {
-				if isAuthErr(r.Err) {
-					denied = append(denied, g)
-					continue
-				}
-				if errors.Is(r.Err, kerr.GroupIDNotFound) {
-					continue // deleted since the listing
-				}
-				return fmt.Errorf("fetch the committed offsets of group %s: %w", g, r.Err)
-			}
-			r.Fetched.Each(func(o kadm.OffsetResponse) {
-				if !want[o.Topic] {
-					return
-				}
-				if o.Err != nil {
-					if isAuthErr(o.Err) {
-						denied = append(denied, g)
-					}
-					return
-				}
-				if o.At < 0 {
-					return
-				}
-				if groups[o.Topic] == nil {
-					groups[o.Topic] = map[string]map[int32]int64{}
-				}
-				if groups[o.Topic][g] == nil {
-					groups[o.Topic][g] = map[int32]int64{}
-				}
-				groups[o.Topic][g][o.Partition] = o.At
-			})
-		}
-		if len(denied) > 0 {
-			sn.warnOnce("fetch", "cannot read the committed offsets of some consumer groups (missing ACL: DESCRIBE on the group and the topic); snapshots leave them out",
-				"groups", strings.Join(dedupe(denied), ","))
-		}
+	groups, err := sn.groupOffsets(ctx, topics)
+	if err != nil {
+		return err
 	}
 	ends, err := sn.adm.ListCommittedOffsets(ctx, topics...)
 	if err != nil {
@@ -210,41 +150,143 @@ func (sn *snapshotter) take(ctx context.Context) error {
 	now := time.Now().UnixMilli()
 	var errs []error
 	for _, t := range topics {
-		snap := &index.Snapshot{Topic: t, TimeMS: now, EndOffsets: map[int32]int64{}, Groups: map[string]map[int32]int64{}}
-		var perr error
-		ends.Each(func(o kadm.ListedOffset) {
-			if o.Topic != t {
-				return
-			}
-			if o.Err != nil {
-				perr = fmt.Errorf("end offset of %s[%d]: %w", t, o.Partition, o.Err)
-				return
-			}
-			snap.EndOffsets[o.Partition] = o.Offset
-		})
-		if perr != nil {
-			errs = append(errs, perr)
+		snap, err := topicSnapshot(t, now, ends, groups[t])
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if len(snap.EndOffsets) == 0 {
+		if snap == nil {
 			continue // deleted since the listing
-		}
-		for g, offs := range groups[t] {
-			keep := map[int32]int64{}
-			for p, o := range offs {
-				if _, ok := snap.EndOffsets[p]; ok {
-					keep[p] = o
-				}
-			}
-			if len(keep) > 0 {
-				snap.Groups[g] = keep
-			}
 		}
 		if err := sn.write(ctx, snap); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// groupOffsets returns the committed offsets on topics of the groups a
+// snapshot records (snapshotGroup), by topic, group and partition. Groups
+// whose offsets the ACLs hide are left out, with one warning per run.
+func (sn *snapshotter) groupOffsets(ctx context.Context, topics []string) (map[string]map[string]map[int32]int64, error) {
+	groups := map[string]map[string]map[int32]int64{} // topic -> group -> partition -> offset
+	names, err := sn.groupNames(ctx)
+	if err != nil || len(names) == 0 {
+		return groups, err
+	}
+	want := map[string]bool{}
+	for _, t := range topics {
+		want[t] = true
+	}
+	fetched := sn.adm.FetchManyOffsets(ctx, names...)
+	var denied []string
+	for _, g := range names {
+		r, ok := fetched[g]
+		if !ok {
+			continue
+		}
+		if r.Err != nil {
+			if isAuthErr(r.Err) {
+				denied = append(denied, g)
+				continue
+			}
+			if errors.Is(r.Err, kerr.GroupIDNotFound) {
+				continue // deleted since the listing
+			}
+			return nil, fmt.Errorf("fetch the committed offsets of group %s: %w", g, r.Err)
+		}
+		if addGroupOffsets(groups, g, r.Fetched, want) {
+			denied = append(denied, g)
+		}
+	}
+	if len(denied) > 0 {
+		sn.warnOnce("fetch", "cannot read the committed offsets of some consumer groups (missing ACL: DESCRIBE on the group and the topic); snapshots leave them out",
+			"groups", strings.Join(dedupe(denied), ","))
+	}
+	return groups, nil
+}
+
+// groupNames lists the consumer groups a snapshot records, sorted. When
+// the ACLs refuse the listing it warns once and returns what it got.
+func (sn *snapshotter) groupNames(ctx context.Context) ([]string, error) {
+	listed, err := sn.adm.ListGroups(ctx)
+	switch {
+	case isAuthErr(err):
+		sn.warnOnce("list", "cannot list consumer groups (missing ACL: DESCRIBE on the cluster or the groups); snapshots hold the end offsets only", "err", err)
+	case err != nil:
+		return nil, fmt.Errorf("list consumer groups: %w", err)
+	}
+	var names []string
+	for _, g := range listed {
+		if sn.snapshotGroup(g) {
+			names = append(names, g.Group)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// addGroupOffsets adds group g's committed offsets on the wanted topics
+// to groups; it reports whether the ACLs hid some of them.
+func addGroupOffsets(groups map[string]map[string]map[int32]int64, g string, fetched kadm.OffsetResponses, want map[string]bool) (denied bool) {
+	fetched.Each(func(o kadm.OffsetResponse) {
+		if !want[o.Topic] {
+			return
+		}
+		if o.Err != nil {
+			if isAuthErr(o.Err) {
+				denied = true
+			}
+			return
+		}
+		if o.At < 0 {
+			return
+		}
+		if groups[o.Topic] == nil {
+			groups[o.Topic] = map[string]map[int32]int64{}
+		}
+		if groups[o.Topic][g] == nil {
+			groups[o.Topic][g] = map[int32]int64{}
+		}
+		groups[o.Topic][g][o.Partition] = o.At
+	})
+	return denied
+}
+
+// topicSnapshot is topic t's snapshot at now from the end offsets and the
+// groups' offsets on t (those of partitions with an end offset); nil when
+// ends has no partition of t (the topic was deleted).
+func topicSnapshot(t string, now int64, ends kadm.ListedOffsets, groups map[string]map[int32]int64) (*index.Snapshot, error) {
+	snap := &index.Snapshot{Topic: t, TimeMS: now, EndOffsets: map[int32]int64{}, Groups: map[string]map[int32]int64{}}
+	var perr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Topic != t {
+			return
+		}
+		if o.Err != nil {
+			perr = fmt.Errorf("end offset of %s[%d]: %w", t, o.Partition, o.Err)
+			return
+		}
+		snap.EndOffsets[o.Partition] = o.Offset
+	})
+	if perr != nil {
+		return nil, perr
+	}
+	if len(snap.EndOffsets) == 0 {
+		return nil, nil
+	}
+	for g, offs := range groups {
+		keep := map[int32]int64{}
+		for p, o := range offs {
+			if _, ok := snap.EndOffsets[p]; ok {
+				keep[p] = o
+			}
+		}
+		if len(keep) > 0 {
+			snap.Groups[g] = keep
+		}
+	}
+	return snap, nil
 }
 
 func dedupe(ss []string) []string {
@@ -304,9 +346,7 @@ func (sn *snapshotter) write(ctx context.Context, snap *index.Snapshot) error {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	sn.last[snap.Topic] = snap
-	sn.s.mu.Lock()
-	sn.s.stats.snapshots++
-	sn.s.mu.Unlock()
+	sn.s.tally.snapshot()
 	sn.s.log.Debug("group offset snapshot written", "key", key, "groups", len(snap.Groups))
 	return nil
 }

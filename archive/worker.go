@@ -2,17 +2,42 @@ package archive
 
 import (
 	"context"
-	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// worker archives one assigned partition.
+// workerDeps is what a worker needs, given by its session at construction
+// (session.workerDeps): the sink's config, store, logger and tally, the
+// session's context, fetch budget and dead letter queue producer, and the
+// session's callbacks.
+type workerDeps struct {
+	cfg   *Config
+	store s3store.Store
+	log   *slog.Logger
+	tally *tally
+	// ctx is the session's: done when the session ends.
+	ctx    context.Context
+	budget *budget     // the fetch budget the worker's batches hold
+	dlq    *kgo.Client // the dead letter queue producer; nil without one
+	// fail ends the session with err.
+	fail func(err error)
+	// done tells the session that --once archived the partition k to its
+	// target.
+	done func(k tp)
+	// committable tells the session that every record of k before offset
+	// is archived (epoch is the last record's leader epoch).
+	committable func(k tp, offset int64, epoch int32)
+}
+
+// worker archives one assigned partition. The record path (path.go)
+// starts at batch.
 type worker struct {
-	ss     *session
+	workerDeps
 	tp     tp
 	target int64 // --once: stop at this offset; -1 otherwise
 	pw     *partitionWriter
@@ -20,26 +45,23 @@ type worker struct {
 	quit   chan struct{}
 	exited chan struct{}
 	once   sync.Once
+	epoch  int32 // leader epoch of the last record given to pw; -1 before any
 	rec    format.Record
-	dlq    []*kgo.Record // bad records to produce to the DLQ before the next publish
+	queued []*kgo.Record // bad records to produce to the DLQ before the next publish
 }
 
 // newWorker returns the worker of k; start is the group's committed offset
 // for k (-1 when unknown), target the --once end offset (-1 otherwise).
-func newWorker(ss *session, k tp, start, target int64) *worker {
+func newWorker(d workerDeps, k tp, start, target int64) *worker {
 	w := &worker{
-		ss: ss, tp: k, target: target,
-		pw:     newPartitionWriter(k.topic, k.partition, start, &ss.s.cfg, ss.s.store, ss.s.log),
+		workerDeps: d, tp: k, target: target, epoch: -1,
+		pw:     newPartitionWriter(k.topic, k.partition, start, d.cfg, d.store, d.log),
 		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
-	w.pw.onNullIgnored = func(offset int64) { ss.s.countSkip(k, offset, skipNull) }
-	w.pw.onIndex = func() {
-		ss.s.mu.Lock()
-		ss.s.stats.indexObjects++
-		ss.s.mu.Unlock()
-	}
+	w.pw.onNullIgnored = func(offset int64) { d.tally.countSkip(k, offset, skipNull) }
+	w.pw.onIndex = d.tally.indexObject
 	return w
 }
 
@@ -50,6 +72,9 @@ func (w *worker) stop() {
 	<-w.exited
 }
 
+// run takes the worker's batches (batch, path.go) and the scheduled
+// rotations until it is stopped, the session ends, it fails (which fails
+// the session) or --once is done.
 func (w *worker) run() {
 	defer close(w.exited)
 	defer w.releaseQueued()
@@ -60,152 +85,70 @@ func (w *worker) run() {
 		defer cancel()
 		w.pw.abort(actx)
 	}()
-	var tick <-chan time.Time
-	var timer *time.Timer
-	if iv := w.ss.s.cfg.RotateScheduleInterval; iv > 0 {
-		timer = time.NewTimer(time.Until(nextBoundary(time.Now(), iv, w.ss.s.cfg.Timezone)))
-		defer timer.Stop()
-		tick = timer.C
-	}
-	var epoch int32 = -1
+	sched := w.schedule()
+	defer sched.stop()
 	for {
+		var finished bool
+		var err error
 		select {
 		case <-w.quit:
 			return
-		case <-w.ss.ctx.Done():
+		case <-w.ctx.Done():
 			return
-		case now := <-tick:
-			if err := w.pw.flush(w.ss.ctx); err != nil {
-				w.ss.fail(err)
-				w.drain()
-				return
-			}
-			if err := w.publish(epoch); err != nil {
-				w.ss.fail(err)
-				w.drain()
-				return
-			}
-			timer.Reset(time.Until(nextBoundary(now, w.ss.s.cfg.RotateScheduleInterval, w.ss.s.cfg.Timezone)))
+		case now := <-sched.c:
+			err = w.scheduled()
+			sched.next(now)
 		case b := <-w.in:
-			finished, err := w.process(b.recs, &epoch)
-			w.ss.budget.release(b.held)
-			if err != nil {
-				_ = w.publish(epoch) // what is complete stays committable
-				w.ss.fail(err)
-				w.drain()
-				return
-			}
-			if err := w.publish(epoch); err != nil {
-				w.ss.fail(err)
-				w.drain()
-				return
-			}
-			if finished {
-				w.ss.markDone(w.tp)
-				w.drain()
-				return
-			}
+			finished, err = w.batch(b)
 		}
-	}
-}
-
-// drain discards input until stopped, so the poll loop never blocks on a
-// worker that has finished or failed.
-func (w *worker) drain() {
-	for {
-		select {
-		case b := <-w.in:
-			w.ss.budget.release(b.held)
-		case <-w.quit:
+		if err != nil {
+			w.fail(err)
+			w.drain()
 			return
-		case <-w.ss.ctx.Done():
+		}
+		if finished {
+			w.done(w.tp)
+			w.drain()
 			return
 		}
 	}
 }
 
-// releaseQueued returns the budget of batches still queued when the worker
-// exits (nothing sends to a worker that was removed from the session).
-func (w *worker) releaseQueued() {
-	for {
-		select {
-		case b := <-w.in:
-			w.ss.budget.release(b.held)
-		default:
-			return
-		}
-	}
-}
-
-// process writes a fetched batch. It reports finished when --once has
-// reached the target offset.
-func (w *worker) process(recs []*kgo.Record, epoch *int32) (bool, error) {
-	defer w.forget()
-	for _, kr := range recs {
-		if w.target >= 0 && kr.Offset >= w.target {
-			return true, w.pw.flush(w.ss.ctx)
-		}
-		*epoch = kr.LeaderEpoch
-		if kr.Attrs.IsControl() {
-			if err := w.pw.skip(w.ss.ctx, kr.Offset); err != nil {
-				return false, err
-			}
-		} else {
-			toFormat(kr, &w.rec)
-			err := w.convert(&w.rec)
-			if err == nil {
-				err = w.pw.write(w.ss.ctx, &w.rec)
-			}
-			var bad *BadRecordError
-			if errors.As(err, &bad) {
-				err = w.badRecord(kr, bad)
-			}
-			if err != nil {
-				return false, err
-			}
-		}
-		if w.target >= 0 && kr.Offset >= w.target-1 {
-			return true, w.pw.flush(w.ss.ctx)
-		}
-	}
-	return false, nil
-}
-
-// forget drops the reused record's references into the batch, so an idle
-// worker does not keep its last batch's buffer alive.
-func (w *worker) forget() {
-	h := w.rec.Headers
-	clear(h)
-	w.rec = format.Record{Headers: h[:0]}
-}
-
-// publish hands completed files to the stats and their offset to the
-// committer. Bad records waiting for the dead letter queue are produced
-// first: an offset past a bad record becomes committable only once the
-// record is in the DLQ. If that fails, nothing is made committable.
-func (w *worker) publish(epoch int32) error {
-	w.ss.s.addFiles(w.pw.takeDone())
-	if err := w.flushDLQ(); err != nil {
+// scheduled is a rotation of rotate.schedule.interval.ms: it completes the
+// open files and publishes them.
+func (w *worker) scheduled() error {
+	if err := w.pw.flush(w.ctx); err != nil {
 		return err
 	}
-	if w.pw.pending >= 0 {
-		w.ss.setCommittable(w.tp, w.pw.pending, epoch)
-	}
-	return nil
+	return w.publish()
 }
 
-// toFormat converts a franz-go record, reusing dst's header slice.
-func toFormat(kr *kgo.Record, dst *format.Record) {
-	dst.Topic = kr.Topic
-	dst.Partition = kr.Partition
-	dst.Offset = kr.Offset
-	dst.Timestamp = kr.Timestamp
-	dst.TimestampType = format.TimestampType(kr.Attrs.TimestampType())
-	dst.Key = kr.Key
-	dst.Value = kr.Value
-	dst.Headers = dst.Headers[:0]
-	for _, h := range kr.Headers {
-		dst.Headers = append(dst.Headers, format.Header{Key: h.Key, Value: h.Value})
+// schedule is the wall-clock rotation timer of rotate.schedule.interval.ms;
+// its channel c is nil (never ready) without one.
+type schedule struct {
+	c        <-chan time.Time
+	timer    *time.Timer
+	interval time.Duration
+	loc      *time.Location
+}
+
+func (w *worker) schedule() *schedule {
+	s := &schedule{interval: w.cfg.RotateScheduleInterval, loc: w.cfg.Timezone}
+	if s.interval > 0 {
+		s.timer = time.NewTimer(time.Until(nextBoundary(time.Now(), s.interval, s.loc)))
+		s.c = s.timer.C
+	}
+	return s
+}
+
+// next sets the timer to the boundary after now.
+func (s *schedule) next(now time.Time) {
+	s.timer.Reset(time.Until(nextBoundary(now, s.interval, s.loc)))
+}
+
+func (s *schedule) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
 	}
 }
 
@@ -217,4 +160,40 @@ func nextBoundary(now time.Time, interval time.Duration, loc *time.Location) tim
 	iv := interval.Milliseconds()
 	next := (local/iv + 1) * iv
 	return time.UnixMilli(next - int64(off)*1000)
+}
+
+// drain discards input until stopped, so the poll loop never blocks on a
+// worker that has finished or failed.
+func (w *worker) drain() {
+	for {
+		select {
+		case b := <-w.in:
+			w.budget.release(b.held)
+		case <-w.quit:
+			return
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+// releaseQueued returns the budget of batches still queued when the worker
+// exits (nothing sends to a worker that was removed from the session).
+func (w *worker) releaseQueued() {
+	for {
+		select {
+		case b := <-w.in:
+			w.budget.release(b.held)
+		default:
+			return
+		}
+	}
+}
+
+// forget drops the reused record's references into the batch, so an idle
+// worker does not keep its last batch's buffer alive.
+func (w *worker) forget() {
+	h := w.rec.Headers
+	clear(h)
+	w.rec = format.Record{Headers: h[:0]}
 }

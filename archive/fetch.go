@@ -1,0 +1,60 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// This file holds the fetch loop's (poll, path.go) decisions; the fetch
+// budget and the copies of fetched records are in budget.go.
+
+// pollOver tells whether the fetch loop ends after fetches, and with which
+// error: --once is done (nil), the session is over (nil when its parent
+// was cancelled, a clean stop), or a fetch failed for good.
+func (ss *session) pollOver(fetches kgo.Fetches) (bool, error) {
+	if ss.onceDone() {
+		return true, nil
+	}
+	if err := context.Cause(ss.ctx); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return true, nil // the parent context: a clean stop
+		}
+		return true, err
+	}
+	if err := ss.fetchError(fetches); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// fetchError logs the fetch errors of fetches and returns the first that
+// no retry fixes; a topic or partition that does not exist (yet) is
+// retried.
+func (ss *session) fetchError(fetches kgo.Fetches) error {
+	var ferr error
+	fetches.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+		if !kerr.IsRetriable(err) && ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+		}
+	})
+	return ferr
+}
+
+// onceDone tells whether --once has archived every partition to its
+// target.
+func (ss *session) onceDone() bool {
+	select {
+	case <-ss.doneCh:
+		return true
+	default:
+		return false
+	}
+}

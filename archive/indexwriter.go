@@ -1,0 +1,131 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// This file holds the partition writer's archive index (Config.IndexPrefix):
+// the entries of a rotation's files, the index object written before the
+// offset becomes committable, and the restamp of skipped offsets.
+
+// indexed reports whether the archive index is written.
+func (w *partitionWriter) indexed() bool { return w.cfg.IndexPrefix != "" }
+
+// begin notes the first offset the writer consumes: the index's first span
+// starts at the committed offset the writer started from, or at this
+// offset when that is unknown.
+func (w *partitionWriter) begin(offset int64) {
+	if w.from >= 0 {
+		return
+	}
+	if w.start >= 0 && w.start <= offset {
+		w.from = w.start
+	} else {
+		w.from = offset
+	}
+}
+
+// entry is the archive index entry of a file whose objects are complete.
+func (w *partitionWriter) entry(f *openFile) index.Entry {
+	e := index.Entry{
+		V: index.Version, Topic: w.topic, Partition: w.partition, Key: f.key,
+		Runs: f.runs, Records: f.records, MinTS: f.minTS, MaxTS: f.maxTS, Tombstone: f.tombstone,
+		Envelope: w.cfg.Envelope,
+	}
+	for _, o := range f.objects() {
+		part := o.part
+		if f.tombstone && o == f.keys {
+			part = index.PartKeys
+		}
+		e.Objects = append(e.Objects, index.Object{Key: o.key, Part: indexPart(part), Size: o.counter.n, SHA256: o.counter.sum()})
+	}
+	return e
+}
+
+// indexPart maps a FileStats part to the index's part name.
+func indexPart(part string) string {
+	switch part {
+	case PartKeys:
+		return index.PartKeys
+	case PartHeaders:
+		return index.PartHeaders
+	}
+	return index.PartValue
+}
+
+// putIndex writes the index object of entries at commit and makes commit
+// committable: the next span starts there.
+func (w *partitionWriter) putIndex(ctx context.Context, entries []index.Entry, commit int64) error {
+	for i := range entries {
+		entries[i].Commit = commit
+	}
+	data, err := index.Encode(entries)
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+	}
+	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
+	if err := putObject(ctx, w.store, key, data); err != nil {
+		return err
+	}
+	if w.onIndex != nil {
+		w.onIndex()
+	}
+	w.log.Debug("index object complete", "key", key, "entries", len(entries), "commit", commit)
+	w.lastEntries = entries
+	w.from = commit
+	w.pending = commit
+	return nil
+}
+
+// restamp commits skipped offsets up to commit when no file is open: it
+// writes the last rotation's entries again with the new commit (an entry
+// with a higher commit supersedes the older one for the same object), so
+// the index accounts for every offset below every commit. When the writer
+// has written no index object yet, it reads the one at the committed
+// offset it started from. Without any (an archive written before the
+// index, or by Confluent's connector) the offset is committed without an
+// index object: nothing before it is indexed.
+func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
+	if commit <= w.from {
+		return nil
+	}
+	entries := w.lastEntries
+	if entries == nil && w.start >= 0 && w.from == w.start {
+		var err error
+		if entries, err = w.startEntries(ctx); err != nil {
+			return err
+		}
+	}
+	if entries == nil {
+		w.from = commit
+		w.pending = commit
+		return nil
+	}
+	// The entries keep the From they were written with.
+	return w.putIndex(ctx, slices.Clone(entries), commit)
+}
+
+// startEntries reads the entries of the index object at the committed
+// offset the writer started from: nil when there is none.
+func (w *partitionWriter) startEntries(ctx context.Context) ([]index.Entry, error) {
+	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, w.start, w.indexWriter)
+	rc, err := w.store.Open(ctx, key)
+	switch {
+	case errors.Is(err, s3store.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, &StoreError{Key: key, Err: err}
+	}
+	defer rc.Close()
+	entries, err := index.Decode(key, rc)
+	if err != nil {
+		return nil, fmt.Errorf("topic %s partition %d: %w", w.topic, w.partition, err)
+	}
+	return entries, nil
+}

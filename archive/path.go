@@ -1,0 +1,322 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// This file is one record's path from fetch to store, top-down in call
+// order (doc.go lists the stops): poll, dispatch, worker.batch,
+// worker.process, worker.archive, toFormat, worker.convert,
+// partitionWriter.write, partitionWriter.rotate, worker.publish,
+// session.setCommittable, session.commitNow. The details of each stop
+// live in the file of its stage: fetch.go and budget.go (fetching),
+// worker.go (the worker's loop), writer.go (the partition writer's steps),
+// parts.go (the .keys and .headers objects), schema.go (the schema
+// decision), objects.go (the store objects of a file), indexwriter.go
+// (the archive index), dlq.go (bad records), commit.go.
+
+// poll is the fetch loop: it hands each partition's records to its worker
+// until --once is done, the session ends or a fetch fails for good.
+func (ss *session) poll() error {
+	for {
+		fetches := ss.cl.PollRecords(ss.pollCtx, 4096)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		if over, err := ss.pollOver(fetches); over {
+			ss.cl.AllowRebalance()
+			return err
+		}
+		ss.dispatch(fetches)
+		ss.cl.AllowRebalance()
+		if ss.s.cfg.Once && ss.onceDone() {
+			return nil
+		}
+	}
+}
+
+// dispatch hands each partition's fetched records to its worker, copied
+// out of the fetch response (detach) and holding their share of the fetch
+// budget until the worker has written them.
+func (ss *session) dispatch(fetches kgo.Fetches) {
+	// The worker set cannot change between PollRecords and
+	// AllowRebalance, so look workers up first and send unlocked (a
+	// worker may need the lock to report that it is done).
+	type batch struct {
+		w    *worker
+		recs []*kgo.Record
+	}
+	var batches []batch
+	ss.mu.Lock()
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
+			batches = append(batches, batch{w, p.Records})
+		}
+	})
+	ss.mu.Unlock()
+	for _, b := range batches {
+		held, ok := ss.budget.acquire(batchBytes(b.recs))
+		if !ok {
+			return
+		}
+		detach(b.recs)
+		select {
+		case b.w.in <- inBatch{b.recs, held}:
+		case <-ss.ctx.Done():
+			ss.budget.release(held)
+		}
+	}
+}
+
+// batch writes a batch the worker received (worker.run) and publishes
+// what it completed. It reports finished when --once has reached the
+// target offset.
+func (w *worker) batch(b inBatch) (finished bool, err error) {
+	finished, err = w.process(b.recs)
+	w.budget.release(b.held)
+	if err != nil {
+		_ = w.publish() // what is complete stays committable
+		return false, err
+	}
+	return finished, w.publish()
+}
+
+// process writes the records of a batch, in offset order, up to the
+// --once target.
+func (w *worker) process(recs []*kgo.Record) (bool, error) {
+	defer w.forget()
+	for _, kr := range recs {
+		if w.target >= 0 && kr.Offset >= w.target {
+			return true, w.pw.flush(w.ctx)
+		}
+		w.epoch = kr.LeaderEpoch
+		if err := w.archive(kr); err != nil {
+			return false, err
+		}
+		if w.target >= 0 && kr.Offset >= w.target-1 {
+			return true, w.pw.flush(w.ctx)
+		}
+	}
+	return false, nil
+}
+
+// archive takes one record to the partition writer: a control record (a
+// transaction marker) is only consumed; any other is converted and
+// written. A bad record goes to errors.tolerance (badRecord, dlq.go).
+func (w *worker) archive(kr *kgo.Record) error {
+	if kr.Attrs.IsControl() {
+		return w.pw.skip(w.ctx, kr.Offset)
+	}
+	toFormat(kr, &w.rec)
+	err := w.convert(&w.rec)
+	if err == nil {
+		err = w.pw.write(w.ctx, &w.rec)
+	}
+	var bad *BadRecordError
+	if errors.As(err, &bad) {
+		return w.badRecord(kr, bad)
+	}
+	return err
+}
+
+// toFormat converts a franz-go record, reusing dst's header slice.
+func toFormat(kr *kgo.Record, dst *format.Record) {
+	dst.Topic = kr.Topic
+	dst.Partition = kr.Partition
+	dst.Offset = kr.Offset
+	dst.Timestamp = kr.Timestamp
+	dst.TimestampType = format.TimestampType(kr.Attrs.TimestampType())
+	dst.Key = kr.Key
+	dst.Value = kr.Value
+	dst.Headers = dst.Headers[:0]
+	for _, h := range kr.Headers {
+		dst.Headers = append(dst.Headers, format.Header{Key: h.Key, Value: h.Value})
+	}
+}
+
+// convert sets r's KeyTyped and ValueTyped with the configured converters.
+// A bad key or value gives a *BadRecordError, any other converter failure
+// a *ConverterError (convertError).
+func (w *worker) convert(r *format.Record) error {
+	r.KeyTyped, r.ValueTyped = nil, nil
+	if c := w.cfg.KeyConverter; c != nil && r.Key != nil {
+		t, err := c.Convert(w.ctx, r.Topic, true, r.Key)
+		if err != nil {
+			return convertError(w.ctx, r, StageKeyConverter, w.cfg.KeyConverterClass, err)
+		}
+		r.KeyTyped = t
+	}
+	if c := w.cfg.ValueConverter; c != nil && r.Value != nil {
+		t, err := c.Convert(w.ctx, r.Topic, false, r.Value)
+		if err != nil {
+			return convertError(w.ctx, r, StageValueConverter, w.cfg.ValueConverterClass, err)
+		}
+		r.ValueTyped = t
+	}
+	return nil
+}
+
+// write consumes one record: it may rotate before (record-time interval,
+// a switch between tombstones and other records, a schema change) and
+// after (flush.size) writing it. A record that cannot be written because
+// of its data gives a *BadRecordError, and the writer is left as if the
+// record had not been given. The steps are in writer.go, the .keys and
+// .headers records in parts.go, the schema decision in schema.go.
+func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
+	if err := w.rotateOnRecordTime(ctx, r); err != nil {
+		return err
+	}
+	tomb := w.isTombstone(r)
+	if tomb {
+		if consumed, err := w.nullValue(ctx, r); consumed {
+			return err
+		}
+	}
+	// The key and headers records are built first: a record that cannot
+	// give them is refused before anything of it is written.
+	parts, err := w.partRecords(r)
+	if err != nil {
+		return w.bad(r, err)
+	}
+	if err := w.rotateOnTombstoneSwitch(ctx, tomb); err != nil {
+		return err
+	}
+	encoded, err := w.encode(r, tomb)
+	if err != nil {
+		return err
+	}
+	f, err := w.fileFor(ctx, encoded, r, tomb, parts.key)
+	if err != nil {
+		return err
+	}
+	if !tomb {
+		if err := w.writeValue(ctx, f, encoded, r); err != nil {
+			return err
+		}
+	}
+	if err := w.writeParts(ctx, f, encoded, r, parts); err != nil {
+		return err
+	}
+	return w.added(ctx, f, r, tomb)
+}
+
+// rotate completes every open file of the partition, with their parallel
+// objects, and writes their archive index object. On success the
+// partition's offset up to the last consumed record may be committed:
+// only then are all objects holding those records complete.
+func (w *partitionWriter) rotate(ctx context.Context) error {
+	var entries []index.Entry
+	for i, enc := range w.order {
+		f := w.files[enc]
+		if err := w.complete(ctx, f); err != nil {
+			w.abortFrom(ctx, i+1)
+			return err
+		}
+		if w.indexed() {
+			entries = append(entries, w.entry(f))
+		}
+		delete(w.files, enc)
+	}
+	w.order = w.order[:0]
+	w.count = 0
+	if w.last < 0 {
+		return nil
+	}
+	if w.indexed() {
+		if len(entries) == 0 {
+			return w.restamp(ctx, w.last+1) // no file was open
+		}
+		// The index object is complete in the store before the offset
+		// becomes committable; if it fails, nothing past the previous
+		// commit is committed and the replay rewrites the same bytes.
+		for i := range entries {
+			entries[i].From = w.from
+		}
+		return w.putIndex(ctx, entries, w.last+1)
+	}
+	w.pending = w.last + 1
+	return nil
+}
+
+// publish hands completed files to the tally and their offset to the
+// committer. Bad records waiting for the dead letter queue are produced
+// first: an offset past a bad record becomes committable only once the
+// record is in the DLQ. If that fails, nothing is made committable.
+func (w *worker) publish() error {
+	w.tally.addFiles(w.pw.takeDone())
+	if err := w.flushDLQ(); err != nil {
+		return err
+	}
+	if w.pw.pending >= 0 {
+		w.committable(w.tp, w.pw.pending, w.epoch)
+	}
+	return nil
+}
+
+// setCommittable records that every record of k before offset is archived.
+func (ss *session) setCommittable(k tp, offset int64, epoch int32) {
+	ss.commitMu.Lock()
+	if offset > ss.committed[k] {
+		ss.toCommit[k] = kgo.EpochOffset{Epoch: epoch, Offset: offset}
+	}
+	ss.commitMu.Unlock()
+}
+
+// commitLoop commits what is committable every half second until the
+// session ends (which commits a last time, session.go).
+func (ss *session) commitLoop() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.ctx.Done():
+			return
+		case <-t.C:
+			if err := ss.commitNow(ss.ctx); err != nil && ss.ctx.Err() == nil {
+				ss.s.log.Warn("offset commit failed; will retry", "err", err)
+			}
+		}
+	}
+}
+
+// commitNow commits every pending offset in one request.
+// Commits are serialised by commitSerial; commitMu guards only the maps and
+// is never held across the network call, so a worker publishing an offset
+// never waits for the broker.
+func (ss *session) commitNow(ctx context.Context) error {
+	ss.commitSerial.Lock()
+	defer ss.commitSerial.Unlock()
+	m := ss.pendingCommits()
+	if len(m) == 0 {
+		return nil
+	}
+	var cerr error
+	ss.cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		ss.commitMu.Lock()
+		defer ss.commitMu.Unlock()
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				k := tp{t.Topic, p.Partition}
+				if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+					cerr = fmt.Errorf("commit %s[%d]: %w", t.Topic, p.Partition, e)
+					continue
+				}
+				ss.committedTo(k, m[t.Topic][p.Partition].Offset)
+			}
+		}
+	})
+	return cerr
+}
