@@ -126,24 +126,60 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-
-	type pk struct {
-		topic string
-		part  int32
+	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listed: listed, parts: map[partKey]*Partition{}}
+	chosen, findings, err := v.choose(ix)
+	if err != nil {
+		return nil, err
 	}
-	parts := map[pk]*Partition{}
-	problem := func(p Problem) {
-		rep.Problems = append(rep.Problems, p)
-		if pp := parts[pk{p.Topic, p.Partition}]; pp != nil {
-			pp.Problems++
-		}
-	}
+	v.coverage(chosen)
+	indexed := v.checkObjects(chosen, findings)
+	v.unindexed(indexed)
+	v.emptyTopics(ix)
+	v.sortReport()
+	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
+	return rep, nil
+}
 
-	// For each object key, the entry its objects match: the live one
-	// (highest commit) unless the store holds what an older entry
-	// describes (a later sink run with a smaller flush.size rewrote the
-	// key with fewer records and a lower commit). Plain verification
-	// matches by size; --deep also by SHA-256.
+// partKey names a topic partition.
+type partKey struct {
+	topic string
+	part  int32
+}
+
+// verifier is one Run: what it checks against and the report it fills.
+type verifier struct {
+	ctx    context.Context
+	cfg    Config
+	store  s3store.Store
+	rep    *Report
+	listed map[string]int64 // objects under topics.dir, by key, with their sizes
+	parts  map[partKey]*Partition
+	// Deep's progress: objects read and to read, bytes to read.
+	done, total int
+	totalBytes  int64
+}
+
+// finding is a problem Deep found in one object of an entry.
+type finding struct {
+	o            index.Object
+	kind, detail string
+}
+
+// problem adds p to the report and counts it for its partition.
+func (v *verifier) problem(p Problem) {
+	v.rep.Problems = append(v.rep.Problems, p)
+	if pp := v.parts[partKey{p.Topic, p.Partition}]; pp != nil {
+		pp.Problems++
+	}
+}
+
+// choose returns, for each object key, the entry its objects match: the
+// live one (highest commit) unless the store holds what an older entry
+// describes (a later sink run with a smaller flush.size rewrote the key
+// with fewer records and a lower commit). Plain verification matches by
+// size; --deep also by SHA-256, and returns what it found in the chosen
+// entries' objects, by entry key.
+func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding, error) {
 	byKey := map[string][]*index.Entry{}
 	var keyOrder []string
 	for i := range ix.All {
@@ -153,77 +189,93 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		}
 		byKey[e.Key] = append(byKey[e.Key], e) // highest commit first
 	}
-	type finding struct {
-		o            index.Object
-		kind, detail string
+	for _, k := range keyOrder {
+		if pick := firstSized(byKey[k], v.listed); pick != nil {
+			v.total += len(pick.Objects)
+			for _, o := range pick.Objects {
+				v.totalBytes += o.Size
+			}
+		}
 	}
 	chosen := make([]index.Entry, 0, len(keyOrder))
-	findings := map[string][]finding{} // --deep findings by entry key
-	var total, done int
-	var totalBytes int64
-	for _, k := range keyOrder {
-		if pick := firstSized(byKey[k], listed); pick != nil {
-			total += len(pick.Objects)
-			for _, o := range pick.Objects {
-				totalBytes += o.Size
-			}
-		}
-	}
-	readEntry := func(e *index.Entry) ([]finding, bool, error) {
-		var fs []finding
-		shaOK := true
-		for _, o := range e.Objects {
-			if err := ctx.Err(); err != nil {
-				return nil, false, err
-			}
-			detail, kind, n, err := readObject(ctx, cfg, store, e, o)
-			if err != nil {
-				return nil, false, err
-			}
-			done++
-			rep.ObjectsRead++
-			rep.BytesRead += n
-			if cfg.Progress != nil {
-				cfg.Progress(done, max(done, total), rep.BytesRead, max(rep.BytesRead, totalBytes))
-			}
-			if kind == KindSHA256 {
-				shaOK = false
-			}
-			if kind != "" {
-				fs = append(fs, finding{o, kind, detail})
-			}
-		}
-		return fs, shaOK, nil
-	}
+	findings := map[string][]finding{}
 	for _, k := range keyOrder {
 		cands := byKey[k]
-		pick := firstSized(cands, listed)
+		pick := firstSized(cands, v.listed)
 		if pick == nil {
-			chosen = append(chosen, *cands[0]) // missing or resized: reported below
+			chosen = append(chosen, *cands[0]) // missing or resized: reported by checkObjects
 			continue
 		}
-		if cfg.Deep {
-			fs, ok, err := readEntry(pick)
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range cands {
-				if ok || c == pick || !sized(c, listed) {
-					continue
-				}
-				cfs, cok, err := readEntry(c)
-				if err != nil {
-					return nil, err
-				}
-				if cok {
-					pick, fs, ok = c, cfs, true
-				}
+		if v.cfg.Deep {
+			var fs []finding
+			var err error
+			if pick, fs, err = v.deepPick(pick, cands); err != nil {
+				return nil, nil, err
 			}
 			findings[k] = fs
 		}
 		chosen = append(chosen, *pick)
 	}
+	return chosen, findings, nil
+}
 
+// deepPick reads the objects of pick, the first entry of cands (one key's
+// entries, highest commit first) the listing matches. When their SHA-256
+// differs from pick's, the first other listed candidate whose SHA-256s
+// all match is taken instead. It returns the entry taken and what was
+// found in its objects.
+func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Entry, []finding, error) {
+	fs, ok, err := v.readEntry(pick)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cands {
+		if ok || c == pick || !sized(c, v.listed) {
+			continue
+		}
+		cfs, cok, err := v.readEntry(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cok {
+			pick, fs, ok = c, cfs, true
+		}
+	}
+	return pick, fs, nil
+}
+
+// readEntry reads every object of e (readObject) and returns what it
+// found, and whether every SHA-256 matched.
+func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
+	var fs []finding
+	shaOK := true
+	for _, o := range e.Objects {
+		if err := v.ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		detail, kind, n, err := readObject(v.ctx, v.cfg, v.store, e, o)
+		if err != nil {
+			return nil, false, err
+		}
+		v.done++
+		v.rep.ObjectsRead++
+		v.rep.BytesRead += n
+		if v.cfg.Progress != nil {
+			v.cfg.Progress(v.done, max(v.done, v.total), v.rep.BytesRead, max(v.rep.BytesRead, v.totalBytes))
+		}
+		if kind == KindSHA256 {
+			shaOK = false
+		}
+		if kind != "" {
+			fs = append(fs, finding{o, kind, detail})
+		}
+	}
+	return fs, shaOK, nil
+}
+
+// coverage adds each partition's coverage of the chosen entries to the
+// report, with its gaps and overlaps.
+func (v *verifier) coverage(chosen []index.Entry) {
 	for _, ap := range index.Analyze(chosen) {
 		p := &Partition{Topic: ap.Topic, Partition: ap.Partition, From: ap.From, Commit: ap.Commit,
 			Records: ap.Records, Absent: ap.Absent, Entries: len(ap.Entries)}
@@ -233,28 +285,31 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 				p.Bytes += o.Size
 			}
 		}
-		parts[pk{ap.Topic, ap.Partition}] = p
+		v.parts[partKey{ap.Topic, ap.Partition}] = p
 		for _, g := range ap.Gaps {
-			problem(Problem{Kind: KindGap, Topic: ap.Topic, Partition: ap.Partition, First: g.First, Last: g.Last,
+			v.problem(Problem{Kind: KindGap, Topic: ap.Topic, Partition: ap.Partition, First: g.First, Last: g.Last,
 				Detail: fmt.Sprintf("%d offsets %s: no index entry accounts for them", g.Len(), g)})
 		}
 		for _, o := range ap.Overlaps {
-			problem(Problem{Kind: KindOverlap, Topic: ap.Topic, Partition: ap.Partition, First: o.Run.First, Last: o.Run.Last, Keys: o.Keys,
+			v.problem(Problem{Kind: KindOverlap, Topic: ap.Topic, Partition: ap.Partition, First: o.Run.First, Last: o.Run.Last, Keys: o.Keys,
 				Detail: fmt.Sprintf("%d offsets %s held by %d objects: %s", o.Run.Len(), o.Run, len(o.Keys), strings.Join(o.Keys, ", "))})
 		}
 	}
+}
 
-	// The chosen entries' objects against the listing, then what --deep
-	// found in them.
+// checkObjects checks the chosen entries' objects against the listing,
+// then adds what --deep found in them. It returns the keys of the
+// objects the entries name.
+func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]finding) map[string]bool {
 	indexed := map[string]bool{}
 	for i := range chosen {
 		e := &chosen[i]
 		for _, o := range e.Objects {
 			indexed[o.Key] = true
 			objProblem := func(kind, detail string) {
-				problem(Problem{Kind: kind, Topic: e.Topic, Partition: e.Partition, Key: o.Key, First: e.First(), Last: e.Last(), Detail: detail})
+				v.problem(Problem{Kind: kind, Topic: e.Topic, Partition: e.Partition, Key: o.Key, First: e.First(), Last: e.Last(), Detail: detail})
 			}
-			size, ok := listed[o.Key]
+			size, ok := v.listed[o.Key]
 			switch {
 			case !ok:
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
@@ -263,12 +318,16 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 			}
 		}
 		for _, f := range findings[e.Key] {
-			problem(Problem{Kind: f.kind, Topic: e.Topic, Partition: e.Partition, Key: f.o.Key, First: e.First(), Last: e.Last(), Detail: f.detail})
+			v.problem(Problem{Kind: f.kind, Topic: e.Topic, Partition: e.Partition, Key: f.o.Key, First: e.First(), Last: e.Last(), Detail: f.detail})
 		}
 	}
-	// Objects with no live entry.
-	keys := make([]string, 0, len(listed))
-	for k := range listed {
+	return indexed
+}
+
+// unindexed reports the listed objects no chosen entry names.
+func (v *verifier) unindexed(indexed map[string]bool) {
+	keys := make([]string, 0, len(v.listed))
+	for k := range v.listed {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -276,18 +335,20 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		if indexed[k] {
 			continue
 		}
-		rep.Unindexed++
+		v.rep.Unindexed++
 		p := Problem{Kind: KindUnindexed, Key: k, Partition: -1, First: -1, Last: -1,
 			Detail: "object under topics.dir has no index entry (written by another tool, before the index, or its index object is gone)"}
-		if n, err := cfg.Keys.ParseObjectKey(k); err == nil {
+		if n, err := v.cfg.Keys.ParseObjectKey(k); err == nil {
 			p.Topic, p.Partition, p.First = n.Topic, n.Partition, n.StartOffset
 		}
-		problem(p)
+		v.problem(p)
 	}
+}
 
-	// A chosen topic with nothing at all is most likely a typo: never
-	// "clean".
-	for _, t := range cfg.Topics {
+// emptyTopics reports a chosen topic with nothing at all, most likely a
+// typo: never "clean".
+func (v *verifier) emptyTopics(ix *index.Index) {
+	for _, t := range v.cfg.Topics {
 		found := false
 		for i := range ix.Entries {
 			if ix.Entries[i].Topic == t {
@@ -295,13 +356,18 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 				break
 			}
 		}
-		if !found && !hasPrefixKey(listed, cfg.Keys.TopicPrefix(t)) {
-			problem(Problem{Kind: KindEmpty, Topic: t, Partition: -1, First: -1, Last: -1,
-				Detail: fmt.Sprintf("topic has no index entry and no object under %q: check the name", cfg.Keys.TopicPrefix(t))})
+		if !found && !hasPrefixKey(v.listed, v.cfg.Keys.TopicPrefix(t)) {
+			v.problem(Problem{Kind: KindEmpty, Topic: t, Partition: -1, First: -1, Last: -1,
+				Detail: fmt.Sprintf("topic has no index entry and no object under %q: check the name", v.cfg.Keys.TopicPrefix(t))})
 		}
 	}
+}
 
-	for _, p := range parts {
+// sortReport puts the partitions and problems in topic, partition and
+// offset order and sets Clean.
+func (v *verifier) sortReport() {
+	rep := v.rep
+	for _, p := range v.parts {
 		rep.Partitions = append(rep.Partitions, *p)
 	}
 	sort.Slice(rep.Partitions, func(i, j int) bool {
@@ -322,8 +388,6 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		return a.First < b.First
 	})
 	rep.Clean = len(rep.Problems) == 0
-	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
-	return rep, nil
 }
 
 // listTopics lists the objects under topics.dir (each chosen topic's
