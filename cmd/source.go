@@ -553,12 +553,10 @@ func checkArchiveTopics(ctx context.Context, st s3store.Store, cfg restore.Confi
 	if err != nil {
 		return fmt.Errorf("%w: %s %q: %w", ErrConfig, regexLabel, cfg.TopicsRegex, err) // compiled before, unanchored
 	}
-	dd := cfg.Keys.DirectoryDelim
-	root := strings.TrimSuffix(cfg.Keys.TopicPrefix(""), dd) // "<topics.dir><dd>", or "" without topics.dir
+	root := restore.TopicsRoot(cfg.Keys)
 	matched := false
 	err = st.List(ctx, root, func(info s3store.ObjectInfo) error {
-		topic, _, ok := strings.Cut(strings.TrimPrefix(info.Key, root), dd)
-		if ok && topic != "" && re.MatchString(topic) {
+		if topic, _ := restore.TopicFolder(cfg.Keys, info.Key); topic != "" && re.MatchString(topic) {
 			matched = true
 			return errStopListing
 		}
