@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kafkas3/kafkas3/config"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kafkas3/kafkas3/archive"
-	"github.com/kafkas3/kafkas3/partition"
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // shutdownGrace bounds how long a stop after SIGINT/SIGTERM may take.
@@ -21,10 +18,8 @@ const shutdownGrace = 25 * time.Second
 
 // sinkFlags are the flags of `kafkas3 sink`.
 type sinkFlags struct {
-	ConfigFile string
-	Params     []string
-	Once       bool
-	LogLevel   string
+	configFlags
+	Once bool
 	// Dedicated flags for the most used keys; empty means unset.
 	Topics    string
 	Bootstrap string
@@ -33,18 +28,12 @@ type sinkFlags struct {
 	Bucket    string
 }
 
-// keyFlags maps the dedicated flags to config keys.
-func (f *sinkFlags) keyFlags() map[string]string {
-	m := map[string]string{}
-	for k, v := range map[string]string{
-		"topics": f.Topics, "bootstrap.servers": f.Bootstrap, "flush.size": f.FlushSize,
-		"store.local.dir": f.LocalDir, "s3.bucket.name": f.Bucket,
-	} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
+// keyFlags maps the dedicated flags that are set to their keys.
+func (f *sinkFlags) keyFlags(k *config.Keys) map[string]string {
+	return setFlags(map[string]string{
+		k.Topics.Name: f.Topics, k.BootstrapServers.Name: f.Bootstrap, k.FlushSize.Name: f.FlushSize,
+		k.StoreLocalDir.Name: f.LocalDir, k.S3BucketName.Name: f.Bucket,
+	})
 }
 
 func newSinkCmd(streams IO) *cobra.Command {
@@ -86,102 +75,18 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 	return c
 }
 
-// buildSinkConfig turns validated options into the archive config.
-func buildSinkConfig(o *config.SinkOptions, once bool, log *slog.Logger) (archive.Config, error) {
-	keys, err := keyConfig(o.LayoutSettings)
-	if err != nil {
-		return archive.Config{}, err
-	}
-	fm, err := buildFormat(o.FormatSettings)
-	if err != nil {
-		return archive.Config{}, err
-	}
-	kind, err := partition.Lookup(o.Partitioner)
-	if err != nil {
-		return archive.Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	pt, err := partition.New(kind)
-	if err != nil {
-		return archive.Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	kopts, err := kafkaOpts(o.KafkaSettings)
-	if o.SessionTimeout > 0 {
-		kopts = append(kopts, kgo.SessionTimeout(o.SessionTimeout))
-	}
-	if o.GroupInstanceID != "" {
-		kopts = append(kopts, kgo.InstanceID(o.GroupInstanceID))
-	}
-	if err != nil {
-		return archive.Config{}, err
-	}
-	null := archive.NullFail
-	switch o.NullValues {
-	case config.NullValuesIgnore:
-		null = archive.NullIgnore
-	case config.NullValuesWrite:
-		null = archive.NullWrite
-	}
-	cfg := archive.Config{
-		Name: o.Name, Brokers: o.BootstrapServers, GroupID: o.GroupID,
-		Topics: o.Topics, TopicsRegex: o.TopicsRegex,
-		FlushSize: int(o.FlushSize), RotateInterval: o.RotateInterval, RotateScheduleInterval: o.RotateScheduleInterval,
-		Timezone: o.Location, Keys: keys, Format: fm, Partitioner: pt, NullValues: null,
-		Once: once, KafkaOpts: kopts,
-		ReadUncommitted: o.IsolationLevel == config.IsolationReadUncommitted,
-		Envelope:        o.Envelope,
-		Compatibility:   archive.Compatibility(o.SchemaCompatibility),
-		Errors: archive.ErrorsConfig{
-			Tolerance: archive.Tolerance(o.ErrorsTolerance), DLQTopic: o.DLQTopic,
-			DLQReplicationFactor: o.DLQReplicationFactor, DLQContextHeaders: o.DLQContextHeaders, Log: o.ErrorsLog,
-		},
-	}
-	cfg.TombstonePartition = o.TombstonePartition
-	if o.IndexEnabled {
-		cfg.IndexPrefix = o.IndexPrefix
-		cfg.SnapshotInterval, cfg.GroupsRegex = o.SnapshotInterval, o.GroupsRegex
-		cfg.TopicCheckInterval = o.TopicCheckInterval
-	}
-	if o.StoreKeys {
-		if cfg.KeysFormat, err = buildPartFormat(keyKeysFormat, o.KeysFormat, o.FormatSettings); err != nil {
-			return archive.Config{}, err
-		}
-	}
-	if o.StoreHeaders {
-		if cfg.HeadersFormat, err = buildPartFormat("headers.format.class", o.HeadersFormat, o.FormatSettings); err != nil {
-			return archive.Config{}, err
-		}
-	}
-	vc, vclass, err := buildConverter("value.converter", o.ValueConverter, log)
-	if err != nil {
-		return archive.Config{}, err
-	}
-	if vc != nil {
-		cfg.ValueConverter, cfg.ValueConverterClass = sinkConverter{vc}, vclass
-	}
-	kc, kclass, err := buildConverter("key.converter", o.KeyConverter, log)
-	if err != nil {
-		return archive.Config{}, err
-	}
-	if kc != nil {
-		cfg.KeyConverter, cfg.KeyConverterClass = sinkConverter{kc}, kclass
-	}
-	return cfg, nil
-}
-
 func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
-	settings, log, err := loadSettings(config.Sink, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
-	if err != nil {
+	settings, log, err := loadSettings(config.Sink, f.configFlags, f.keyFlags(config.NewKeys()), streams)
+	if settings == nil {
 		return err
 	}
-	opts, err := settings.Sink()
-	if err != nil {
+	sc, serr := settings.Sink(log)
+	if err := config.Join(err, serr); err != nil {
 		return err
 	}
-	cfg, err := buildSinkConfig(opts, f.Once, log)
-	if err != nil {
-		return err
-	}
-	store, _, err := buildStore(ctx, opts.StoreSettings, log)
+	cfg := sc.Archive
+	cfg.Once = f.Once
+	store, _, err := sc.Store.Open(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -189,11 +94,15 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if opts.RotateScheduleInterval > 0 {
+	if cfg.RotateScheduleInterval > 0 {
 		log.Warn("rotate.schedule.interval.ms rotates on the wall clock: a replay after a crash may cut objects differently (weaker than exactly-once)")
 	}
-	log.Info("sink starting", "name", opts.Name, "group", cfg.GroupID, "topics", strings.Join(opts.Topics, ","),
-		"topics.regex", opts.TopicsRegex, "format", opts.Format, "store.envelope", opts.Envelope, "isolation.level", opts.IsolationLevel, "once", f.Once)
+	isolation := "read_committed"
+	if cfg.ReadUncommitted {
+		isolation = "read_uncommitted"
+	}
+	log.Info("sink starting", "name", cfg.Name, "group", cfg.GroupID, "topics", strings.Join(cfg.Topics, ","),
+		"topics.regex", cfg.TopicsRegex, "format", sc.FormatName, "store.envelope", cfg.Envelope, "isolation.level", isolation, "once", f.Once)
 
 	type result struct {
 		sum archive.Summary

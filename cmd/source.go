@@ -5,19 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/partition"
 	"io"
 	"log/slog"
-	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -30,65 +26,8 @@ import (
 // stderr is not a terminal.
 const progressInterval = 10 * time.Second
 
-// defaultRenameRegex is --topic-rename-regex's default, as in Connect's
-// RegexRouter examples: the whole topic name.
-const defaultRenameRegex = ".*"
-
-// sourceFlags are the flags of `kafkas3 source`.
-type sourceFlags struct {
-	ConfigFile   string
-	Params       []string
-	LogLevel     string
-	Topics       string // archived topics to restore, comma separated
-	TopicsRegex  string
-	Rename       string
-	RenameRegex  string
-	DryRun       bool
-	Follow       bool
-	CreateTopics bool
-	// ReplicationFactor is --replication-factor (0: the archived one).
-	ReplicationFactor int
-	// TopicConfigs are the --topic-config key=value flags.
-	TopicConfigs   []string
-	AllowSameTopic bool
-	AllowGaps      bool
-	// Timestamps is --timestamps: original or now.
-	Timestamps string
-	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
-	// everything.
-	Until string
-	// RestoreGroups is --restore-groups; GroupRename is --group-rename
-	// 'REGEX=REPLACEMENT' (empty keeps group names).
-	RestoreGroups bool
-	GroupRename   string
-	// Dedicated flags for config keys; empty means unset.
-	Bootstrap string
-	LocalDir  string
-	Bucket    string
-
-	// wrapStore, when set, wraps the store (tests interrupt a run with it).
-	wrapStore func(s3store.Store) s3store.Store
-}
-
-// keyFlags maps the dedicated flags to config keys.
-func (f *sourceFlags) keyFlags() map[string]string {
-	m := map[string]string{}
-	for k, v := range map[string]string{
-		"bootstrap.servers": f.Bootstrap, "store.local.dir": f.LocalDir, "s3.bucket.name": f.Bucket,
-	} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-func newSourceCmd(streams IO) *cobra.Command {
-	f := &sourceFlags{}
-	c := &cobra.Command{
-		Use:   "source --config FILE",
-		Short: "Restore an archive into Kafka, in order, exactly once",
-		Long: `source restores what kafkas3 sink (or Confluent's S3 sink connector) archived:
+// sourceLong is the help text of `kafkas3 source`.
+const sourceLong = `source restores what kafkas3 sink (or Confluent's S3 sink connector) archived:
 it lists <topics.dir>/<topic>/, orders each Kafka partition's objects by start
 offset and produces every record to the same partition of the target topic,
 in order, with the idempotent producer. Partitions are restored in parallel.
@@ -158,7 +97,14 @@ duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
 produces nothing. The command exits after the last object, unless --follow.
 
-Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
+Exit codes: 0 done, 1 failure, 2 configuration or flag error.`
+
+func newSourceCmd(streams IO) *cobra.Command {
+	f := &sourceFlags{}
+	c := &cobra.Command{
+		Use:   "source --config FILE",
+		Short: "Restore an archive into Kafka, in order, exactly once",
+		Long:  sourceLong,
 		Example: `  kafkas3 source --config orders.yaml --topic-rename 'copy_of_$0' --create-topics
   kafkas3 source -c orders.yaml --topics orders --dry-run
   kafkas3 source -c orders.properties --topics-regex 'orders-.*' --topic-rename 'restored-$0' --follow`,
@@ -167,6 +113,12 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 			return runSourceCmd(c.Context(), f, streams)
 		},
 	}
+	f.register(c)
+	return c
+}
+
+// register defines the flags of `kafkas3 source` on c.
+func (f *sourceFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
 	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
@@ -195,207 +147,6 @@ Exit codes: 0 done, 1 failure, 2 configuration or flag error.`,
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	return c
-}
-
-// buildSourceConfig turns validated options and the command's flags into
-// the restore config. Identity is left for the caller, which knows the
-// store. Errors wrap ErrConfig and name the key or flag.
-func buildSourceConfig(o *config.SourceOptions, f *sourceFlags) (restore.Config, error) {
-	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, &config.Error{Key: key, Msg: fmt.Sprintf(format, a...)})
-	}
-
-	keys, err := keyConfig(o.LayoutSettings)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	fs := o.FormatSettings
-	fs.CompressionLevel = -1 // the source only reads; s3.compression.level is the sink's
-	fm, err := buildFormat(fs)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	kopts, err := kafkaOpts(o.KafkaSettings)
-	if err != nil {
-		errs = append(errs, err)
-	}
-
-	cfg := restore.Config{
-		Brokers: o.BootstrapServers, Keys: keys, Format: fm, OnError: restore.OnError(o.OnError),
-		ArchiveTopics: o.ArchiveTopics, AllowSameTopic: f.AllowSameTopic,
-		CreateTopics: f.CreateTopics, DryRun: f.DryRun, Follow: f.Follow, AllowGaps: f.AllowGaps,
-		PollInterval: o.PollInterval, BatchSize: o.BatchMaxSize, KafkaOpts: kopts,
-		TombstonePartition: o.TombstonePartition,
-		IndexPrefix:        o.IndexPrefix,
-	}
-	if o.ArchiveTopicsRegex != "" {
-		if cfg.ArchiveTopicsRegex, err = regexp.Compile(o.ArchiveTopicsRegex); err != nil {
-			errs = append(errs, &config.Error{Key: "topics.regex", Msg: fmt.Sprintf("%q: %v", o.ArchiveTopicsRegex, err)}) // Source() compiled it already
-		}
-	}
-
-	// What to restore: the flags, else the file's sink selection.
-	var topics []string
-	for _, t := range strings.Split(f.Topics, ",") {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		if partition.ValidateTopic(t) != nil {
-			bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
-		}
-		topics = append(topics, t)
-	}
-	topicsRegex := strings.TrimSpace(f.TopicsRegex)
-	switch {
-	case len(topics) > 0 && topicsRegex != "":
-		bad("--topics-regex", "is set together with --topics; want one of them")
-	case len(topics) > 0:
-		cfg.Topics = topics
-	case topicsRegex != "":
-		if cfg.TopicsRegex, err = regexp.Compile(topicsRegex); err != nil {
-			bad("--topics-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", topicsRegex, err)
-		}
-	case len(o.ArchiveTopics) > 0:
-		cfg.Topics = o.ArchiveTopics
-	case o.ArchiveTopicsRegex != "":
-		cfg.TopicsRegex = cfg.ArchiveTopicsRegex
-	default:
-		errs = append(errs, &config.Error{Key: "topics", Msg: "no topics to restore: pass --topics or --topics-regex, or set topics or topics.regex in the config"})
-	}
-
-	cfg.Rename = f.Rename
-	renameRegex := f.RenameRegex
-	if renameRegex == "" {
-		renameRegex = defaultRenameRegex
-	}
-	if cfg.RenameRegex, err = regexp.Compile(renameRegex); err != nil {
-		bad("--topic-rename-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", renameRegex, err)
-	}
-	if f.Rename == "" && renameRegex != defaultRenameRegex {
-		bad("--topic-rename-regex", "%q is set without --topic-rename; want both, or neither to keep names", renameRegex)
-	}
-	switch ts := restore.Timestamps(strings.TrimSpace(f.Timestamps)); ts {
-	case restore.TimestampsOriginal, restore.TimestampsNow:
-		cfg.Timestamps = ts
-	case "":
-		cfg.Timestamps = restore.TimestampsOriginal
-	default:
-		bad("--timestamps", "is %q; want original or now", f.Timestamps)
-	}
-	if strings.TrimSpace(f.Until) != "" {
-		if cfg.Until, err = parseUntil(f.Until); err != nil {
-			bad("--until", "%v", err)
-		} else if f.Follow {
-			bad("--until", "is set together with --follow; a point in time is restored once, want at most one of them")
-		}
-	}
-	if f.DryRun && f.Follow {
-		bad("--follow", "is set together with --dry-run; want at most one of them")
-	}
-	if f.ReplicationFactor != 0 {
-		switch {
-		case f.ReplicationFactor < 1 || f.ReplicationFactor > math.MaxInt16:
-			bad("--replication-factor", "is %d; want a number from 1 to %d", f.ReplicationFactor, math.MaxInt16)
-		case !f.CreateTopics:
-			bad("--replication-factor", "is set without --create-topics; it applies to the topics the restore creates")
-		default:
-			cfg.ReplicationFactor = int16(f.ReplicationFactor)
-		}
-	}
-	for _, kv := range f.TopicConfigs {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		switch {
-		case !ok || k == "":
-			bad("--topic-config", "is %q; want key=value (a topic config such as retention.ms=-1)", kv)
-		case !f.CreateTopics:
-			bad("--topic-config", "is set without --create-topics; it applies to the topics the restore creates")
-		default:
-			if cfg.TopicConfigs == nil {
-				cfg.TopicConfigs = map[string]string{}
-			}
-			cfg.TopicConfigs[k] = v
-		}
-	}
-	cfg.RestoreGroups = f.RestoreGroups
-	if f.RestoreGroups && f.Follow {
-		bad("--restore-groups", "is set together with --follow; the group offsets of one moment are committed once the records are restored, want at most one of them")
-	}
-	if gr := f.GroupRename; gr != "" {
-		re, repl, ok := strings.Cut(gr, "=")
-		switch {
-		case !f.RestoreGroups:
-			bad("--group-rename", "%q is set without --restore-groups; want both, or neither", gr)
-		case !ok || re == "":
-			bad("--group-rename", "%q is not REGEX=REPLACEMENT; want for example 'app-(.*)=dr-$1'", gr)
-		default:
-			if cfg.GroupRenameRegex, err = regexp.Compile(re); err != nil {
-				bad("--group-rename", "regex %q does not compile (%v); want a regular expression in RE2 syntax", re, err)
-			}
-			cfg.GroupRename = repl
-		}
-	}
-	if !f.DryRun && len(o.BootstrapServers) == 0 {
-		errs = append(errs, &config.Error{Key: "bootstrap.servers", Msg: "required key is not set (needed unless --dry-run; or pass --bootstrap-servers)"})
-	}
-	return cfg, config.Join(errs...)
-}
-
-// parseUntil reads --until: an RFC 3339 time (fractions of a second
-// allowed, a zone required) or a number of Unix milliseconds, the unit of
-// Kafka timestamps and of the snapshot keys. Times before 1970 or after
-// the year 9999 are refused.
-func parseUntil(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if ms <= 0 {
-			return time.Time{}, fmt.Errorf("is %d; want Unix milliseconds after 1970 or an RFC 3339 time", ms)
-		}
-		t := time.UnixMilli(ms).UTC()
-		if t.Year() > 9999 {
-			return time.Time{}, fmt.Errorf("is %d, after the year 9999; want Unix milliseconds (13 digits today) or an RFC 3339 time", ms)
-		}
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("is %q; want an RFC 3339 time with a zone (2026-12-01T11:00:00Z, 2026-12-01T12:00:00.250+01:00) or Unix milliseconds", s)
-	}
-	if t.UnixMilli() <= 0 {
-		return time.Time{}, fmt.Errorf("is %q, not after 1970; want a later time", s)
-	}
-	return t, nil
-}
-
-// sourceEncoders builds the target-side Avro encoders: for values when the
-// archive format is typed (Avro, Parquet), from value.converter's registry
-// settings; for keys read from .keys objects when key.converter is avro.
-// Either is nil when not needed. They make no request until the first
-// record. Errors wrap ErrConfig.
-func sourceEncoders(o *config.SourceOptions, log *slog.Logger) (value, key restore.Encoder, err error) {
-	build := func(prefix string, c config.ConverterSettings) (*convert.AvroConverter, error) {
-		enc, err := convert.NewAvro(convert.Config{
-			Kind: convert.KindAvro, KeyPrefix: prefix + ".", SchemaRegistryURL: c.RegistryURL,
-			BasicAuthCredentialsSource: c.CredentialsSource, BasicAuthUserInfo: c.UserInfo, Logger: log,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		return enc, nil
-	}
-	if (o.Format == config.FormatAvro || o.Format == config.FormatParquet) && o.ValueConverter.RegistryURL != "" {
-		if value, err = build("value.converter", o.ValueConverter); err != nil {
-			return nil, nil, err
-		}
-	}
-	if o.KeyConverter.Class == config.ConverterAvro {
-		if key, err = build("key.converter", o.KeyConverter); err != nil {
-			return nil, nil, err
-		}
-	}
-	return value, key, nil
 }
 
 // sourceIdentity names the archive in the restore's resume markers: the
@@ -406,33 +157,19 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 }
 
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
-	settings, log, err := loadSettings(config.Source, f.ConfigFile, f.Params, f.keyFlags(), streams, f.LogLevel)
+	settings, log, err := loadSettings(config.Source, f.configFlags, f.keyFlags(config.NewKeys()), streams)
+	if settings == nil {
+		return err
+	}
+	sc, cfg, err := sourceConfig(settings, f, log, err)
 	if err != nil {
 		return err
 	}
-	opts, err := settings.Source()
+	store, ident, err := sc.Store.Open(ctx, log)
 	if err != nil {
 		return err
 	}
-	if opts.LocalDir != "" {
-		abs, err := filepath.Abs(opts.LocalDir)
-		if err != nil {
-			return fmt.Errorf("%w: store.local.dir %q: %w", ErrConfig, opts.LocalDir, err)
-		}
-		opts.LocalDir = abs
-	}
-	cfg, err := buildSourceConfig(opts, f)
-	if err != nil {
-		return err
-	}
-	if cfg.ValueEncoder, cfg.KeyEncoder, err = sourceEncoders(opts, log); err != nil {
-		return err
-	}
-	store, ident, err := buildStore(ctx, opts.StoreSettings, log)
-	if err != nil {
-		return err
-	}
-	cfg.Identity = sourceIdentity(ident, opts.TopicsDir)
+	cfg.Identity = sourceIdentity(ident, cfg.Keys.TopicsDir)
 	if f.wrapStore != nil {
 		store = f.wrapStore(store)
 	}
@@ -440,40 +177,71 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-
 	if err := checkArchiveTopics(ctx, store, cfg, ident, topicsRegexLabel(f)); err != nil {
 		return err
 	}
-
 	if f.DryRun {
 		return runSourceDryRun(ctx, r, cfg, streams.Out)
 	}
-
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
-		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", opts.Format,
+		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs))
-	progress := restore.NewRenderer(streams.Err, isTerminal(streams.Err), progressInterval)
-
-	type result struct {
-		sum restore.Summary
-		err error
+	res, err := runRestore(ctx, r, streams)
+	if err != nil {
+		return err
 	}
-	done := make(chan result, 1)
+	return reportRestore(ctx, cfg, res, streams, log)
+}
+
+// sourceConfig is the restore config of the settings and the flags, with
+// every problem of both (and flagErr, a problem found before) reported
+// together.
+func sourceConfig(settings *config.Settings, f *sourceFlags, log *slog.Logger, flagErr error) (*config.SourceConfig, restore.Config, error) {
+	sc, serr := settings.Source(log)
+	if sc == nil {
+		return nil, restore.Config{}, serr
+	}
+	cfg := sc.Restore
+	ferr := f.apply(&cfg)
+	var brokers error
+	if !f.DryRun {
+		brokers = sc.NeedBrokers()
+	}
+	return sc, cfg, config.Join(flagErr, serr, ferr, brokers)
+}
+
+// restoreResult is what a restore run returned.
+type restoreResult struct {
+	sum restore.Summary
+	err error
+}
+
+// runRestore runs the restore with progress on stderr. On a signal it
+// waits shutdownGrace for the run to stop.
+func runRestore(ctx context.Context, r *restore.Restorer, streams IO) (restoreResult, error) {
+	progress := restore.NewRenderer(streams.Err, isTerminal(streams.Err), progressInterval)
+	done := make(chan restoreResult, 1)
 	go func() {
 		sum, err := r.Run(ctx, progress)
-		done <- result{sum, err}
+		done <- restoreResult{sum, err}
 	}()
-	var res result
 	select {
-	case res = <-done:
+	case res := <-done:
+		return res, nil
 	case <-ctx.Done():
 		select {
-		case res = <-done:
+		case res := <-done:
+			return res, nil
 		case <-time.After(shutdownGrace):
-			return errors.New("shutdown did not finish within " + strconv.Itoa(int(shutdownGrace.Seconds())) +
+			return restoreResult{}, errors.New("shutdown did not finish within " + strconv.Itoa(int(shutdownGrace.Seconds())) +
 				"s; what landed in the targets is a prefix of the archive, re-run the same command to resume")
 		}
 	}
+}
+
+// reportRestore prints the summary (and the restored group offsets), warns
+// about what was not restored, and returns the run's outcome.
+func reportRestore(ctx context.Context, cfg restore.Config, res restoreResult, streams IO, log *slog.Logger) error {
 	fmt.Fprintf(streams.Out, "kafkas3 source: %s\n", summaryFields(res.sum))
 	if cfg.RestoreGroups && res.err == nil {
 		if err := restore.WriteGroupsText(streams.Out, res.sum.GroupOffsets); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kafkas3/kafkas3/config"
 	"io"
 	"log/slog"
 	"os"
@@ -54,11 +53,11 @@ func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ..
 	t.Helper()
 	a := &archived{brokers: startKafka(t, parts), dir: t.TempDir(), want: map[string]map[int32][]string{}}
 	extra := ""
-	comp := config.CompressionNone
+	comp := format.CompressionNone
 	if gzip {
-		extra, comp = "s3.compression.type: gzip\n", config.CompressionGzip
+		extra, comp = "s3.compression.type: gzip\n", format.CompressionGzip
 	}
-	fm, err := buildFormat(config.FormatSettings{Format: config.FormatJSON, BytesSeparator: "\n", BytesExtension: ".bin", CompressionType: comp, CompressionLevel: -1})
+	fm, err := format.New(format.Config{Kind: format.KindJSON, Compression: comp, CompressionLevel: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,8 +352,8 @@ func TestSourceCmdInterruptThenResume(t *testing.T) {
 	ctx := cliContext(t)
 	a := writeArchived(t, 2, 20000, 500, false, "big") // 20 objects per partition
 	flags := func() *sourceFlags {
-		return &sourceFlags{ConfigFile: a.cfg, Rename: "copy_of_$0", RenameRegex: defaultRenameRegex,
-			CreateTopics: true, LogLevel: "warn"}
+		return &sourceFlags{configFlags: configFlags{ConfigFile: a.cfg, LogLevel: "warn"}, Rename: "copy_of_$0", RenameRegex: defaultRenameRegex,
+			CreateTopics: true}
 	}
 
 	// Interrupt when the 11th object is opened to be produced, once records

@@ -18,14 +18,12 @@ import (
 
 // verifyFlags are the flags of `kafkas3 verify`.
 type verifyFlags struct {
-	ConfigFile string
-	Params     []string
-	LogLevel   string
-	Topics     string
-	Deep       bool
-	JSON       bool
-	LocalDir   string
-	Bucket     string
+	configFlags
+	Topics   string
+	Deep     bool
+	JSON     bool
+	LocalDir string
+	Bucket   string
 
 	// progressEvery is the least time between two --deep progress lines;
 	// tests set it to zero.
@@ -85,32 +83,14 @@ failed), 2 configuration or flag error.`,
 }
 
 func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
-	flags := map[string]string{}
-	if f.LocalDir != "" {
-		flags["store.local.dir"] = f.LocalDir
-	}
-	if f.Bucket != "" {
-		flags["s3.bucket.name"] = f.Bucket
-	}
-	settings, log, err := loadSettings(config.Source, f.ConfigFile, f.Params, flags, streams, f.LogLevel)
-	if err != nil {
+	k := config.NewKeys()
+	flags := setFlags(map[string]string{k.StoreLocalDir.Name: f.LocalDir, k.S3BucketName.Name: f.Bucket})
+	settings, log, err := loadSettings(config.Source, f.configFlags, flags, streams)
+	if settings == nil {
 		return err
 	}
-	o, err := settings.Source()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	keys, err := keyConfig(o.LayoutSettings)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	fs := o.FormatSettings
-	fs.CompressionLevel = -1
-	fm, err := buildFormat(fs)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	sc, serr := settings.Source(log)
+	errs := []error{err, serr}
 	var topics []string
 	for _, t := range strings.Split(f.Topics, ",") {
 		if t = strings.TrimSpace(t); t == "" {
@@ -124,11 +104,12 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	if err := config.Join(errs...); err != nil {
 		return err
 	}
-	store, ident, err := buildStore(ctx, o.StoreSettings, log)
+	store, ident, err := sc.Store.Open(ctx, log)
 	if err != nil {
 		return err
 	}
-	cfg := verify.Config{Keys: keys, Format: fm, IndexPrefix: o.IndexPrefix, Topics: topics, Deep: f.Deep}
+	rc := sc.Restore
+	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep}
 	if f.Deep {
 		var last time.Time
 		cfg.Progress = func(done, total int, bytes, totalBytes int64) {
@@ -138,7 +119,7 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 			}
 		}
 	}
-	log.Info("verify starting", "archive", ident, "topics.dir", o.TopicsDir, "index", o.IndexPrefix, "deep", f.Deep)
+	log.Info("verify starting", "archive", ident, "topics.dir", rc.Keys.TopicsDir, "index", rc.IndexPrefix, "deep", f.Deep)
 	rep, err := verify.Run(ctx, cfg, store, log)
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", ident, err)

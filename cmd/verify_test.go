@@ -223,7 +223,7 @@ func TestVerifyCmdOverlappingRuns(t *testing.T) {
 func TestVerifyCmdDeepProgressAndUsage(t *testing.T) {
 	_, dir, cfg := verifyArchive(t)
 	var out, errb syncBuffer
-	f := &verifyFlags{ConfigFile: cfg, Deep: true, LogLevel: "warn"}
+	f := &verifyFlags{configFlags: configFlags{ConfigFile: cfg, LogLevel: "warn"}, Deep: true}
 	if err := runVerifyCmd(cliContext(t), f, IO{Out: &out, Err: &errb}); err != nil {
 		t.Fatalf("verify --deep: %v\n%s", err, out.String())
 	}

@@ -313,7 +313,25 @@ func (d *declarer) other(s Spec) OtherKey   { return OtherKey{d.add(s, KindStrin
 //   - Keys of the other command are ignored, so sink and source can share a file.
 func NewKeys() *Keys {
 	d := &declarer{}
-	k := &Keys{
+	k := declare(d)
+	k.all = d.all
+	k.exact = map[string]*Spec{}
+	for _, s := range k.all {
+		if s.Prefix {
+			k.prefixes = append(k.prefixes, s)
+		} else {
+			k.exact[s.Name] = s
+		}
+	}
+	// Longest prefix first.
+	sort.Slice(k.prefixes, func(a, b int) bool { return len(k.prefixes[a].Name) > len(k.prefixes[b].Name) })
+	return k
+}
+
+// declare is the key table: each key's handle, declared through d, which
+// keeps the declaration order (the order of the reference).
+func declare(d *declarer) *Keys {
+	return &Keys{
 		// Identity and Kafka client.
 		Name: d.str(Spec{Name: "name", Required: Sink, Commands: Sink,
 			Doc: "Name of this archiver. It names the default consumer group, as Kafka Connect does."}),
@@ -630,18 +648,6 @@ func NewKeys() *Keys {
 		TransformsFamily: d.other(Spec{Name: "transforms.", Prefix: true, Status: Rejected, Commands: Both,
 			Doc: "Settings of single message transforms."}),
 	}
-	k.all = d.all
-	k.exact = map[string]*Spec{}
-	for _, s := range k.all {
-		if s.Prefix {
-			k.prefixes = append(k.prefixes, s)
-		} else {
-			k.exact[s.Name] = s
-		}
-	}
-	// Longest prefix first.
-	sort.Slice(k.prefixes, func(a, b int) bool { return len(k.prefixes[a].Name) > len(k.prefixes[b].Name) })
-	return k
 }
 
 // All returns every declared key, in declaration order.

@@ -1,7 +1,15 @@
 package config
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
+
 	"errors"
+	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/s3store"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,55 +29,60 @@ func envMap(m map[string]string) func(string) (string, bool) {
 	}
 }
 
-// quickStart is the SinkOptions every fixture must produce.
-func quickStart() *SinkOptions {
-	return &SinkOptions{
-		Name:    "s3-sink",
-		GroupID: "connect-s3-sink", SessionTimeout: 45 * time.Second, IsolationLevel: IsolationReadCommitted,
-		KafkaSettings: KafkaSettings{
-			BootstrapServers: []string{"localhost:9092"},
-			SecurityProtocol: "PLAINTEXT",
+// quickStart is the SinkConfig every fixture must produce, without what
+// comparable clears (checkQuickStartObjects checks that).
+func quickStart() *SinkConfig {
+	return &SinkConfig{
+		Archive: archive.Config{
+			Name: "s3-sink", Brokers: []string{"localhost:9092"}, GroupID: "connect-s3-sink",
+			Topics:             []string{"s3_topic"},
+			FlushSize:          3,
+			Keys:               partition.KeyConfig{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10},
+			NullValues:         archive.NullFail,
+			TombstonePartition: "tombstone",
+			IndexPrefix:        "_kafkas3/", TopicCheckInterval: 5 * time.Minute, SnapshotInterval: time.Minute,
+			TypedJSON:     true,
+			Compatibility: archive.CompatNone,
+			Errors:        archive.ErrorsConfig{Tolerance: archive.ToleranceNone, DLQReplicationFactor: 3},
 		},
-		Topics: []string{"s3_topic"},
-		LayoutSettings: LayoutSettings{
-			TopicsDir:      "topics",
-			DirectoryDelim: "/",
-			FileDelim:      "+",
-			OffsetPadWidth: 10,
-			Partitioner:    PartitionerDefault,
-		},
-		FlushSize: 3,
-		StoreSettings: StoreSettings{
-			Store:        StoreS3,
-			Bucket:       "confluent-kafka-connect-s3-testing",
-			Region:       "us-west-2",
-			PathStyle:    true,
-			PartSize:     5242880,
-			PartRetries:  3,
-			RetryBackoff: 200 * time.Millisecond,
-		},
-		FormatSettings: FormatSettings{
-			CompressionType:  CompressionNone,
-			CompressionLevel: -1,
-			Format:           FormatJSON,
-			AvroCodec:        "null",
-			ParquetCodec:     "snappy",
-			BytesSeparator:   "\n",
-			BytesExtension:   ".bin",
-		},
-		IndexSettings:        IndexSettings{IndexEnabled: true, IndexPrefix: "_kafkas3/", TopicCheckInterval: 5 * time.Minute},
-		SnapshotInterval:     time.Minute,
-		NullValues:           NullValuesFail,
-		KeysFormat:           FormatAvro,
-		HeadersFormat:        FormatAvro,
-		TombstonePartition:   "tombstone",
-		SchemaCompatibility:  "NONE",
-		ValueConverter:       ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
-		KeyConverter:         ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
-		ErrorsTolerance:      "none",
-		DLQReplicationFactor: 3,
+		Store: StoreConfig{S3: s3store.S3Config{
+			Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
+			PartSize: 5242880, PartRetries: 3, RetryBackoff: 200 * time.Millisecond,
+		}},
+		FormatName: FormatJSON,
 	}
 }
+
+// comparable returns c without the built objects (formats, partitioner,
+// converters, client options), which reflect.DeepEqual cannot compare.
+func comparable(c *SinkConfig) *SinkConfig {
+	d := *c
+	a := &d.Archive
+	a.Format, a.Partitioner, a.KafkaOpts = nil, nil, nil
+	a.KeysFormat, a.HeadersFormat, a.ValueConverter, a.KeyConverter = nil, nil, nil, nil
+	return &d
+}
+
+// checkQuickStartObjects checks the built objects of quickStart's config:
+// the JSON format, the default partitioner and one client option (the
+// session timeout: no TLS, no SASL).
+func checkQuickStartObjects(t *testing.T, c *SinkConfig) {
+	t.Helper()
+	a := c.Archive
+	if a.Format == nil || a.Format.Extension() != ".json" {
+		t.Errorf("Format = %v, want JSON", a.Format)
+	}
+	if _, ok := a.Partitioner.(partition.DefaultPartitioner); !ok {
+		t.Errorf("Partitioner = %T, want the default partitioner", a.Partitioner)
+	}
+	if len(a.KafkaOpts) != 1 || a.KeysFormat != nil || a.HeadersFormat != nil || a.ValueConverter != nil || a.KeyConverter != nil {
+		t.Errorf("KafkaOpts %d, parts %v %v, converters %v %v", len(a.KafkaOpts), a.KeysFormat, a.HeadersFormat, a.ValueConverter, a.KeyConverter)
+	}
+}
+
+// choiceOf returns the canonical value of a choice key in st, as the
+// parsers see it.
+func choiceOf(st *Settings, h ChoiceKey) string { return newParser(st).choice(h) }
 
 func TestLoadFixturesAgree(t *testing.T) {
 	tests := []struct {
@@ -95,13 +108,14 @@ func TestLoadFixturesAgree(t *testing.T) {
 			if got := st.Ignored(); !reflect.DeepEqual(got, tc.ignored) {
 				t.Errorf("Ignored() = %q, want %q", got, tc.ignored)
 			}
-			got, err := st.Sink()
+			got, err := st.Sink(nil)
 			if err != nil {
 				t.Fatalf("Sink: %v", err)
 			}
-			if want := quickStart(); !reflect.DeepEqual(got, want) {
-				t.Errorf("Sink() =\n%+v\nwant\n%+v", got, want)
+			if want := quickStart(); !reflect.DeepEqual(comparable(got), want) {
+				t.Errorf("Sink() =\n%+v\nwant\n%+v", comparable(got), want)
 			}
+			checkQuickStartObjects(t, got)
 			if o := st.Origin("flush.size"); o.Kind != OriginFile || o.Name != filepath.Join(fixtures, tc.file) {
 				t.Errorf("Origin(flush.size) = %v, want the file", o)
 			}
@@ -149,24 +163,25 @@ func TestPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := st.Sink()
+	c, err := st.Sink(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, s3 := c.Archive, c.Store.S3
 	checks := []struct {
 		key    string
 		got    any
 		want   any
 		origin OriginKind
 	}{
-		{"flush.size", o.FlushSize, int64(20), OriginEnv},            // env > file
-		{"s3.bucket.name", o.Bucket, "env-bucket", OriginEnv},        // env > file
-		{"s3.region", o.Region, "flag-region", OriginFlag},           // flag > -p > env > file
-		{"s3.part.retries", o.PartRetries, 7, OriginParam},           // last -p wins, > env
-		{"topics.dir", o.TopicsDir, "filedir", OriginFile},           // empty env ignored
-		{"s3.part.size", o.PartSize, int64(26214400), OriginDefault}, // default
-		{"format.class", o.Format, FormatJSON, OriginFile},           // file
-		{"s3.retry.backoff.ms", o.RetryBackoff, 200 * time.Millisecond, OriginDefault},
+		{"flush.size", a.FlushSize, 20, OriginEnv},                    // env > file
+		{"s3.bucket.name", s3.Bucket, "env-bucket", OriginEnv},        // env > file
+		{"s3.region", s3.Region, "flag-region", OriginFlag},           // flag > -p > env > file
+		{"s3.part.retries", s3.PartRetries, 7, OriginParam},           // last -p wins, > env
+		{"topics.dir", a.Keys.TopicsDir, "filedir", OriginFile},       // empty env ignored
+		{"s3.part.size", s3.PartSize, int64(26214400), OriginDefault}, // default
+		{"format.class", c.FormatName, FormatJSON, OriginFile},        // file
+		{"s3.retry.backoff.ms", s3.RetryBackoff, 200 * time.Millisecond, OriginDefault},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -194,14 +209,36 @@ func TestEnvOnlyFlushSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := st.Sink()
+	c, err := st.Sink(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.FlushSize != 1000 || o.Store != StoreLocal || o.LocalDir != "/tmp/archive" || o.Format != FormatBytes ||
-		o.CompressionType != CompressionGzip || o.BytesSeparator != "  " || !slices.Equal(o.Topics, []string{"x", "y"}) ||
-		!slices.Equal(o.BootstrapServers, []string{"a:1", "b:2"}) || o.GroupID != "connect-n" {
-		t.Errorf("unexpected options %+v", o)
+	a := c.Archive
+	if a.FlushSize != 1000 || c.Store.LocalDir != "/tmp/archive" || c.FormatName != FormatBytes ||
+		a.Format.Extension() != ".bin.gz" || !slices.Equal(a.Topics, []string{"x", "y"}) ||
+		!slices.Equal(a.Brokers, []string{"a:1", "b:2"}) || a.GroupID != "connect-n" {
+		t.Errorf("unexpected config %+v", a)
+	}
+	// The separator keeps its whitespace: two records, each followed by it.
+	var buf bytes.Buffer
+	w, err := a.Format.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"a", "b"} {
+		if err := w.Write(&format.Record{Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(zr); string(got) != "a  b  " {
+		t.Errorf("bytes objects hold %q, want %q", got, "a  b  ")
 	}
 }
 
@@ -218,24 +255,25 @@ func TestGroupID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := st.Sink()
+		c, err := st.Sink(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.GroupID != tc.want {
-			t.Errorf("params %q: GroupID = %q, want %q", tc.params, o.GroupID, tc.want)
+		if c.Archive.GroupID != tc.want {
+			t.Errorf("params %q: GroupID = %q, want %q", tc.params, c.Archive.GroupID, tc.want)
 		}
 	}
 }
 
-// sinkErr loads minimalYAML plus params and returns the error of LoadSettings or Sink.
+// sinkErr loads base plus params and returns the error of Load (when it
+// has no settings) or Sink, which repeats the load's problems.
 func sinkErr(t *testing.T, base string, params ...string) error {
 	t.Helper()
 	st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", base), Params: params})
-	if err != nil {
+	if st == nil {
 		return err
 	}
-	_, err = st.Sink()
+	_, err = st.Sink(nil)
 	return err
 }
 
@@ -425,47 +463,63 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestAcceptedValues(t *testing.T) {
+	type check = func(*Settings, *SinkConfig) bool
+	readUncommitted := func(want bool) check {
+		return func(_ *Settings, c *SinkConfig) bool { return c.Archive.ReadUncommitted == want }
+	}
 	tests := []struct {
 		name   string
 		params []string
-		check  func(*SinkOptions) bool
+		check  check
 	}{
 		{"short and class names case-insensitively", []string{"format.class=BYTES", "partitioner.class=default", "storage.class=s3"},
-			func(o *SinkOptions) bool { return o.Format == FormatBytes && o.Partitioner == PartitionerDefault }},
+			func(st *Settings, c *SinkConfig) bool {
+				_, def := c.Archive.Partitioner.(partition.DefaultPartitioner)
+				return c.FormatName == FormatBytes && c.Archive.Format.Extension() == ".bin" && def
+			}},
 		{"regex", []string{"topics=", "topics.regex=orders\\..*"},
-			func(o *SinkOptions) bool { return o.TopicsRegex == `orders\..*` && o.Topics == nil }},
+			func(_ *Settings, c *SinkConfig) bool {
+				return c.Archive.TopicsRegex == `orders\..*` && c.Archive.Topics == nil
+			}},
 		{"schedule with tz", []string{"rotate.schedule.interval.ms=3600000", "timezone=Europe/Berlin", "rotate.interval.ms=600000"},
-			func(o *SinkOptions) bool {
-				return o.RotateScheduleInterval == time.Hour && o.Location != nil && o.Location.String() == "Europe/Berlin" &&
-					o.RotateInterval == 10*time.Minute
+			func(_ *Settings, c *SinkConfig) bool {
+				a := c.Archive
+				return a.RotateScheduleInterval == time.Hour && a.Timezone != nil && a.Timezone.String() == "Europe/Berlin" &&
+					a.RotateInterval == 10*time.Minute
 			}},
 		{"sasl", []string{"security.protocol=sasl_ssl", "sasl.mechanism=scram-sha-256", "sasl.username=u", "sasl.password=p"},
-			func(o *SinkOptions) bool {
-				return o.SecurityProtocol == "SASL_SSL" && o.SASLMechanism == "SCRAM-SHA-256" && o.SASLPassword == "p"
+			func(st *Settings, c *SinkConfig) bool {
+				// session timeout, TLS and SCRAM
+				return choiceOf(st, st.keys.SecurityProtocol) == "SASL_SSL" && choiceOf(st, st.keys.SASLMechanism) == "SCRAM-SHA-256" &&
+					len(c.Archive.KafkaOpts) == 3
 			}},
 		{"endpoint scheme added", []string{"store.url=minio.local:9000", "s3.path.style.access.enabled=false"},
-			func(o *SinkOptions) bool { return o.Endpoint == "https://minio.local:9000" && !o.PathStyle }},
+			func(_ *Settings, c *SinkConfig) bool {
+				return c.Store.S3.Endpoint == "https://minio.local:9000" && !c.Store.S3.PathStyle
+			}},
 		{"sse-c", []string{"s3.sse.customer.key=" + strings.Repeat("A", 43) + "=", "s3.ssea.name=AES256"},
-			func(o *SinkOptions) bool { return o.SSEAlgorithm == "AES256" && o.SSECustomerKey != "" }},
+			func(_ *Settings, c *SinkConfig) bool {
+				return c.Store.S3.SSEAlgorithm == "AES256" && c.Store.S3.CustomerKey != ""
+			}},
 		{"kms", []string{"s3.ssea.name=aws:kms", "s3.sse.kms.key.id=k1", "s3.acl.canned=bucket-owner-full-control"},
-			func(o *SinkOptions) bool { return o.SSEKMSKeyID == "k1" && o.CannedACL == "bucket-owner-full-control" }},
+			func(_ *Settings, c *SinkConfig) bool {
+				return c.Store.S3.KMSKeyID == "k1" && c.Store.S3.CannedACL == "bucket-owner-full-control"
+			}},
 		{"local dir wins over S3Storage", []string{"storage.class=io.confluent.connect.s3.storage.S3Storage", "store.local.dir=/x", "s3.bucket.name="},
-			func(o *SinkOptions) bool { return o.Store == StoreLocal && o.LocalDir == "/x" }},
-		{"empty topics.dir", []string{"topics.dir="}, func(o *SinkOptions) bool { return o.TopicsDir == "" }},
+			func(_ *Settings, c *SinkConfig) bool { return c.Store.LocalDir == "/x" }},
+		{"empty topics.dir", []string{"topics.dir="}, func(_ *Settings, c *SinkConfig) bool { return c.Archive.Keys.TopicsDir == "" }},
 		{"envelope avro without a schema converter", []string{"store.envelope=true", "format.class=avro", "behavior.on.null.values=fail"},
-			func(o *SinkOptions) bool { return o.Envelope && o.Format == FormatAvro }},
+			func(_ *Settings, c *SinkConfig) bool {
+				return c.Archive.Envelope && c.FormatName == FormatAvro && c.Archive.Format != nil && !c.Archive.TypedJSON
+			}},
 		{"unsupported at default", []string{"store.kafka.keys=FALSE", "partition.duration.ms=-1", "transforms=", "avro.codec=null"},
-			func(o *SinkOptions) bool { return true }},
-		{"read_committed by default", nil,
-			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadCommitted }},
-		{"isolation.level", []string{"isolation.level=READ_UNCOMMITTED"},
-			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadUncommitted }},
-		{"Connect's override wins", []string{"isolation.level=read_committed", "consumer.override.isolation.level=read_uncommitted"},
-			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadUncommitted }},
-		{"Connect's override alone", []string{"consumer.override.isolation.level=read_committed"},
-			func(o *SinkOptions) bool { return o.IsolationLevel == IsolationReadCommitted }},
+			func(*Settings, *SinkConfig) bool { return true }},
+		{"read_committed by default", nil, readUncommitted(false)},
+		{"isolation.level", []string{"isolation.level=READ_UNCOMMITTED"}, readUncommitted(true)},
+		{"Connect's override wins", []string{"isolation.level=read_committed", "consumer.override.isolation.level=read_uncommitted"}, readUncommitted(true)},
+		{"Connect's override alone", []string{"consumer.override.isolation.level=read_committed"}, readUncommitted(false)},
 		{"default credentials provider", []string{"s3.credentials.provider.class=com.amazonaws.auth.DefaultAWSCredentialsProviderChain"},
-			func(o *SinkOptions) bool { return true }},
+			func(*Settings, *SinkConfig) bool { return true }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -473,12 +527,12 @@ func TestAcceptedValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := st.Sink()
+			c, err := st.Sink(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tc.check(o) {
-				t.Errorf("unexpected options %+v", o)
+			if !tc.check(st, c) {
+				t.Errorf("unexpected config %+v", c)
 			}
 		})
 	}
@@ -535,7 +589,7 @@ behavior.on.error: log
 	if _, ok := st.Get("s3.poll.interval.ms"); ok {
 		t.Error("a source-only key is in the sink's settings")
 	}
-	if _, err := st.Sink(); err != nil {
+	if _, err := st.Sink(nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -50,7 +50,7 @@ func (p *valueParser) userSet(h key) bool {
 func (p *valueParser) fail(h key, value, msg string) {
 	s := h.spec()
 	p.markBad(s)
-	p.errs = append(p.errs, &Error{Key: s.Name, Origin: p.st.origins[s.Name], Msg: shown(s, value) + " " + msg})
+	p.add(&Error{Key: s.Name, Origin: p.st.origins[s.Name], Msg: shown(s, value) + " " + msg})
 }
 
 // missing records that a needed key is not set, with why when not obvious.
@@ -61,7 +61,24 @@ func (p *valueParser) missing(h key, why string) {
 	if why != "" {
 		msg += " (" + why + ")"
 	}
-	p.errs = append(p.errs, &Error{Key: s.Name, Msg: msg})
+	p.add(&Error{Key: s.Name, Msg: msg})
+}
+
+// add records a problem once: a key read again (by a rule) does not
+// repeat its problem.
+func (p *valueParser) add(err error) {
+	for _, e := range p.errs {
+		if e.Error() == err.Error() {
+			return
+		}
+	}
+	p.errs = append(p.errs, err)
+}
+
+// problems returns the load's problems and the parser's, nil when there
+// are none.
+func (p *valueParser) problems() error {
+	return problems(append(append([]error(nil), p.st.problems...), p.errs...))
 }
 
 func (p *valueParser) markBad(s *Spec) {

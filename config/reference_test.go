@@ -49,7 +49,7 @@ func TestDefaultsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Sink(); err != nil {
+	if _, err := st.Sink(nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -120,9 +120,9 @@ func TestRequiredKeys(t *testing.T) {
 			return err
 		}
 		if cmd == Sink {
-			_, err = st.Sink()
+			_, err = st.Sink(nil)
 		} else {
-			_, err = st.Source()
+			_, err = st.Source(nil)
 		}
 		return err
 	}

@@ -1,96 +1,29 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// The settings groups below are shared by SinkOptions and SourceOptions
-// (embedded in both) and by build.go, which turns each into what the
-// pipelines take. Each is parsed by one valueParser method. A key that the
-// running command does not use is never set (LoadSettings reports it as
-// ignored), so its field stays zero.
-
-// KafkaSettings is the Kafka client's connection and security settings.
-type KafkaSettings struct {
-	// BootstrapServers is empty when the key is unset and the command does
-	// not require it (the source: a dry run needs no Kafka).
-	BootstrapServers []string
-	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
-	SASLMechanism    string // "", PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
-	SASLUsername     string
-	SASLPassword     string
-	TLSCAFile        string // ssl.ca.location
-	TLSCertFile      string // ssl.certificate.location
-	TLSKeyFile       string // ssl.key.location
-}
-
-// LayoutSettings is how object keys are laid out below the bucket or
-// directory.
-type LayoutSettings struct {
-	TopicsDir      string
-	DirectoryDelim string
-	FileDelim      string
-	OffsetPadWidth int
-	Partitioner    string // PartitionerDefault
-}
-
-// IndexSettings is the archive index (package index).
-type IndexSettings struct {
-	// IndexEnabled is kafkas3.index.enabled (the sink's; false for the
-	// source, which reads an index when there is one).
-	IndexEnabled bool
-	// IndexPrefix is kafkas3.index.prefix, outside topics.dir.
-	IndexPrefix string
-	// TopicCheckInterval is kafkas3.topics.check.interval.ms (the sink's).
-	TopicCheckInterval time.Duration
-}
-
-// StoreSettings chooses and configures the object store.
-type StoreSettings struct {
-	// Store is StoreS3, or StoreLocal with LocalDir.
-	Store    string
-	LocalDir string
-
-	Bucket    string
-	Region    string
-	Endpoint  string // store.url with a scheme; "" for AWS
-	PathStyle bool   // s3.path.style.access.enabled (or the source's s3.path.style.access)
-	// PartSize and CannedACL are the sink's (uploads only); zero for the source.
-	PartSize        int64
-	PartRetries     int
-	RetryBackoff    time.Duration
-	SSEAlgorithm    string // "", AES256, aws:kms or aws:kms:dsse
-	SSEKMSKeyID     string
-	SSECustomerKey  string // base64, 32 bytes decoded; also needed to read SSE-C objects
-	CannedACL       string
-	AccessKeyID     string
-	SecretAccessKey string
-}
-
-// FormatSettings selects the record format and its compression.
-type FormatSettings struct {
-	Format          string // FormatJSON, FormatBytes, FormatAvro or FormatParquet
-	AvroCodec       string // avro.codec (the sink's)
-	ParquetCodec    string // parquet.codec
-	BytesSeparator  string
-	BytesExtension  string
-	CompressionType string // CompressionNone or CompressionGzip
-	// CompressionLevel is the sink's gzip level (-1..9); zero for the
-	// source, which only reads.
-	CompressionLevel int
-	// Envelope is the sink's store.envelope; the source detects envelope
-	// objects by content and leaves it false.
-	Envelope bool
-}
+// The parts below are shared by Sink and Source: each reads one group of
+// keys and returns what the pipelines take (client options, the key
+// layout, the format, the store). Rules between keys live in rules.go.
 
 // connectorClass checks the ignored connector.class against the classes
-// this command replaces or reads.
+// the command replaces or reads.
 func (p *valueParser) connectorClass(accepted []string, want string) {
 	lv, ok := p.st.ignoredValues[p.k.ConnectorClass.Name]
 	if !ok {
@@ -102,259 +35,264 @@ func (p *valueParser) connectorClass(accepted []string, want string) {
 			return
 		}
 	}
-	p.errs = append(p.errs, &Error{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) + " " + want})
+	p.add(&Error{Key: lv.key, Origin: lv.origin, Msg: strconv.Quote(lv.value) + " " + want})
 }
 
-// kafka parses the Kafka client keys.
-func (p *valueParser) kafka() KafkaSettings {
-	var k KafkaSettings
+// brokers reads bootstrap.servers: required by the sink; for the source
+// (a dry run needs no Kafka) checked when set and nil when not.
+func (p *valueParser) brokers() []string {
 	if p.required(p.k.BootstrapServers) || p.text(p.k.BootstrapServers) != "" {
-		k.BootstrapServers = p.hostPorts(p.k.BootstrapServers)
+		return p.hostPorts(p.k.BootstrapServers)
 	}
-	k.SecurityProtocol = p.choice(p.k.SecurityProtocol)
-	k.SASLMechanism = p.choice(p.k.SASLMechanism)
-	k.SASLUsername = p.str(p.k.SASLUsername)
-	k.SASLPassword = p.str(p.k.SASLPassword)
-	k.TLSCAFile = p.str(p.k.SSLCALocation)
-	k.TLSCertFile = p.str(p.k.SSLCertificateLocation)
-	k.TLSKeyFile = p.str(p.k.SSLKeyLocation)
-	sasl := strings.HasPrefix(k.SecurityProtocol, "SASL_")
-	switch {
-	case sasl && k.SASLMechanism == "" && p.ok(p.k.SecurityProtocol):
-		p.missing(p.k.SASLMechanism, "security.protocol is "+k.SecurityProtocol)
-	case !sasl && k.SASLMechanism != "" && p.ok(p.k.SecurityProtocol):
-		p.fail(p.k.SASLMechanism, k.SASLMechanism, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+k.SecurityProtocol)
-	}
-	if k.SASLMechanism != "" {
-		if k.SASLUsername == "" {
-			p.missing(p.k.SASLUsername, "sasl.mechanism is "+k.SASLMechanism)
-		}
-		if k.SASLPassword == "" {
-			p.missing(p.k.SASLPassword, "sasl.mechanism is "+k.SASLMechanism)
-		}
-	}
-	switch {
-	case k.TLSCertFile != "" && k.TLSKeyFile == "":
-		p.missing(p.k.SSLKeyLocation, "ssl.certificate.location is set")
-	case k.TLSCertFile == "" && k.TLSKeyFile != "":
-		p.missing(p.k.SSLCertificateLocation, "ssl.key.location is set")
-	}
-	if (k.TLSCAFile != "" || k.TLSCertFile != "") && k.SecurityProtocol != "SSL" && k.SecurityProtocol != "SASL_SSL" && p.ok(p.k.SecurityProtocol) {
-		p.fail(p.k.SecurityProtocol, k.SecurityProtocol, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
-	}
-	return k
+	return nil
 }
 
-// topicSelection parses topics and topics.regex. As in Kafka Connect, an
-// empty value counts as unset. The sink needs exactly one of them; for the
-// source (which restores them when no topics flag is given) they are
-// optional, so at most one may be set.
-func (p *valueParser) topicSelection(need bool) (topics []string, regex string) {
-	topics = p.topics(p.k.Topics)
-	regex = p.regex(p.k.TopicsRegex)
-	want := "at most one"
-	if need {
-		want = "exactly one"
+// kafkaOpts reads the security keys and returns the franz-go options for
+// them: TLS (with the CA and client certificate files read here, so a
+// missing file is a config problem) and SASL.
+func (p *valueParser) kafkaOpts() []kgo.Opt {
+	var opts []kgo.Opt
+	switch p.choice(p.k.SecurityProtocol) {
+	case "SSL", "SASL_SSL":
+		if tc := p.tlsConfig(); tc != nil {
+			opts = append(opts, kgo.DialTLSConfig(tc))
+		}
 	}
-	hasTopics := len(topics) > 0 || !p.ok(p.k.Topics)
-	hasRegex := p.str(p.k.TopicsRegex) != ""
-	switch {
-	case hasTopics && hasRegex:
-		p.fail(p.k.TopicsRegex, p.raw(p.k.TopicsRegex), "is set together with topics; want "+want+" of topics and topics.regex")
-	case need && !hasTopics && !hasRegex:
-		p.missing(p.k.Topics, "set exactly one of topics and topics.regex")
+	user, pass := p.str(p.k.SASLUsername), p.str(p.k.SASLPassword)
+	switch p.choice(p.k.SASLMechanism) {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
 	}
-	return topics, regex
+	return opts
 }
 
-// layout parses the object layout keys.
-func (p *valueParser) layout() LayoutSettings {
-	return LayoutSettings{
+// tlsConfig reads ssl.ca.location, ssl.certificate.location and
+// ssl.key.location; nil after a problem.
+func (p *valueParser) tlsConfig() *tls.Config {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := p.str(p.k.SSLCALocation); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			p.fail(p.k.SSLCALocation, ca, fmt.Sprintf("cannot be read (%v); want a PEM file", err))
+			return nil
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			p.fail(p.k.SSLCALocation, ca, "holds no PEM certificates")
+			return nil
+		}
+		tc.RootCAs = pool
+	}
+	cert, key := p.str(p.k.SSLCertificateLocation), p.str(p.k.SSLKeyLocation)
+	if cert != "" && key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			p.fail(p.k.SSLCertificateLocation, cert, fmt.Sprintf("and ssl.key.location do not load as a key pair (%v)", err))
+			return nil
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc
+}
+
+// keyLayout reads the object layout keys.
+func (p *valueParser) keyLayout() partition.KeyConfig {
+	kc := partition.KeyConfig{
 		TopicsDir:      p.str(p.k.TopicsDir),
 		DirectoryDelim: p.nonEmpty(p.k.DirectoryDelim),
 		FileDelim:      p.nonEmpty(p.k.FileDelim),
 		OffsetPadWidth: int(p.int(p.k.FilenameOffsetZeroPadWidth)),
-		Partitioner:    p.choice(p.k.PartitionerClass),
 	}
+	if kc.DirectoryDelim == "" || kc.FileDelim == "" {
+		return kc // reported; Validate would repeat it
+	}
+	if err := kc.Validate(); err != nil {
+		p.add(fmt.Errorf("%w: %w", ErrConfig, err))
+	}
+	return kc
 }
 
-// timezone parses timezone: the zone name and its location (nil when unset
-// or invalid).
-func (p *valueParser) timezone() (string, *time.Location) {
+// partitioner reads partitioner.class.
+func (p *valueParser) partitioner() partition.Partitioner {
+	name := p.choice(p.k.PartitionerClass)
+	if name == "" {
+		return nil
+	}
+	kind, err := partition.Lookup(name)
+	if err == nil {
+		var pt partition.Partitioner
+		if pt, err = partition.New(kind); err == nil {
+			return pt
+		}
+	}
+	p.add(fmt.Errorf("%w: %w", ErrConfig, err))
+	return nil
+}
+
+// timezone reads timezone: nil when unset or invalid.
+func (p *valueParser) timezone() *time.Location {
 	tz := p.str(p.k.Timezone)
 	if tz == "" {
-		return "", nil
+		return nil
 	}
 	if strings.EqualFold(tz, "local") {
 		p.fail(p.k.Timezone, tz, "is not an IANA zone name; want a name like UTC or Europe/Berlin")
-		return tz, nil
+		return nil
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		p.fail(p.k.Timezone, tz, "is not a known IANA zone; want a name like UTC or Europe/Berlin")
-		return tz, nil
+		return nil
 	}
-	return tz, loc
+	return loc
 }
 
-// locale parses locale.
-func (p *valueParser) locale() string {
-	l := p.str(p.k.Locale)
-	if l != "" && !validLocale(l) {
+// locale checks locale (accepted for compatibility, not used).
+func (p *valueParser) locale() {
+	if l := p.str(p.k.Locale); l != "" && !validLocale(l) {
 		p.fail(p.k.Locale, l, "is not a locale tag; want a tag like en or en_US")
 	}
-	return l
 }
 
-// store parses the store selection, S3 and credential keys.
-func (p *valueParser) store() StoreSettings {
-	var o StoreSettings
-	o.Store = p.choice(p.k.StorageClass)
-	o.LocalDir = p.str(p.k.StoreLocalDir)
-	switch {
-	case o.LocalDir != "":
-		o.Store = StoreLocal
-	case o.Store == StoreLocal:
-		p.missing(p.k.StoreLocalDir, "storage.class is "+p.raw(p.k.StorageClass))
+// validLocale accepts Java-style locale tags: en, en_US, de-CH, sr_Latn_RS:
+// a language of 2 to 8 letters, then parts of 1 to 8 letters or digits
+// joined by '_' or '-'.
+func validLocale(s string) bool {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' })
+	if len(parts) == 0 || strings.Count(s, "_")+strings.Count(s, "-") != len(parts)-1 {
+		return false
 	}
-	o.Bucket = p.str(p.k.S3BucketName)
-	if o.Store == StoreS3 {
-		switch {
-		case o.Bucket == "":
-			p.missing(p.k.S3BucketName, "the store is S3; set store.local.dir for a local directory")
-		case strings.ContainsAny(o.Bucket, "/ \t\n"):
-			p.fail(p.k.S3BucketName, o.Bucket, "is not a bucket name; want a name without '/' or spaces")
+	for i, part := range parts {
+		if len(part) < 1 || len(part) > 8 || (i == 0 && len(part) < 2) {
+			return false
+		}
+		for _, r := range part {
+			letter := (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+			if !letter && (i == 0 || r < '0' || r > '9') {
+				return false
+			}
 		}
 	}
-	o.Region = p.nonEmpty(p.k.S3Region)
-	o.Endpoint = p.endpoint(p.k.StoreURL)
-	o.PathStyle = p.pathStyle()
-	o.PartSize = p.int(p.k.S3PartSize)
-	o.PartRetries = int(p.int(p.k.S3PartRetries))
-	o.RetryBackoff = p.millis(p.k.S3RetryBackoffMs)
-	o.SSEAlgorithm = p.choice(p.k.S3SSEAName)
-	o.SSEKMSKeyID = p.str(p.k.S3SSEKMSKeyID)
-	o.SSECustomerKey = p.str(p.k.S3SSECustomerKey)
-	if o.SSEKMSKeyID != "" && !strings.HasPrefix(o.SSEAlgorithm, "aws:kms") && p.ok(p.k.S3SSEAName) {
-		p.fail(p.k.S3SSEKMSKeyID, o.SSEKMSKeyID, "needs s3.ssea.name aws:kms or aws:kms:dsse")
+	return true
+}
+
+// store reads the store selection, S3 and credential keys.
+func (p *valueParser) store() StoreConfig {
+	var o StoreConfig
+	if dir := p.str(p.k.StoreLocalDir); dir != "" {
+		o.LocalDir = dir
+	} else if p.choice(p.k.StorageClass) == StoreLocal {
+		return o // the rule local-needs-dir reports it
 	}
-	if o.SSECustomerKey != "" {
-		if k, err := base64.StdEncoding.DecodeString(o.SSECustomerKey); err != nil || len(k) != 32 {
-			p.fail(p.k.S3SSECustomerKey, o.SSECustomerKey, "is not a base64-encoded 32-byte key")
+	o.S3.Bucket = p.str(p.k.S3BucketName)
+	if o.LocalDir == "" && strings.ContainsAny(o.S3.Bucket, "/ \t\n") {
+		p.fail(p.k.S3BucketName, o.S3.Bucket, "is not a bucket name; want a name without '/' or spaces")
+	}
+	o.S3.Region = p.nonEmpty(p.k.S3Region)
+	o.S3.Endpoint = p.endpoint(p.k.StoreURL)
+	o.S3.PathStyle = p.pathStyle()
+	o.S3.PartSize = p.int(p.k.S3PartSize)
+	o.S3.PartRetries = int(p.int(p.k.S3PartRetries))
+	if o.S3.PartRetries == 0 {
+		o.S3.PartRetries = -1 // s3store: 0 means the default, negative means none
+	}
+	if o.S3.RetryBackoff = p.millis(p.k.S3RetryBackoffMs); o.S3.RetryBackoff == 0 {
+		o.S3.RetryBackoff = -1 // s3store: 0 means the default, negative means none
+	}
+	o.S3.SSEAlgorithm = p.choice(p.k.S3SSEAName)
+	o.S3.KMSKeyID = p.str(p.k.S3SSEKMSKeyID)
+	o.S3.CustomerKey = p.str(p.k.S3SSECustomerKey)
+	if k := o.S3.CustomerKey; k != "" {
+		if b, err := base64.StdEncoding.DecodeString(k); err != nil || len(b) != 32 {
+			p.fail(p.k.S3SSECustomerKey, k, "is not a base64-encoded 32-byte key")
 		}
-		if o.SSEAlgorithm != "" && o.SSEAlgorithm != "AES256" {
-			p.fail(p.k.S3SSEAName, o.SSEAlgorithm, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
-		}
 	}
-	o.CannedACL = p.choice(p.k.S3ACLCanned)
-	o.AccessKeyID = p.str(p.k.AWSAccessKeyID)
-	o.SecretAccessKey = p.str(p.k.AWSSecretAccessKey)
-	if o.AccessKeyID != "" && o.SecretAccessKey == "" {
-		p.missing(p.k.AWSSecretAccessKey, "aws.access.key.id is set")
-	}
-	if o.AccessKeyID == "" && o.SecretAccessKey != "" {
-		p.missing(p.k.AWSAccessKeyID, "aws.secret.access.key is set")
-	}
+	o.S3.CannedACL = p.choice(p.k.S3ACLCanned)
+	o.S3.AccessKeyID = p.str(p.k.AWSAccessKeyID)
+	o.S3.SecretAccessKey = p.str(p.k.AWSSecretAccessKey)
 	p.choice(p.k.S3CredentialsProviderClass)
 	return o
 }
 
 // pathStyle reads s3.path.style.access.enabled, the sink's name, and, for
 // the source, s3.path.style.access, the Confluent source's name. A key set
-// by the user wins over a default; two set keys must agree.
+// by the user wins over a default (the rule path-style-agree checks two
+// set keys).
 func (p *valueParser) pathStyle() bool {
 	src, sink := p.k.S3PathStyleAccess, p.k.S3PathStyleAccessEnabled
 	b := p.bool(sink)
 	if !p.isSet(src) { // the sink: only its own name
 		return b
 	}
-	a := p.bool(src)
-	setA, setB := p.userSet(src), p.userSet(sink)
-	switch {
-	case setA && setB && a != b && p.ok(src) && p.ok(sink):
-		p.fail(src, p.raw(src), fmt.Sprintf("contradicts %s=%s; set one of them", sink.Name, p.text(sink)))
-		return a
-	case setB && !setA:
+	if p.userSet(sink) && !p.userSet(src) {
 		return b
 	}
-	return a
+	return p.bool(src)
 }
 
-// format parses the format and compression keys. why explains a missing
-// format.class.
-func (p *valueParser) format(why string) FormatSettings {
-	var o FormatSettings
-	o.CompressionType = p.choice(p.k.S3CompressionType)
-	o.CompressionLevel = int(p.int(p.k.S3CompressionLevel))
-	o.Format = p.choice(p.k.FormatClass)
-	p.need(p.k.FormatClass, why)
-	o.AvroCodec = p.choice(p.k.AvroCodec)
-	o.ParquetCodec = p.choice(p.k.ParquetCodec)
-	o.BytesSeparator = p.raw(p.k.FormatBytearraySeparator)
-	o.BytesExtension = p.str(p.k.FormatBytearrayExtension)
-	if !strings.HasPrefix(o.BytesExtension, ".") || strings.ContainsAny(o.BytesExtension, "/\\") {
-		p.fail(p.k.FormatBytearrayExtension, o.BytesExtension, "is not a file extension; want a string starting with a dot, without slashes")
+// formatConfig reads the format and compression keys as format.New takes
+// them.
+func (p *valueParser) formatConfig() (format.Config, bool) {
+	var cfg format.Config
+	name := p.choice(p.k.FormatClass)
+	comp, err := format.ParseCompression(p.choice(p.k.S3CompressionType))
+	if err != nil {
+		return cfg, false // the choice was reported
 	}
-	return o
-}
-
-// Converter names, as ConverterSettings.Class reports them.
-const (
-	ConverterAvro      = "avro"
-	ConverterJSON      = "json"
-	ConverterString    = "string"
-	ConverterByteArray = "bytearray"
-)
-
-// ConverterSettings is one Connect converter: key.converter or
-// value.converter and its settings.
-type ConverterSettings struct {
-	// Class is "" (no converter: the raw bytes), or ConverterAvro,
-	// ConverterJSON, ConverterString or ConverterByteArray.
-	Class             string
-	RegistryURL       string // schema.registry.url
-	CredentialsSource string // basic.auth.credentials.source: URL or USER_INFO
-	UserInfo          string // basic.auth.user.info
-	SchemasEnable     bool   // schemas.enable (JsonConverter)
-}
-
-// Schemaful reports whether the converter attaches schemas to the data.
-func (c ConverterSettings) Schemaful() bool {
-	return c.Class == ConverterAvro || (c.Class == ConverterJSON && c.SchemasEnable)
-}
-
-// converter parses one converter's keys (Keys.Converter).
-func (p *valueParser) converter(k ConverterKeys) ConverterSettings {
-	c := ConverterSettings{
-		Class:             p.choice(k.Class),
-		RegistryURL:       p.str(k.RegistryURL),
-		CredentialsSource: p.choice(k.CredentialsSource),
-		UserInfo:          p.str(k.UserInfo),
-		SchemasEnable:     p.bool(k.SchemasEnable),
+	cfg.Compression = comp
+	cfg.CompressionLevel = -1
+	if p.st.command == Sink {
+		cfg.CompressionLevel = int(p.int(p.k.S3CompressionLevel))
 	}
-	if c.Class == ConverterAvro && c.RegistryURL == "" {
-		p.missing(k.RegistryURL, k.Class.Name+" is avro")
+	cfg.Bytes = format.DefaultBytesConfig()
+	cfg.Bytes.Separator = []byte(p.raw(p.k.FormatBytearraySeparator))
+	ext := p.str(p.k.FormatBytearrayExtension)
+	if !strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, "/\\") {
+		p.fail(p.k.FormatBytearrayExtension, ext, "is not a file extension; want a string starting with a dot, without slashes")
+	} else {
+		cfg.Bytes.Extension = ext
 	}
-	for _, u := range strings.Split(c.RegistryURL, ",") {
-		if u = strings.TrimSpace(u); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			p.fail(k.RegistryURL, c.RegistryURL, "is not an http(s) URL; want http(s)://host:port, comma-separated for several")
-			break
+	if codec := p.choice(p.k.AvroCodec); codec != "" {
+		if cfg.Avro.Codec, err = format.ParseAvroCodec(codec); err != nil {
+			p.add(fmt.Errorf("%w: %w", ErrConfig, err))
 		}
+		cfg.Avro.Level = -1
 	}
-	if c.CredentialsSource == "USER_INFO" && c.UserInfo == "" && c.Class == ConverterAvro {
-		p.missing(k.UserInfo, k.CredentialsSource.Name+" is USER_INFO")
+	cfg.Parquet.Codec = p.choice(p.k.ParquetCodec)
+	if name == "" {
+		return cfg, false
 	}
-	if c.UserInfo != "" && !strings.Contains(c.UserInfo, ":") {
-		p.fail(k.UserInfo, c.UserInfo, "is not user:password")
+	if cfg.Kind, err = format.Lookup(name); err != nil {
+		p.add(fmt.Errorf("%w: %w", ErrConfig, err))
+		return cfg, false
 	}
-	return c
+	return cfg, true
 }
+
+// newFormat builds cfg's format; nil after a problem, reported under key.
+func (p *valueParser) newFormat(key string, cfg format.Config) format.Format {
+	f, err := format.New(cfg)
+	if err != nil {
+		p.add(fmt.Errorf("%w: %s: %w", ErrConfig, key, err))
+		return nil
+	}
+	return f
+}
+
+// needsSchema reports whether the format named name (format.class's short
+// name) writes typed values only: avro and parquet.
+func needsSchema(name string) bool { return name == FormatAvro || name == FormatParquet }
 
 // tombstonePartition reads tombstone.encoded.partition, the folder of
-// tombstone keys objects: a non-empty name without directory.delim
-// (dirDelim, "/" when unset); "tombstone" by default.
-func (p *valueParser) tombstonePartition(dirDelim string) string {
+// tombstone keys objects: a non-empty name without directory.delim;
+// "tombstone" by default.
+func (p *valueParser) tombstonePartition() string {
 	v := p.str(p.k.TombstoneEncodedPartition)
+	dirDelim := p.text(p.k.DirectoryDelim)
 	if dirDelim == "" {
 		dirDelim = "/"
 	}
@@ -367,33 +305,12 @@ func (p *valueParser) tombstonePartition(dirDelim string) string {
 	return v
 }
 
-// index parses kafkas3.index.enabled and kafkas3.index.prefix: the prefix
-// must be a folder (index.ValidatePrefix) whose index folder lies outside
-// topics.dir, and topics.dir must not lie inside it.
-func (p *valueParser) index(l LayoutSettings) IndexSettings {
-	o := IndexSettings{IndexPrefix: p.str(p.k.Kafkas3IndexPrefix)}
-	if p.st.command == Sink {
-		o.IndexEnabled = p.bool(p.k.Kafkas3IndexEnabled)
-		o.TopicCheckInterval = p.millis(p.k.Kafkas3TopicsCheckIntervalMs)
+// indexPrefix reads kafkas3.index.prefix: a folder (index.ValidatePrefix);
+// the rule index-outside-topics-dir checks where it lies.
+func (p *valueParser) indexPrefix() string {
+	v := p.str(p.k.Kafkas3IndexPrefix)
+	if err := index.ValidatePrefix(v); err != nil {
+		p.fail(p.k.Kafkas3IndexPrefix, v, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
 	}
-	if err := index.ValidatePrefix(o.IndexPrefix); err != nil {
-		p.fail(p.k.Kafkas3IndexPrefix, o.IndexPrefix, "is not a key prefix; want one or more folder names, each followed by \"/\" (default _kafkas3/)")
-		return o
-	}
-	if l.TopicsDir != "" {
-		dd := l.DirectoryDelim
-		if dd == "" {
-			dd = "/"
-		}
-		topics := l.TopicsDir + dd
-		// The index and the topic descriptions.
-		for _, ix := range []string{index.Dir(o.IndexPrefix), index.TopicsDir(o.IndexPrefix)} {
-			if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
-				p.fail(p.k.Kafkas3IndexPrefix, o.IndexPrefix, fmt.Sprintf(
-					"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, l.TopicsDir))
-				break
-			}
-		}
-	}
-	return o
+	return v
 }

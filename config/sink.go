@@ -2,214 +2,159 @@ package config
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"time"
+	"log/slog"
 
-	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Canonical values of the choice keys, as SinkOptions reports them.
+// Format names, as format.class's choices name them.
 const (
 	FormatJSON    = "json"
 	FormatBytes   = "bytes"
 	FormatAvro    = "avro"
 	FormatParquet = "parquet"
-
-	StoreS3    = "s3"
-	StoreLocal = "local"
-
-	PartitionerDefault = "default"
-
-	CompressionNone = "none"
-	CompressionGzip = "gzip"
-
-	NullValuesFail   = "fail"
-	NullValuesIgnore = "ignore"
-	NullValuesWrite  = "write"
-
-	IsolationReadCommitted   = "read_committed"
-	IsolationReadUncommitted = "read_uncommitted"
 )
 
-// SinkOptions is the sink's configuration, typed and fully validated. It
-// holds primitives only; cmd builds formats, stores and clients from it.
-// The embedded groups are shared with SourceOptions.
-type SinkOptions struct {
-	Name    string
-	GroupID string
-	// GroupInstanceID is group.instance.id (static membership); "" for none.
-	GroupInstanceID string
-	// SessionTimeout is session.timeout.ms.
-	SessionTimeout time.Duration
-	// IsolationLevel is IsolationReadCommitted or IsolationReadUncommitted:
-	// consumer.override.isolation.level when set, else isolation.level.
-	IsolationLevel string
-	KafkaSettings
-
-	// What to read: exactly one of Topics and TopicsRegex is set.
-	// TopicsRegex must match a whole topic name, as in Kafka Connect; it
-	// compiles as `^(?:` + TopicsRegex + `)$`.
-	Topics      []string
-	TopicsRegex string
-
-	LayoutSettings
-
-	// Rotation. A zero duration means disabled. Location is nil when
-	// timezone is unset.
-	FlushSize              int64
-	RotateInterval         time.Duration
-	RotateScheduleInterval time.Duration
-	Timezone               string
-	Location               *time.Location
-	Locale                 string
-
-	StoreSettings
-	FormatSettings
-	IndexSettings
-	// SnapshotInterval is offsets.snapshot.interval.ms (0: no snapshots);
-	// GroupsRegex is groups.regex ("" for every group).
-	SnapshotInterval time.Duration
-	GroupsRegex      string
-
-	NullValues string // NullValuesFail, NullValuesIgnore or NullValuesWrite
-
-	// StoreKeys and StoreHeaders write parallel .keys and .headers
-	// objects, in KeysFormat and HeadersFormat (FormatJSON, FormatBytes
-	// (keys only), FormatAvro or FormatParquet).
-	StoreKeys     bool
-	StoreHeaders  bool
-	KeysFormat    string
-	HeadersFormat string
-	// TombstonePartition is tombstone.encoded.partition.
-	TombstonePartition  string
-	SchemaCompatibility string // NONE, BACKWARD, FORWARD or FULL
-
-	// ValueConverter and KeyConverter decode values and keys; a Class of ""
-	// means the raw bytes. Avro and Parquet need a schema-aware value
-	// converter.
-	ValueConverter ConverterSettings
-	KeyConverter   ConverterSettings
-
-	// Connect's error handling.
-	ErrorsTolerance      string // none or all
-	DLQTopic             string // errors.deadletterqueue.topic.name
-	DLQReplicationFactor int16  // errors.deadletterqueue.topic.replication.factor
-	DLQContextHeaders    bool   // errors.deadletterqueue.context.headers.enable
-	ErrorsLog            bool   // errors.log.enable
+// SinkConfig is what `kafkas3 sink` runs with, typed and validated: the
+// archive's config (everything but Once, a flag) and the store's.
+type SinkConfig struct {
+	Archive archive.Config
+	Store   StoreConfig
+	// FormatName is format.class's short name, for the start log line.
+	FormatName string
 }
 
-// Sink types and validates the settings for `kafkas3 sink`. It reports
-// every problem it finds at once; each wraps ErrConfig and names the key,
-// the value and what is allowed.
-func (s *Settings) Sink() (*SinkOptions, error) {
+// Sink types and validates the settings for `kafkas3 sink` and builds the
+// archive's format, partitioner, converters and client options. It
+// reports every problem of the configuration at once, the load's
+// included; each wraps ErrConfig and names the key, the value (unless it
+// is a secret) and what is allowed. log is given to the converters.
+func (s *Settings) Sink(log *slog.Logger) (*SinkConfig, error) {
 	if s.command != Sink {
 		return nil, fmt.Errorf("Settings.Sink: settings were loaded for %s", s.command)
 	}
 	p := newParser(s)
-	o := &SinkOptions{}
-
+	c := &SinkConfig{}
+	a := &c.Archive
 	p.connectorClass([]string{"io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector"},
 		"is not the S3 sink connector; want io.confluent.connect.s3.S3SinkConnector (kafkas3 sink replaces it)")
-
-	o.Name = p.requiredString(p.k.Name)
-	o.KafkaSettings = p.kafka()
-	o.GroupID = p.str(p.k.GroupID)
-	if o.GroupID == "" && o.Name != "" {
-		o.GroupID = "connect-" + o.Name
-	}
-	o.GroupInstanceID = p.str(p.k.GroupInstanceID)
-	o.SessionTimeout = p.millis(p.k.SessionTimeoutMs)
-	o.IsolationLevel = p.choice(p.k.IsolationLevel)
-	if v := p.choice(p.k.ConsumerOverrideIsolationLevel); v != "" {
-		o.IsolationLevel = v
-	}
-	o.Topics, o.TopicsRegex = p.topicSelection(true)
-	o.LayoutSettings = p.layout()
-
-	o.FlushSize = p.int(p.k.FlushSize)
+	p.sinkKafka(a)
+	a.Topics, a.TopicsRegex = p.topics(p.k.Topics), p.regex(p.k.TopicsRegex)
+	a.FlushSize = int(p.int(p.k.FlushSize))
 	p.need(p.k.FlushSize, "")
-	o.RotateInterval = p.millis(p.k.RotateIntervalMs)
-	o.RotateScheduleInterval = p.millis(p.k.RotateScheduleIntervalMs)
-	o.Timezone, o.Location = p.timezone()
-	if o.RotateScheduleInterval > 0 && o.Timezone == "" {
-		p.missing(p.k.Timezone, "rotate.schedule.interval.ms is set")
+	a.RotateInterval = p.millis(p.k.RotateIntervalMs)
+	a.RotateScheduleInterval = p.millis(p.k.RotateScheduleIntervalMs)
+	a.Timezone = p.timezone()
+	p.locale()
+	c.Store = p.store()
+	c.FormatName = p.sinkFormats(a)
+	p.sinkIndex(a)
+	vc, kc := p.k.Converter(false), p.k.Converter(true)
+	a.ValueConverter, a.ValueConverterClass = p.sinkConverter(vc, log)
+	a.KeyConverter, a.KeyConverterClass = p.sinkConverter(kc, log)
+	a.Compatibility = archive.Compatibility(p.choice(p.k.SchemaCompatibility))
+	a.Errors = archive.ErrorsConfig{
+		Tolerance:            archive.Tolerance(p.choice(p.k.ErrorsTolerance)),
+		DLQTopic:             p.str(p.k.ErrorsDeadletterqueueTopicName),
+		DLQReplicationFactor: int16(p.int(p.k.ErrorsDeadletterqueueTopicReplicationFactor)),
+		DLQContextHeaders:    p.bool(p.k.ErrorsDeadletterqueueContextHeadersEnable),
+		Log:                  p.bool(p.k.ErrorsLogEnable),
 	}
-	o.Locale = p.locale()
-
-	o.StoreSettings = p.store()
-	o.FormatSettings = p.format("")
-	o.IndexSettings = p.index(o.LayoutSettings)
-	o.SnapshotInterval = p.millis(p.k.OffsetsSnapshotIntervalMs)
-	o.GroupsRegex = p.regex(p.k.GroupsRegex)
-	o.NullValues = p.choice(p.k.BehaviorOnNullValues)
-	o.StoreKeys = p.bool(p.k.StoreKafkaKeys)
-	o.StoreHeaders = p.bool(p.k.StoreKafkaHeaders)
-	o.KeysFormat = p.choice(p.k.KeysFormatClass)
-	if o.KeysFormat == "" {
-		o.KeysFormat = FormatAvro
-	}
-	if v := p.text(p.k.HeadersFormatClass); v != "" && p.k.FormatClass.Is(v, FormatBytes) {
-		p.fail(p.k.HeadersFormatClass, v, "cannot hold headers (an array of {key, value}); want avro, parquet or json")
-	} else if o.HeadersFormat = p.choice(p.k.HeadersFormatClass); o.HeadersFormat == "" {
-		o.HeadersFormat = FormatAvro
-	}
-	o.TombstonePartition = p.tombstonePartition(o.DirectoryDelim)
-	if o.NullValues == NullValuesWrite && !o.StoreKeys && p.ok(p.k.StoreKafkaKeys) {
-		p.fail(p.k.BehaviorOnNullValues, "write", "needs store.kafka.keys=true (a tombstone is archived as its key)")
-	}
-	o.Envelope = p.envelope(o)
-	o.SchemaCompatibility = p.choice(p.k.SchemaCompatibility)
-	o.ValueConverter = p.converter(p.k.Converter(false))
-	o.KeyConverter = p.converter(p.k.Converter(true))
-	const schemaful = "io.confluent.connect.avro.AvroConverter, or org.apache.kafka.connect.json.JsonConverter with value.converter.schemas.enable=true"
-	if (o.Format == FormatAvro || o.Format == FormatParquet) && !o.Envelope && !o.ValueConverter.Schemaful() && p.ok(p.k.ValueConverter) {
-		if o.ValueConverter.Class == "" {
-			p.missing(p.k.ValueConverter, "format.class "+o.Format+" needs values with a schema: set "+schemaful)
-		} else {
-			p.fail(p.k.ValueConverter, p.text(p.k.ValueConverter), "gives values without a schema, but format.class "+o.Format+" needs one; want "+schemaful)
-		}
-	}
-	o.ErrorsTolerance = p.choice(p.k.ErrorsTolerance)
-	o.DLQTopic = p.str(p.k.ErrorsDeadletterqueueTopicName)
-	if o.DLQTopic != "" {
-		switch {
-		case partition.ValidateTopic(o.DLQTopic) != nil:
-			p.fail(p.k.ErrorsDeadletterqueueTopicName, o.DLQTopic, "is not a Kafka topic name; "+topicNameRule)
-		case o.ErrorsTolerance != "all" && p.ok(p.k.ErrorsTolerance):
-			p.fail(p.k.ErrorsDeadletterqueueTopicName, o.DLQTopic, "needs errors.tolerance=all (with none the sink stops at the first bad record)")
-		case slices.Contains(o.Topics, o.DLQTopic):
-			p.fail(p.k.ErrorsDeadletterqueueTopicName, o.DLQTopic, "is one of the archived topics (topics)")
-		}
-	}
-	o.DLQReplicationFactor = int16(p.int(p.k.ErrorsDeadletterqueueTopicReplicationFactor))
-	o.DLQContextHeaders = p.bool(p.k.ErrorsDeadletterqueueContextHeadersEnable)
-	o.ErrorsLog = p.bool(p.k.ErrorsLogEnable)
-
-	if err := problems(append(append([]error(nil), s.problems...), p.errs...)); err != nil {
-		return nil, err
-	}
-	return o, nil
+	p.checkRules()
+	return c, p.problems()
 }
 
-// validLocale accepts Java-style locale tags: en, en_US, de-CH, sr_Latn_RS:
-// a language of 2 to 8 letters, then parts of 1 to 8 letters or digits
-// joined by '_' or '-'.
-func validLocale(s string) bool {
-	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' })
-	if len(parts) == 0 || strings.Count(s, "_")+strings.Count(s, "-") != len(parts)-1 {
-		return false
+// sinkKafka reads the sink's identity and Kafka client keys. The default
+// consumer group, connect-<name>, is Kafka Connect's for a sink of that
+// name.
+func (p *valueParser) sinkKafka(a *archive.Config) {
+	a.Name = p.requiredString(p.k.Name)
+	a.Brokers = p.brokers()
+	if a.GroupID = p.str(p.k.GroupID); a.GroupID == "" && a.Name != "" {
+		a.GroupID = "connect-" + a.Name
 	}
-	for i, part := range parts {
-		if len(part) < 1 || len(part) > 8 || (i == 0 && len(part) < 2) {
-			return false
-		}
-		for _, r := range part {
-			letter := (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
-			if !letter && (i == 0 || r < '0' || r > '9') {
-				return false
-			}
-		}
+	a.KafkaOpts = p.kafkaOpts()
+	if t := p.millis(p.k.SessionTimeoutMs); t > 0 {
+		a.KafkaOpts = append(a.KafkaOpts, kgo.SessionTimeout(t))
 	}
-	return true
+	if id := p.str(p.k.GroupInstanceID); id != "" {
+		a.KafkaOpts = append(a.KafkaOpts, kgo.InstanceID(id))
+	}
+	level := p.choice(p.k.IsolationLevel)
+	if v := p.choice(p.k.ConsumerOverrideIsolationLevel); v != "" {
+		level = v
+	}
+	a.ReadUncommitted = level == "read_uncommitted"
+}
+
+// sinkFormats reads the value format, the .keys and .headers formats, the
+// envelope and null handling; it returns format.class's short name.
+func (p *valueParser) sinkFormats(a *archive.Config) string {
+	name := p.choice(p.k.FormatClass)
+	p.need(p.k.FormatClass, "")
+	a.Partitioner = p.partitioner()
+	a.Keys = p.keyLayout()
+	a.Envelope = p.bool(p.k.StoreEnvelope)
+	a.NullValues = archive.NullBehavior(p.choice(p.k.BehaviorOnNullValues))
+	a.TombstonePartition = p.tombstonePartition()
+	keysName := p.choice(p.k.KeysFormatClass)
+	headersName := p.headersFormat()
+	cfg, ok := p.formatConfig()
+	if !ok {
+		return name
+	}
+	vcfg := cfg
+	vcfg.Envelope = a.Envelope && cfg.Kind != format.KindBytes // the rule envelope-format reports bytes
+	a.Format = p.newFormat(p.k.FormatClass.Name, vcfg)
+	if p.bool(p.k.StoreKafkaKeys) && keysName != "" {
+		a.KeysFormat = p.partFormat(p.k.KeysFormatClass.Name, keysName, cfg, true)
+	}
+	if p.bool(p.k.StoreKafkaHeaders) && headersName != "" {
+		a.HeadersFormat = p.partFormat(p.k.HeadersFormatClass.Name, headersName, cfg, false)
+	}
+	return name
+}
+
+// headersFormat reads headers.format.class; bytes (a value format) cannot
+// hold headers.
+func (p *valueParser) headersFormat() string {
+	h := p.k.HeadersFormatClass
+	if v := p.text(h); v != "" && p.k.FormatClass.Is(v, FormatBytes) {
+		p.fail(h, v, "cannot hold headers (an array of {key, value}); want avro, parquet or json")
+		return ""
+	}
+	return p.choice(h)
+}
+
+// partFormat builds the format name of .keys (keys) or .headers objects,
+// set by key, with the value format's codecs, bytes and compression
+// settings; nil after a problem.
+func (p *valueParser) partFormat(key, name string, value format.Config, keys bool) *archive.PartFormat {
+	kind, err := format.Lookup(name)
+	if err != nil {
+		p.add(fmt.Errorf("%w: %s: %w", ErrConfig, key, err))
+		return nil
+	}
+	cfg := value
+	cfg.Kind, cfg.Envelope, cfg.JSONNulls = kind, false, keys
+	f := p.newFormat(key, cfg)
+	if f == nil {
+		return nil
+	}
+	return &archive.PartFormat{Format: f, Kind: kind}
+}
+
+// sinkIndex reads the archive index keys: with kafkas3.index.enabled the
+// index prefix, the topic check and snapshot intervals and groups.regex.
+func (p *valueParser) sinkIndex(a *archive.Config) {
+	prefix := p.indexPrefix()
+	check := p.millis(p.k.Kafkas3TopicsCheckIntervalMs)
+	snapshots := p.millis(p.k.OffsetsSnapshotIntervalMs)
+	groups := p.regex(p.k.GroupsRegex)
+	if p.bool(p.k.Kafkas3IndexEnabled) {
+		a.IndexPrefix, a.TopicCheckInterval = prefix, check
+		a.SnapshotInterval, a.GroupsRegex = snapshots, groups
+	}
 }

@@ -1,6 +1,14 @@
 package config
 
-import "testing"
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/format"
+)
 
 func TestSinkOptionsKeysHeaders(t *testing.T) {
 	file := writeFile(t, "c.yaml", minimalYAML)
@@ -11,11 +19,59 @@ func TestSinkOptionsKeysHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := st.Sink()
+	c, err := st.Sink(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.StoreKeys || !o.StoreHeaders || o.KeysFormat != FormatJSON || o.HeadersFormat != FormatAvro || o.NullValues != NullValuesWrite || o.TombstonePartition != "tombstone" {
-		t.Fatalf("options %+v", o)
+	a := c.Archive
+	if a.KeysFormat == nil || a.KeysFormat.Kind != format.KindJSON || a.KeysFormat.Format.Extension() != ".json" ||
+		a.HeadersFormat == nil || a.HeadersFormat.Kind != format.KindAvro || a.HeadersFormat.Format.Extension() != ".avro" ||
+		a.NullValues != archive.NullWrite || a.TombstonePartition != "tombstone" {
+		t.Fatalf("config %+v", a)
+	}
+	// Keys may be null: the .keys JSON format writes the line null.
+	var buf bytes.Buffer
+	w, err := a.KeysFormat.Format.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&format.Record{}); err != nil {
+		t.Fatalf("null key: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != "null\n" {
+		t.Errorf(".keys JSON of a null key = %q", buf.String())
+	}
+}
+
+// TestSinkIsolationLevel: the isolation level reaches the archive config
+// (read_committed unless a key says read_uncommitted).
+func TestSinkIsolationLevel(t *testing.T) {
+	for _, tc := range []struct {
+		params []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{"isolation.level=read_uncommitted"}, true},
+		{[]string{"consumer.override.isolation.level=read_uncommitted"}, true},
+		{[]string{"isolation.level=read_uncommitted", "consumer.override.isolation.level=read_committed"}, false},
+	} {
+		st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: tc.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := st.Sink(slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := c.Archive
+		if cfg.TopicCheckInterval != 5*time.Minute {
+			t.Errorf("TopicCheckInterval %v, want kafkas3.topics.check.interval.ms's default 5m", cfg.TopicCheckInterval)
+		}
+		if cfg.ReadUncommitted != tc.want {
+			t.Errorf("%v: ReadUncommitted %v, want %v", tc.params, cfg.ReadUncommitted, tc.want)
+		}
 	}
 }

@@ -2,106 +2,112 @@ package config
 
 import (
 	"fmt"
-	"time"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+
+	"github.com/kafkas3/kafkas3/restore"
 )
 
-// Canonical values of behavior.on.error, as SourceOptions reports them.
-const (
-	OnErrorFail   = "fail"
-	OnErrorIgnore = "ignore"
-	OnErrorLog    = "log"
-)
-
-// SourceOptions is the source's configuration, typed and validated. Like
-// SinkOptions it holds primitives only. The store, layout and format keys
-// are the sink's (the embedded groups are shared with SinkOptions), so one
-// file serves both commands.
-type SourceOptions struct {
-	// KafkaSettings is the target cluster's client. BootstrapServers is
-	// empty when the key is unset: a dry run needs no Kafka, so the command
-	// checks it.
-	KafkaSettings
-
-	// ArchiveTopics and ArchiveTopicsRegex are the file's topics and
-	// topics.regex: what the sink of this config archives. The source
-	// refuses to restore into them (feedback-loop guard) and restores them
-	// when no topics are given on the command line. At most one is set.
-	ArchiveTopics      []string
-	ArchiveTopicsRegex string
-
-	LayoutSettings
-	StoreSettings
-	FormatSettings
-	IndexSettings
-
-	// ValueConverter and KeyConverter are value.converter and key.converter
-	// with their settings, read for the target side: Avro and Parquet
-	// values are framed in Confluent's wire format for the registry at
-	// ValueConverter.RegistryURL (required with those formats), and typed
-	// keys of .keys objects for KeyConverter's registry when key.converter
-	// is avro.
-	ValueConverter ConverterSettings
-	KeyConverter   ConverterSettings
-
-	// The Confluent source's own keys.
-	PollInterval time.Duration // s3.poll.interval.ms
-	OnError      string        // behavior.on.error: OnErrorFail, OnErrorIgnore or OnErrorLog
-	// BatchMaxSize is record.batch.max.size: validated and passed on to
-	// restore.Config.BatchSize, which does not use it (the producer batches
-	// by bytes); see the key's doc.
-	BatchMaxSize int
-	// TombstonePartition is tombstone.encoded.partition: the folder whose
-	// keys-only objects are restored as tombstones ("tombstone" when unset).
-	TombstonePartition string
+// SourceConfig is what `kafkas3 source` (and verify) runs with, from the
+// config keys: the restore's config as far as keys set it (the command's
+// flags set the rest: what to restore, renames, dry run, ...) and the
+// store's.
+type SourceConfig struct {
+	Restore restore.Config
+	Store   StoreConfig
+	// FormatName is format.class's short name, for the start log line.
+	FormatName string
 }
 
-// Source types and validates the settings for `kafkas3 source`. It reports
-// every problem it finds at once; each wraps ErrConfig and names the key,
-// the value and what is allowed. name, group.id and flush.size are the
-// sink's (LoadSettings reports them as ignored); bootstrap.servers is
-// checked when set, and required by the command unless it only plans
-// (--dry-run).
-func (s *Settings) Source() (*SourceOptions, error) {
+// Source types and validates the settings for `kafkas3 source` and builds
+// the restore's format, encoders and client options. It reports every
+// problem at once, the load's included; each wraps ErrConfig and names the
+// key, the value (unless it is a secret) and what is allowed. The returned
+// config is not nil even with problems, so the command can report the
+// problems of its flags with them. name, group.id and flush.size are the
+// sink's (Load reports them as ignored); bootstrap.servers is checked when
+// set, and required by the command unless it only plans (NeedBrokers).
+func (s *Settings) Source(log *slog.Logger) (*SourceConfig, error) {
 	if s.command != Source {
 		return nil, fmt.Errorf("Settings.Source: settings were loaded for %s", s.command)
 	}
 	p := newParser(s)
-	o := &SourceOptions{}
-
+	c := &SourceConfig{}
+	r := &c.Restore
 	// The source connector's config, or the sink's whose archive is restored.
 	p.connectorClass([]string{"io.confluent.connect.s3.source.S3SourceConnector", "S3SourceConnector",
 		"io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector"},
 		"is not an S3 connector; want io.confluent.connect.s3.source.S3SourceConnector or io.confluent.connect.s3.S3SinkConnector")
-
-	o.KafkaSettings = p.kafka()
-	o.ArchiveTopics, o.ArchiveTopicsRegex = p.topicSelection(false)
-	o.LayoutSettings = p.layout()
-	p.timezone()
-	p.locale()
-	o.StoreSettings = p.store()
-	o.IndexSettings = p.index(o.LayoutSettings)
-	o.FormatSettings = p.format("the source reads the objects in the format the sink wrote")
-	o.ValueConverter = p.converter(p.k.Converter(false))
-	o.KeyConverter = p.converter(p.k.Converter(true))
-	if o.Format == FormatAvro || o.Format == FormatParquet {
-		switch vc := o.ValueConverter; {
-		case vc.Class != "" && vc.Class != ConverterAvro:
-			p.fail(p.k.ValueConverter, p.text(p.k.ValueConverter), fmt.Sprintf(
-				"is not supported by kafkas3 source with format.class %s: the source produces the archived values in Confluent's Avro wire format; want avro (io.confluent.connect.avro.AvroConverter) or unset", o.Format))
-		case vc.RegistryURL == "" && !p.bool(p.k.StoreEnvelope) && p.ok(p.k.ValueConverterSchemaRegistryURL):
-			p.missing(p.k.ValueConverterSchemaRegistryURL, fmt.Sprintf(
-				"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", o.Format))
+	r.Brokers = p.brokers()
+	r.KafkaOpts = p.kafkaOpts()
+	r.ArchiveTopics = p.topics(p.k.Topics)
+	if re := p.regex(p.k.TopicsRegex); re != "" {
+		var err error
+		if r.ArchiveTopicsRegex, err = regexp.Compile(re); err != nil {
+			p.fail(p.k.TopicsRegex, re, fmt.Sprintf("does not compile (%v); want a regular expression in RE2 syntax", err))
 		}
 	}
-	p.choice(p.k.ErrorsTolerance)
-
-	o.PollInterval = p.millis(p.k.S3PollIntervalMs)
-	o.OnError = p.choice(p.k.BehaviorOnError)
-	o.BatchMaxSize = int(p.int(p.k.RecordBatchMaxSize))
-	o.TombstonePartition = p.tombstonePartition(o.DirectoryDelim)
-
-	if err := problems(append(append([]error(nil), s.problems...), p.errs...)); err != nil {
-		return nil, err
+	r.Keys = p.keyLayout()
+	p.partitioner() // checked: the source reads the default layout only
+	p.timezone()
+	p.locale()
+	c.Store = p.sourceStore()
+	r.IndexPrefix = p.indexPrefix()
+	c.FormatName = p.choice(p.k.FormatClass)
+	p.need(p.k.FormatClass, "the source reads the objects in the format the sink wrote")
+	if cfg, ok := p.formatConfig(); ok {
+		r.Format = p.newFormat(p.k.FormatClass.Name, cfg)
 	}
-	return o, nil
+	p.sourceEncoders(r, c.FormatName, log)
+	p.choice(p.k.ErrorsTolerance)
+	r.PollInterval = p.millis(p.k.S3PollIntervalMs)
+	r.OnError = restore.OnError(p.choice(p.k.BehaviorOnError))
+	r.BatchSize = int(p.int(p.k.RecordBatchMaxSize))
+	r.TombstonePartition = p.tombstonePartition()
+	p.checkRules()
+	return c, p.problems()
+}
+
+// sourceStore is store with a local directory made absolute, so the
+// restore's identity does not depend on the working directory.
+func (p *valueParser) sourceStore() StoreConfig {
+	o := p.store()
+	if o.LocalDir != "" {
+		abs, err := filepath.Abs(o.LocalDir)
+		if err != nil {
+			p.fail(p.k.StoreLocalDir, o.LocalDir, fmt.Sprintf("has no absolute path (%v)", err))
+		}
+		o.LocalDir = abs
+	}
+	return o
+}
+
+// sourceEncoders builds the target-side Avro encoders: for values when the
+// archive format needs a schema (avro, parquet) and value.converter's
+// registry is set; for keys read from .keys objects when key.converter is
+// avro.
+func (p *valueParser) sourceEncoders(r *restore.Config, formatName string, log *slog.Logger) {
+	vc, kc := p.k.Converter(false), p.k.Converter(true)
+	p.converterConfig(vc, log) // checks the value converter's keys
+	if needsSchema(formatName) && p.str(vc.RegistryURL) != "" {
+		if enc := p.sourceEncoder(vc, log); enc != nil {
+			r.ValueEncoder = enc
+		}
+	}
+	p.converterConfig(kc, log)
+	if p.choice(kc.Class) == ConverterAvro {
+		if enc := p.sourceEncoder(kc, log); enc != nil {
+			r.KeyEncoder = enc
+		}
+	}
+}
+
+// NeedBrokers returns the problem of a restore (not a dry run) without
+// bootstrap.servers, or nil.
+func (c *SourceConfig) NeedBrokers() error {
+	if len(c.Restore.Brokers) > 0 {
+		return nil
+	}
+	return &Error{Key: NewKeys().BootstrapServers.Name, Msg: errMissing + " (needed unless --dry-run; or pass --bootstrap-servers)"}
 }

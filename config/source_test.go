@@ -2,6 +2,9 @@ package config
 
 import (
 	"errors"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/s3store"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,13 +12,17 @@ import (
 	"time"
 )
 
-func loadSource(t *testing.T, body string, params ...string) (*SourceOptions, error) {
+func loadSource(t *testing.T, body string, params ...string) (*SourceConfig, error) {
 	t.Helper()
 	st, err := Load(Input{Command: Source, ConfigFile: writeFile(t, "c.yaml", body), Params: params})
+	if st == nil {
+		return nil, err
+	}
+	c, err := st.Source(nil)
 	if err != nil {
 		return nil, err
 	}
-	return st.Source()
+	return c, nil
 }
 
 func TestSourceOptionsFromSinkFixture(t *testing.T) {
@@ -28,38 +35,39 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 	if want := []string{"connector.class", "flush.size", "name", "s3.part.size", "schema.compatibility", "tasks.max"}; !slices.Equal(st.Ignored(), want) {
 		t.Errorf("Ignored() = %q, want %q", st.Ignored(), want)
 	}
-	o, err := st.Source()
+	c, err := st.Source(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &SourceOptions{
-		KafkaSettings: KafkaSettings{
-			BootstrapServers: []string{"localhost:9092"},
-			SecurityProtocol: "PLAINTEXT",
-		},
-		ArchiveTopics: []string{"s3_topic"},
-		LayoutSettings: LayoutSettings{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10,
-			Partitioner: PartitionerDefault},
-		StoreSettings: StoreSettings{Store: StoreS3, Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
-			PartRetries: 3, RetryBackoff: 200 * time.Millisecond},
-		FormatSettings: FormatSettings{CompressionType: CompressionNone, Format: FormatJSON, ParquetCodec: "snappy", BytesSeparator: "\n", BytesExtension: ".bin"},
-		IndexSettings:  IndexSettings{IndexPrefix: "_kafkas3/"},
-		ValueConverter: ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
-		KeyConverter:   ConverterSettings{CredentialsSource: "URL", SchemasEnable: true},
-		PollInterval:   time.Minute, OnError: OnErrorFail, BatchMaxSize: 200, TombstonePartition: "tombstone",
+	r := c.Restore
+	if r.Format == nil || r.Format.Extension() != ".json" || len(r.KafkaOpts) != 0 || r.ValueEncoder != nil || r.KeyEncoder != nil {
+		t.Errorf("Format %v, KafkaOpts %d, encoders %v %v", r.Format, len(r.KafkaOpts), r.ValueEncoder, r.KeyEncoder)
 	}
-	if !reflect.DeepEqual(o, want) {
-		t.Errorf("Source() =\n%+v\nwant\n%+v", o, want)
+	r.Format, r.KafkaOpts = nil, nil
+	want := restore.Config{
+		Brokers:       []string{"localhost:9092"},
+		ArchiveTopics: []string{"s3_topic"},
+		Keys:          partition.KeyConfig{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10},
+		IndexPrefix:   "_kafkas3/",
+		PollInterval:  time.Minute, OnError: restore.OnError("fail"), BatchSize: 200, TombstonePartition: "tombstone",
+	}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("Source() =\n%+v\nwant\n%+v", r, want)
+	}
+	wantStore := StoreConfig{S3: s3store.S3Config{Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
+		PartRetries: 3, RetryBackoff: 200 * time.Millisecond}}
+	if !reflect.DeepEqual(c.Store, wantStore) || c.FormatName != FormatJSON {
+		t.Errorf("Store = %+v, FormatName %q", c.Store, c.FormatName)
 	}
 	// Sink and Source guard against settings of the other command.
-	if _, err := st.Sink(); err == nil {
+	if _, err := st.Sink(nil); err == nil {
 		t.Error("Sink() on source settings succeeded")
 	}
 	sink, err := Load(Input{Command: Sink, ConfigFile: fixtures + "/orders.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sink.Source(); err == nil {
+	if _, err := sink.Source(nil); err == nil {
 		t.Error("Source() on sink settings succeeded")
 	}
 }
@@ -71,9 +79,10 @@ func TestSourceOptionsKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.BootstrapServers != nil || o.ArchiveTopics != nil || o.ArchiveTopicsRegex != "orders-.*" ||
-		o.Store != StoreLocal || o.CompressionType != CompressionGzip ||
-		o.PollInterval != 1500*time.Millisecond || o.OnError != OnErrorLog || o.BatchMaxSize != 50 {
+	r := o.Restore
+	if r.Brokers != nil || r.ArchiveTopics != nil || r.ArchiveTopicsRegex.String() != "orders-.*" ||
+		o.Store.LocalDir != "/archive" || r.Format.Extension() != ".json.gz" ||
+		r.PollInterval != 1500*time.Millisecond || r.OnError != "log" || r.BatchSize != 50 {
 		t.Errorf("Source() = %+v", o)
 	}
 
@@ -91,8 +100,8 @@ func TestSourceOptionsKeys(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.params, err)
 		}
-		if o.PathStyle != tc.want {
-			t.Errorf("%q: PathStyle = %v, want %v", tc.params, o.PathStyle, tc.want)
+		if o.Store.S3.PathStyle != tc.want {
+			t.Errorf("%q: PathStyle = %v, want %v", tc.params, o.Store.S3.PathStyle, tc.want)
 		}
 	}
 }
@@ -156,7 +165,7 @@ func TestSourceIgnoresSinkIdentity(t *testing.T) {
 	if _, set := st.Get("name"); set {
 		t.Error("name is set for the source")
 	}
-	if _, err := st.Source(); err != nil {
+	if _, err := st.Source(nil); err != nil {
 		t.Errorf("Source() = %v", err)
 	}
 	// Without them the source is fine too: nothing is required of it but

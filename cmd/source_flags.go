@@ -1,0 +1,236 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// defaultRenameRegex is --topic-rename-regex's default, as in Connect's
+// RegexRouter examples: the whole topic name.
+const defaultRenameRegex = ".*"
+
+// sourceFlags are the flags of `kafkas3 source`.
+type sourceFlags struct {
+	configFlags
+	Topics       string // archived topics to restore, comma separated
+	TopicsRegex  string
+	Rename       string
+	RenameRegex  string
+	DryRun       bool
+	Follow       bool
+	CreateTopics bool
+	// ReplicationFactor is --replication-factor (0: the archived one).
+	ReplicationFactor int
+	// TopicConfigs are the --topic-config key=value flags.
+	TopicConfigs   []string
+	AllowSameTopic bool
+	AllowGaps      bool
+	// Timestamps is --timestamps: original or now.
+	Timestamps string
+	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
+	// everything.
+	Until string
+	// RestoreGroups is --restore-groups; GroupRename is --group-rename
+	// 'REGEX=REPLACEMENT' (empty keeps group names).
+	RestoreGroups bool
+	GroupRename   string
+	// Dedicated flags for config keys; empty means unset.
+	Bootstrap string
+	LocalDir  string
+	Bucket    string
+
+	// wrapStore, when set, wraps the store (tests interrupt a run with it).
+	wrapStore func(s3store.Store) s3store.Store
+}
+
+// keyFlags maps the dedicated flags that are set to their keys.
+func (f *sourceFlags) keyFlags(k *config.Keys) map[string]string {
+	return setFlags(map[string]string{
+		k.BootstrapServers.Name: f.Bootstrap, k.StoreLocalDir.Name: f.LocalDir, k.S3BucketName.Name: f.Bucket,
+	})
+}
+
+// flagProblems collects the problems of the flags, each naming its flag.
+type flagProblems []error
+
+func (e *flagProblems) bad(flag, format string, a ...any) {
+	*e = append(*e, &config.Error{Key: flag, Msg: fmt.Sprintf(format, a...)})
+}
+
+// apply sets what the flags decide in cfg (the restore config the keys
+// filled): what to restore and under which names, the run's mode, topic
+// creation and group offsets. It reports every problem of the flags.
+func (f *sourceFlags) apply(cfg *restore.Config) error {
+	var errs flagProblems
+	cfg.AllowSameTopic, cfg.AllowGaps = f.AllowSameTopic, f.AllowGaps
+	cfg.CreateTopics, cfg.DryRun, cfg.Follow = f.CreateTopics, f.DryRun, f.Follow
+	f.selection(cfg, &errs)
+	f.rename(cfg, &errs)
+	f.mode(cfg, &errs)
+	f.creation(cfg, &errs)
+	f.groups(cfg, &errs)
+	return config.Join(errs...)
+}
+
+// selection decides what to restore: the flags, else the file's sink
+// selection (topics, topics.regex).
+func (f *sourceFlags) selection(cfg *restore.Config, errs *flagProblems) {
+	var topics []string
+	for _, t := range strings.Split(f.Topics, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if partition.ValidateTopic(t) != nil {
+			errs.bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
+		}
+		topics = append(topics, t)
+	}
+	topicsRegex := strings.TrimSpace(f.TopicsRegex)
+	var err error
+	switch {
+	case len(topics) > 0 && topicsRegex != "":
+		errs.bad("--topics-regex", "is set together with --topics; want one of them")
+	case len(topics) > 0:
+		cfg.Topics = topics
+	case topicsRegex != "":
+		if cfg.TopicsRegex, err = regexp.Compile(topicsRegex); err != nil {
+			errs.bad("--topics-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", topicsRegex, err)
+		}
+	case len(cfg.ArchiveTopics) > 0:
+		cfg.Topics = cfg.ArchiveTopics
+	case cfg.ArchiveTopicsRegex != nil:
+		cfg.TopicsRegex = cfg.ArchiveTopicsRegex
+	default:
+		errs.bad("topics", "no topics to restore: pass --topics or --topics-regex, or set topics or topics.regex in the config")
+	}
+}
+
+// rename reads --topic-rename and --topic-rename-regex.
+func (f *sourceFlags) rename(cfg *restore.Config, errs *flagProblems) {
+	cfg.Rename = f.Rename
+	renameRegex := f.RenameRegex
+	if renameRegex == "" {
+		renameRegex = defaultRenameRegex
+	}
+	var err error
+	if cfg.RenameRegex, err = regexp.Compile(renameRegex); err != nil {
+		errs.bad("--topic-rename-regex", "%q does not compile (%v); want a regular expression in RE2 syntax", renameRegex, err)
+	}
+	if f.Rename == "" && renameRegex != defaultRenameRegex {
+		errs.bad("--topic-rename-regex", "%q is set without --topic-rename; want both, or neither to keep names", renameRegex)
+	}
+}
+
+// mode reads --timestamps and --until, and the flags that exclude each
+// other: --follow with --dry-run, --until or --restore-groups.
+func (f *sourceFlags) mode(cfg *restore.Config, errs *flagProblems) {
+	switch ts := restore.Timestamps(strings.TrimSpace(f.Timestamps)); ts {
+	case restore.TimestampsOriginal, restore.TimestampsNow:
+		cfg.Timestamps = ts
+	case "":
+		cfg.Timestamps = restore.TimestampsOriginal
+	default:
+		errs.bad("--timestamps", "is %q; want original or now", f.Timestamps)
+	}
+	if strings.TrimSpace(f.Until) != "" {
+		var err error
+		if cfg.Until, err = parseUntil(f.Until); err != nil {
+			errs.bad("--until", "%v", err)
+		} else if f.Follow {
+			errs.bad("--until", "is set together with --follow; a point in time is restored once, want at most one of them")
+		}
+	}
+	if f.DryRun && f.Follow {
+		errs.bad("--follow", "is set together with --dry-run; want at most one of them")
+	}
+	if f.RestoreGroups && f.Follow {
+		errs.bad("--restore-groups", "is set together with --follow; the group offsets of one moment are committed once the records are restored, want at most one of them")
+	}
+}
+
+// creation reads --replication-factor and --topic-config, which apply to
+// the topics --create-topics creates.
+func (f *sourceFlags) creation(cfg *restore.Config, errs *flagProblems) {
+	if f.ReplicationFactor != 0 {
+		switch {
+		case f.ReplicationFactor < 1 || f.ReplicationFactor > math.MaxInt16:
+			errs.bad("--replication-factor", "is %d; want a number from 1 to %d", f.ReplicationFactor, math.MaxInt16)
+		case !f.CreateTopics:
+			errs.bad("--replication-factor", "is set without --create-topics; it applies to the topics the restore creates")
+		default:
+			cfg.ReplicationFactor = int16(f.ReplicationFactor)
+		}
+	}
+	for _, kv := range f.TopicConfigs {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok || k == "":
+			errs.bad("--topic-config", "is %q; want key=value (a topic config such as retention.ms=-1)", kv)
+		case !f.CreateTopics:
+			errs.bad("--topic-config", "is set without --create-topics; it applies to the topics the restore creates")
+		default:
+			if cfg.TopicConfigs == nil {
+				cfg.TopicConfigs = map[string]string{}
+			}
+			cfg.TopicConfigs[k] = v
+		}
+	}
+}
+
+// groups reads --restore-groups and --group-rename.
+func (f *sourceFlags) groups(cfg *restore.Config, errs *flagProblems) {
+	cfg.RestoreGroups = f.RestoreGroups
+	gr := f.GroupRename
+	if gr == "" {
+		return
+	}
+	re, repl, ok := strings.Cut(gr, "=")
+	switch {
+	case !f.RestoreGroups:
+		errs.bad("--group-rename", "%q is set without --restore-groups; want both, or neither", gr)
+	case !ok || re == "":
+		errs.bad("--group-rename", "%q is not REGEX=REPLACEMENT; want for example 'app-(.*)=dr-$1'", gr)
+	default:
+		var err error
+		if cfg.GroupRenameRegex, err = regexp.Compile(re); err != nil {
+			errs.bad("--group-rename", "regex %q does not compile (%v); want a regular expression in RE2 syntax", re, err)
+		}
+		cfg.GroupRename = repl
+	}
+}
+
+// parseUntil reads --until: an RFC 3339 time (fractions of a second
+// allowed, a zone required) or a number of Unix milliseconds, the unit of
+// Kafka timestamps and of the snapshot keys. Times before 1970 or after
+// the year 9999 are refused.
+func parseUntil(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms <= 0 {
+			return time.Time{}, fmt.Errorf("is %d; want Unix milliseconds after 1970 or an RFC 3339 time", ms)
+		}
+		t := time.UnixMilli(ms).UTC()
+		if t.Year() > 9999 {
+			return time.Time{}, fmt.Errorf("is %d, after the year 9999; want Unix milliseconds (13 digits today) or an RFC 3339 time", ms)
+		}
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("is %q; want an RFC 3339 time with a zone (2026-12-01T11:00:00Z, 2026-12-01T12:00:00.250+01:00) or Unix milliseconds", s)
+	}
+	if t.UnixMilli() <= 0 {
+		return time.Time{}, fmt.Errorf("is %q, not after 1970; want a later time", s)
+	}
+	return t, nil
+}

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+)
+
+// rule is one rule between keys: what it says, the commands it applies
+// to, and its check. A check reads keys through the parser (a key read
+// again does not repeat its own problem) and leaves alone keys that
+// already failed.
+type rule struct {
+	says  string
+	cmds  Command
+	check func(p *valueParser)
+}
+
+// checkRules runs every rule of the command the settings were loaded for.
+func (p *valueParser) checkRules() {
+	for _, r := range rules(p.k) {
+		if r.cmds&p.st.command != 0 {
+			r.check(p)
+		}
+	}
+}
+
+// rules declares every rule between keys, once, beside the keys (NewKeys).
+func rules(k *Keys) []rule {
+	return []rule{
+		{"a SASL security.protocol needs sasl.mechanism, and sasl.mechanism a SASL protocol", Both, func(p *valueParser) {
+			proto, mech := p.choice(k.SecurityProtocol), p.choice(k.SASLMechanism)
+			sasl := strings.HasPrefix(proto, "SASL_")
+			switch {
+			case sasl && mech == "" && p.ok(k.SecurityProtocol) && p.ok(k.SASLMechanism):
+				p.missing(k.SASLMechanism, "security.protocol is "+proto)
+			case !sasl && mech != "" && p.ok(k.SecurityProtocol):
+				p.fail(k.SASLMechanism, mech, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+proto)
+			}
+		}},
+		{"sasl.mechanism needs sasl.username and sasl.password", Both, func(p *valueParser) {
+			if mech := p.choice(k.SASLMechanism); mech != "" {
+				p.needWith(k.SASLUsername, "sasl.mechanism is "+mech)
+				p.needWith(k.SASLPassword, "sasl.mechanism is "+mech)
+			}
+		}},
+		{"ssl.certificate.location and ssl.key.location go together", Both, func(p *valueParser) {
+			p.pair(k.SSLCertificateLocation, k.SSLKeyLocation)
+		}},
+		{"ssl.*.location needs a TLS security.protocol", Both, func(p *valueParser) {
+			proto := p.choice(k.SecurityProtocol)
+			if (p.str(k.SSLCALocation) != "" || p.str(k.SSLCertificateLocation) != "") && proto != "SSL" && proto != "SASL_SSL" && p.ok(k.SecurityProtocol) {
+				p.fail(k.SecurityProtocol, proto, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
+			}
+		}},
+		{"the sink needs exactly one of topics and topics.regex", Sink, func(p *valueParser) { p.topicSelection(true) }},
+		{"the source takes at most one of topics and topics.regex", Source, func(p *valueParser) { p.topicSelection(false) }},
+		{"rotate.schedule.interval.ms needs timezone", Sink, func(p *valueParser) {
+			if p.millis(k.RotateScheduleIntervalMs) > 0 && p.str(k.Timezone) == "" {
+				p.missing(k.Timezone, "rotate.schedule.interval.ms is set")
+			}
+		}},
+		{"storage.class local needs store.local.dir", Both, func(p *valueParser) {
+			if p.choice(k.StorageClass) == StoreLocal && p.str(k.StoreLocalDir) == "" {
+				p.missing(k.StoreLocalDir, "storage.class is "+p.raw(k.StorageClass))
+			}
+		}},
+		{"the S3 store needs s3.bucket.name", Both, func(p *valueParser) {
+			if p.choice(k.StorageClass) == StoreS3 && p.str(k.StoreLocalDir) == "" && p.str(k.S3BucketName) == "" {
+				p.missing(k.S3BucketName, "the store is S3; set store.local.dir for a local directory")
+			}
+		}},
+		{"s3.sse.kms.key.id needs s3.ssea.name aws:kms or aws:kms:dsse", Both, func(p *valueParser) {
+			if id := p.str(k.S3SSEKMSKeyID); id != "" && !strings.HasPrefix(p.choice(k.S3SSEAName), "aws:kms") && p.ok(k.S3SSEAName) {
+				p.fail(k.S3SSEKMSKeyID, id, "needs s3.ssea.name aws:kms or aws:kms:dsse")
+			}
+		}},
+		{"s3.sse.customer.key needs s3.ssea.name AES256 or unset", Both, func(p *valueParser) {
+			if alg := p.choice(k.S3SSEAName); p.str(k.S3SSECustomerKey) != "" && alg != "" && alg != "AES256" {
+				p.fail(k.S3SSEAName, alg, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
+			}
+		}},
+		{"aws.access.key.id and aws.secret.access.key go together", Both, func(p *valueParser) {
+			p.pair(k.AWSAccessKeyID, k.AWSSecretAccessKey)
+		}},
+		{"s3.path.style.access and s3.path.style.access.enabled agree when both are set", Source, func(p *valueParser) {
+			src, sink := k.S3PathStyleAccess, k.S3PathStyleAccessEnabled
+			if p.userSet(src) && p.userSet(sink) && p.bool(src) != p.bool(sink) && p.ok(src) && p.ok(sink) {
+				p.fail(src, p.raw(src), fmt.Sprintf("contradicts %s=%s; set one of them", sink.Name, p.text(sink)))
+			}
+		}},
+		{"kafkas3.index.prefix lies outside topics.dir", Both, func(p *valueParser) { p.indexOutsideTopics() }},
+		{"behavior.on.null.values=write needs store.kafka.keys=true", Sink, func(p *valueParser) {
+			if p.choice(k.BehaviorOnNullValues) == "write" && !p.bool(k.StoreKafkaKeys) && p.ok(k.StoreKafkaKeys) {
+				p.fail(k.BehaviorOnNullValues, "write", "needs store.kafka.keys=true (a tombstone is archived as its key)")
+			}
+		}},
+		{"store.envelope needs format.class json, avro or parquet, and no .keys, .headers or null handling", Sink, func(p *valueParser) {
+			p.envelope()
+		}},
+		{"format.class avro and parquet need a schema-aware value.converter", Sink, func(p *valueParser) { p.sinkNeedsSchema() }},
+		{"errors.deadletterqueue.topic.name needs errors.tolerance=all and is not an archived topic", Sink, func(p *valueParser) {
+			p.deadLetterQueue()
+		}},
+		{"an avro converter needs its schema.registry.url (and basic.auth.user.info with USER_INFO)", Both, func(p *valueParser) {
+			p.registry(k.Converter(false))
+			p.registry(k.Converter(true))
+		}},
+		{"the source restores avro and parquet in Confluent's Avro wire format: value.converter avro or unset, and a registry", Source, func(p *valueParser) {
+			p.sourceNeedsRegistry()
+		}},
+	}
+}
+
+// needWith records h as missing, because of why, when it is empty.
+func (p *valueParser) needWith(h StringKey, why string) {
+	if p.str(h) == "" {
+		p.missing(h, why)
+	}
+}
+
+// pair checks that a and b are set together.
+func (p *valueParser) pair(a, b StringKey) {
+	switch va, vb := p.str(a), p.str(b); {
+	case va != "" && vb == "":
+		p.missing(b, a.Name+" is set")
+	case va == "" && vb != "":
+		p.missing(a, b.Name+" is set")
+	}
+}
+
+// topicSelection checks topics and topics.regex. As in Kafka Connect, an
+// empty value counts as unset. need: exactly one of them, else at most one.
+func (p *valueParser) topicSelection(need bool) {
+	want := "at most one"
+	if need {
+		want = "exactly one"
+	}
+	hasTopics := len(p.topics(p.k.Topics)) > 0 || !p.ok(p.k.Topics)
+	hasRegex := p.str(p.k.TopicsRegex) != ""
+	switch {
+	case hasTopics && hasRegex:
+		p.fail(p.k.TopicsRegex, p.raw(p.k.TopicsRegex), "is set together with topics; want "+want+" of topics and topics.regex")
+	case need && !hasTopics && !hasRegex:
+		p.missing(p.k.Topics, "set exactly one of topics and topics.regex")
+	}
+}
+
+// indexOutsideTopics checks that the index folder and the topic
+// descriptions lie outside topics.dir, and topics.dir not inside them.
+func (p *valueParser) indexOutsideTopics() {
+	prefix, dir := p.indexPrefix(), p.str(p.k.TopicsDir)
+	if !p.ok(p.k.Kafkas3IndexPrefix) || dir == "" {
+		return
+	}
+	dd := p.text(p.k.DirectoryDelim)
+	if dd == "" {
+		dd = "/"
+	}
+	topics := dir + dd
+	for _, ix := range []string{index.Dir(prefix), index.TopicsDir(prefix)} {
+		if strings.HasPrefix(ix, topics) || strings.HasPrefix(topics, ix) {
+			p.fail(p.k.Kafkas3IndexPrefix, prefix, fmt.Sprintf(
+				"puts the index (%s) inside topics.dir %q (or topics.dir inside it), where query engines and the source would take it for data; want a prefix outside topics.dir (default _kafkas3/)", ix, dir))
+			return
+		}
+	}
+}
+
+// envelope refuses what store.envelope cannot be combined with, naming
+// it: the bytes format (it holds values only), store.kafka.keys and
+// store.kafka.headers (the envelope holds keys and headers: parallel
+// objects would only repeat them), and behavior.on.null.values other than
+// fail (tombstones are ordinary records of the envelope, with a null value).
+func (p *valueParser) envelope() {
+	k := p.k
+	if !p.bool(k.StoreEnvelope) {
+		return
+	}
+	if p.choice(k.FormatClass) == FormatBytes {
+		p.fail(k.StoreEnvelope, p.text(k.StoreEnvelope), "needs format.class json, avro or parquet; the bytes format holds values only")
+	}
+	if p.bool(k.StoreKafkaKeys) {
+		p.fail(k.StoreKafkaKeys, p.text(k.StoreKafkaKeys), "cannot be combined with store.envelope=true: the envelope holds each record's key")
+	}
+	if p.bool(k.StoreKafkaHeaders) {
+		p.fail(k.StoreKafkaHeaders, p.text(k.StoreKafkaHeaders), "cannot be combined with store.envelope=true: the envelope holds each record's headers")
+	}
+	if nv := p.choice(k.BehaviorOnNullValues); nv != "" && nv != "fail" {
+		p.fail(k.BehaviorOnNullValues, p.text(k.BehaviorOnNullValues),
+			"is not used with store.envelope=true: tombstones are archived as ordinary records with a null value; remove the key (or set fail)")
+	}
+}
+
+// sinkNeedsSchema: avro and parquet write typed values, so without the
+// envelope they need a schema-aware value converter.
+func (p *valueParser) sinkNeedsSchema() {
+	k := p.k
+	name := p.choice(k.FormatClass)
+	if !needsSchema(name) || p.bool(k.StoreEnvelope) || !p.ok(k.ValueConverter) {
+		return
+	}
+	class := p.choice(k.ValueConverter)
+	if schemaful(class, p.bool(k.ValueConverterSchemasEnable)) {
+		return
+	}
+	const want = "io.confluent.connect.avro.AvroConverter, or org.apache.kafka.connect.json.JsonConverter with value.converter.schemas.enable=true"
+	if class == "" {
+		p.missing(k.ValueConverter, "format.class "+name+" needs values with a schema: set "+want)
+	} else {
+		p.fail(k.ValueConverter, p.text(k.ValueConverter), "gives values without a schema, but format.class "+name+" needs one; want "+want)
+	}
+}
+
+// deadLetterQueue checks errors.deadletterqueue.topic.name.
+func (p *valueParser) deadLetterQueue() {
+	k := p.k
+	dlq := p.str(k.ErrorsDeadletterqueueTopicName)
+	switch {
+	case dlq == "":
+	case partition.ValidateTopic(dlq) != nil:
+		p.fail(k.ErrorsDeadletterqueueTopicName, dlq, "is not a Kafka topic name; "+topicNameRule)
+	case p.choice(k.ErrorsTolerance) != "all" && p.ok(k.ErrorsTolerance):
+		p.fail(k.ErrorsDeadletterqueueTopicName, dlq, "needs errors.tolerance=all (with none the sink stops at the first bad record)")
+	case slices.Contains(p.topics(k.Topics), dlq):
+		p.fail(k.ErrorsDeadletterqueueTopicName, dlq, "is one of the archived topics (topics)")
+	}
+}
+
+// registry checks that an avro converter has its registry settings.
+func (p *valueParser) registry(c ConverterKeys) {
+	if p.choice(c.Class) != ConverterAvro {
+		return
+	}
+	if p.str(c.RegistryURL) == "" {
+		p.missing(c.RegistryURL, c.Class.Name+" is avro")
+	}
+	if p.choice(c.CredentialsSource) == "USER_INFO" && p.str(c.UserInfo) == "" {
+		p.missing(c.UserInfo, c.CredentialsSource.Name+" is USER_INFO")
+	}
+}
+
+// sourceNeedsRegistry: the source produces avro and parquet archives'
+// values in Confluent's Avro wire format, registered in the target's
+// registry.
+func (p *valueParser) sourceNeedsRegistry() {
+	k := p.k
+	name := p.choice(k.FormatClass)
+	if !needsSchema(name) {
+		return
+	}
+	switch class := p.choice(k.ValueConverter); {
+	case class != "" && class != ConverterAvro:
+		p.fail(k.ValueConverter, p.text(k.ValueConverter), fmt.Sprintf(
+			"is not supported by kafkas3 source with format.class %s: the source produces the archived values in Confluent's Avro wire format; want avro (io.confluent.connect.avro.AvroConverter) or unset", name))
+	case p.str(k.ValueConverterSchemaRegistryURL) == "" && !p.bool(k.StoreEnvelope) && p.ok(k.ValueConverterSchemaRegistryURL):
+		p.missing(k.ValueConverterSchemaRegistryURL, fmt.Sprintf(
+			"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", name))
+	}
+}
