@@ -41,7 +41,6 @@ func quickStart() *SinkConfig {
 			NullValues:         archive.NullFail,
 			TombstonePartition: "tombstone",
 			IndexPrefix:        "_kafkas3/", TopicCheckInterval: 5 * time.Minute, SnapshotInterval: time.Minute,
-			TypedJSON:     true,
 			Compatibility: archive.CompatNone,
 			Errors:        archive.ErrorsConfig{Tolerance: archive.ToleranceNone, DLQReplicationFactor: 3},
 		},
@@ -510,7 +509,7 @@ func TestAcceptedValues(t *testing.T) {
 		{"empty topics.dir", []string{"topics.dir="}, func(_ *Settings, c *SinkConfig) bool { return c.Archive.Keys.TopicsDir == "" }},
 		{"envelope avro without a schema converter", []string{"store.envelope=true", "format.class=avro", "behavior.on.null.values=fail"},
 			func(_ *Settings, c *SinkConfig) bool {
-				return c.Archive.Envelope && c.FormatName == FormatAvro && c.Archive.Format != nil && !c.Archive.TypedJSON
+				return c.Archive.Envelope && c.FormatName == FormatAvro && c.Archive.Format != nil
 			}},
 		{"unsupported at default", []string{"store.kafka.keys=FALSE", "partition.duration.ms=-1", "transforms=", "avro.codec=null"},
 			func(*Settings, *SinkConfig) bool { return true }},
