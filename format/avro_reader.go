@@ -1,0 +1,205 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/twmb/avro"
+)
+
+// This file holds the Avro container file reader.
+
+// limits on header fields, against hostile input.
+const (
+	maxAvroMetaEntries = 1024
+	maxAvroMetaBytes   = 16 << 20
+)
+
+func (f *avroFormat) NewReader(r io.Reader) (RecordReader, error) {
+	if r == nil {
+		return nil, errors.New("avro: nil reader")
+	}
+	ar := &avroReader{br: bufio.NewReader(r)}
+	if err := ar.readHeader(); err != nil {
+		return nil, err
+	}
+	return ar, nil
+}
+
+type avroReader struct {
+	br      *bufio.Reader
+	codec   string
+	schema  *Schema
+	sync    [16]byte
+	block   []byte // decompressed rest of the current block
+	left    int64  // datums left in the current block
+	err     error
+	nblocks int
+}
+
+func badAvro(format string, args ...any) error {
+	return fmt.Errorf("avro: %w: "+format, append([]any{ErrBadAvro}, args...)...)
+}
+
+func (ar *avroReader) readLong() (int64, error) {
+	u, err := binary.ReadUvarint(ar.br)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0, io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return int64(u>>1) ^ -int64(u&1), nil
+}
+
+func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
+	n, err := ar.readLong()
+	if err != nil {
+		return nil, badAvro("%s length: %v", what, err)
+	}
+	if n < 0 || n > max {
+		return nil, badAvro("%s length %d out of range 0..%d", what, n, max)
+	}
+	// Grow with the data actually read, so a hostile length cannot make
+	// us allocate before the bytes arrive.
+	var buf bytes.Buffer
+	if n <= 64<<10 {
+		buf.Grow(int(n))
+	}
+	if m, err := io.CopyN(&buf, ar.br, n); err != nil {
+		return nil, badAvro("%s: read %d of %d bytes: %v", what, m, n, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (ar *avroReader) readHeader() error {
+	var magic [4]byte
+	if _, err := io.ReadFull(ar.br, magic[:]); err != nil {
+		return badAvro("reading magic: %v", err)
+	}
+	if !bytes.Equal(magic[:], avroMagic) {
+		return badAvro("not an Avro container file (magic %q)", magic[:])
+	}
+	meta := map[string][]byte{}
+	total := int64(0)
+	for {
+		n, err := ar.readLong()
+		if err != nil {
+			return badAvro("metadata count: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		if n < 0 { // block with byte size
+			n = -n
+			if _, err := ar.readLong(); err != nil {
+				return badAvro("metadata block size: %v", err)
+			}
+		}
+		if n > maxAvroMetaEntries || int64(len(meta))+n > maxAvroMetaEntries {
+			return badAvro("metadata has over %d entries", maxAvroMetaEntries)
+		}
+		for range n {
+			k, err := ar.readBytes(maxAvroMetaBytes-total, "metadata key")
+			if err != nil {
+				return err
+			}
+			total += int64(len(k))
+			v, err := ar.readBytes(maxAvroMetaBytes-total, "metadata value")
+			if err != nil {
+				return err
+			}
+			total += int64(len(v))
+			meta[string(k)] = v
+		}
+	}
+	if _, err := io.ReadFull(ar.br, ar.sync[:]); err != nil {
+		return badAvro("reading sync marker: %v", err)
+	}
+	text, ok := meta["avro.schema"]
+	if !ok {
+		return badAvro("header has no avro.schema")
+	}
+	s, err := avro.Parse(string(text))
+	if err != nil {
+		return badAvro("header schema: %v", err)
+	}
+	ar.codec = "null"
+	if c, ok := meta["avro.codec"]; ok && len(c) > 0 {
+		ar.codec = string(c)
+	}
+	switch ar.codec {
+	case "null", "deflate", "snappy", "bzip2", "zstandard":
+	default:
+		return badAvro("unsupported avro.codec %q", ar.codec)
+	}
+	ar.schema = &Schema{Avro: s, Text: string(text)}
+	return nil
+}
+
+func (ar *avroReader) nextBlock() error {
+	count, err := binary.ReadUvarint(ar.br)
+	if errors.Is(err, io.EOF) {
+		return io.EOF // clean end between blocks
+	}
+	if err != nil {
+		return badAvro("block %d count: %v", ar.nblocks, err)
+	}
+	n := int64(count>>1) ^ -int64(count&1)
+	data, err := ar.readBytes(maxAvroBlock, fmt.Sprintf("block %d", ar.nblocks))
+	if err != nil {
+		return err
+	}
+	var sync [16]byte
+	if _, err := io.ReadFull(ar.br, sync[:]); err != nil {
+		return badAvro("block %d sync marker: %v", ar.nblocks, err)
+	}
+	if sync != ar.sync {
+		return badAvro("block %d sync marker does not match the header's", ar.nblocks)
+	}
+	raw, err := avroDecompress(ar.codec, data, maxAvroBlock)
+	if err != nil {
+		return badAvro("block %d (%s): %v", ar.nblocks, ar.codec, err)
+	}
+	// Every datum but a zero-byte one takes a byte: bound the count so a
+	// hostile count cannot spin.
+	if n < 0 || n > int64(len(raw))+(1<<20) {
+		return badAvro("block %d count %d out of range for %d bytes", ar.nblocks, n, len(raw))
+	}
+	ar.nblocks++
+	ar.block, ar.left = raw, n
+	return nil
+}
+
+func (ar *avroReader) Read() (*Record, error) {
+	if ar.err != nil {
+		return nil, ar.err
+	}
+	for ar.left == 0 {
+		if len(ar.block) != 0 {
+			ar.err = badAvro("block %d has %d bytes after its last datum", ar.nblocks-1, len(ar.block))
+			return nil, ar.err
+		}
+		if err := ar.nextBlock(); err != nil {
+			ar.err = err
+			return nil, err
+		}
+	}
+	var v any
+	rest, err := ar.schema.Avro.Decode(ar.block, &v)
+	if err != nil {
+		ar.err = badAvro("block %d: %v", ar.nblocks-1, err)
+		return nil, ar.err
+	}
+	raw := bytes.Clone(ar.block[:len(ar.block)-len(rest)])
+	if raw == nil {
+		raw = []byte{}
+	}
+	ar.block = rest
+	ar.left--
+	return &Record{Value: raw, ValueTyped: &Typed{Schema: ar.schema, Raw: raw, Native: v}}, nil
+}
