@@ -83,11 +83,11 @@ func (c *JSONConverter) Convert(_ context.Context, topic string, isKey bool, dat
 		return nil, nil
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("json converter: topic %q %s: %w: %s", topic, part(isKey), ErrBadData, fmt.Sprintf(format, args...))
+		return fmt.Errorf("json converter: topic %q %s: %w: "+format, append([]any{topic, part(isKey), ErrBadData}, args...)...)
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, bad("with schemas.enable=true the value must be a JSON object with \"schema\" and \"payload\": %v", err)
+		return nil, bad("with schemas.enable=true the value must be a JSON object with \"schema\" and \"payload\": %w", err)
 	}
 	rawSchema, okS := env["schema"]
 	payload, okP := env["payload"]
@@ -99,7 +99,7 @@ func (c *JSONConverter) Convert(_ context.Context, topic string, isKey bool, dat
 	}
 	e, err := c.entry(rawSchema)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%w", err)
 	}
 	if isJSONNull(payload) {
 		if !e.connect.Optional {
@@ -111,15 +111,15 @@ func (c *JSONConverter) Convert(_ context.Context, topic string, isKey bool, dat
 	dec.UseNumber()
 	var p any
 	if err := dec.Decode(&p); err != nil {
-		return nil, bad("payload: %v", err)
+		return nil, bad("payload: %w", err)
 	}
 	native, err := connectValue(e.connect, p, "payload", 0)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%w", err)
 	}
 	raw, err := e.datum.Append(nil, native)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%w", err)
 	}
 	return &format.Typed{Schema: e.schema, Raw: raw, Native: native}, nil
 }
@@ -192,6 +192,37 @@ func (a *avroFromConnect) nonNull(cs *connectSchema, depth int) (any, error) {
 	if depth > maxConnectDepth {
 		return nil, errors.New("schema nested too deep")
 	}
+	switch cs.Type {
+	case "array":
+		if cs.Items == nil {
+			return nil, errors.New("array schema without items")
+		}
+		it, err := a.schema(cs.Items, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "array", "items": it}, nil
+	case "map":
+		if cs.Keys == nil || cs.Values == nil {
+			return nil, errors.New("map schema without keys or values")
+		}
+		if cs.Keys.Type != "string" || cs.Keys.Optional {
+			return nil, fmt.Errorf("map keys of type %s are not supported (only required string keys)", cs.Keys.Type)
+		}
+		v, err := a.schema(cs.Values, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "map", "values": v}, nil
+	case "struct":
+		return a.record(cs, depth)
+	}
+	return primitiveAvro(cs)
+}
+
+// primitiveAvro maps a Connect primitive schema (with its logical type:
+// Date, Time, Timestamp, Decimal) to Avro.
+func primitiveAvro(cs *connectSchema) (any, error) {
 	logical := func(typ string, extra map[string]any) any {
 		m := map[string]any{"type": typ}
 		for k, v := range extra {
@@ -215,14 +246,8 @@ func (a *avroFromConnect) nonNull(cs *connectSchema, depth int) (any, error) {
 			return logical("long", map[string]any{"logicalType": "timestamp-millis"}), nil
 		}
 		return "long", nil
-	case "float":
-		return "float", nil
-	case "double":
-		return "double", nil
-	case "boolean":
-		return "boolean", nil
-	case "string":
-		return "string", nil
+	case "float", "double", "boolean", "string":
+		return cs.Type, nil
 	case "bytes":
 		if cs.Name == connectDecimal {
 			scale, prec, err := decimalParams(cs)
@@ -232,73 +257,57 @@ func (a *avroFromConnect) nonNull(cs *connectSchema, depth int) (any, error) {
 			return logical("bytes", map[string]any{"logicalType": "decimal", "precision": prec, "scale": scale}), nil
 		}
 		return "bytes", nil
-	case "array":
-		if cs.Items == nil {
-			return nil, errors.New("array schema without items")
-		}
-		it, err := a.schema(cs.Items, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "array", "items": it}, nil
-	case "map":
-		if cs.Keys == nil || cs.Values == nil {
-			return nil, errors.New("map schema without keys or values")
-		}
-		if cs.Keys.Type != "string" || cs.Keys.Optional {
-			return nil, fmt.Errorf("map keys of type %s are not supported (only required string keys)", cs.Keys.Type)
-		}
-		v, err := a.schema(cs.Values, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "map", "values": v}, nil
-	case "struct":
-		name := cs.Name
-		if name == "" {
-			a.unnamed++
-			name = connectDefaultNamespace + "." + connectDefaultName
-			if a.unnamed > 1 {
-				name += strconv.Itoa(a.unnamed)
-			}
-		}
-		if !avroNameRE.MatchString(name) {
-			return nil, fmt.Errorf("struct name %q is not a valid Avro name", name)
-		}
-		if a.defined[name] {
-			return name, nil // defined earlier in this schema: a reference
-		}
-		a.defined[name] = true
-		fields := make([]any, 0, len(cs.Fields))
-		seen := map[string]bool{}
-		for _, f := range cs.Fields {
-			if f == nil || !avroNameRE.MatchString(f.Field) || bytes.ContainsRune([]byte(f.Field), '.') {
-				return nil, fmt.Errorf("struct %s: bad field name %v", name, f)
-			}
-			if seen[f.Field] {
-				return nil, fmt.Errorf("struct %s: duplicate field %q", name, f.Field)
-			}
-			seen[f.Field] = true
-			ft, err := a.schema(f, depth+1)
-			if err != nil {
-				return nil, fmt.Errorf("field %s: %w", f.Field, err)
-			}
-			af := map[string]any{"name": f.Field, "type": ft}
-			if f.Optional {
-				af["default"] = nil
-			}
-			if f.Doc != "" {
-				af["doc"] = f.Doc
-			}
-			fields = append(fields, af)
-		}
-		rec := map[string]any{"type": "record", "name": name, "fields": fields}
-		if cs.Doc != "" {
-			rec["doc"] = cs.Doc
-		}
-		return rec, nil
 	}
 	return nil, fmt.Errorf("unknown Connect schema type %q", cs.Type)
+}
+
+// record maps a Connect struct to an Avro record (a reference to it when
+// it was defined earlier in the schema). An unnamed struct is Confluent's
+// ConnectDefault, numbered from the second on.
+func (a *avroFromConnect) record(cs *connectSchema, depth int) (any, error) {
+	name := cs.Name
+	if name == "" {
+		a.unnamed++
+		name = connectDefaultNamespace + "." + connectDefaultName
+		if a.unnamed > 1 {
+			name += strconv.Itoa(a.unnamed)
+		}
+	}
+	if !avroNameRE.MatchString(name) {
+		return nil, fmt.Errorf("struct name %q is not a valid Avro name", name)
+	}
+	if a.defined[name] {
+		return name, nil // defined earlier in this schema: a reference
+	}
+	a.defined[name] = true
+	fields := make([]any, 0, len(cs.Fields))
+	seen := map[string]bool{}
+	for _, f := range cs.Fields {
+		if f == nil || !avroNameRE.MatchString(f.Field) || bytes.ContainsRune([]byte(f.Field), '.') {
+			return nil, fmt.Errorf("struct %s: bad field name %v", name, f)
+		}
+		if seen[f.Field] {
+			return nil, fmt.Errorf("struct %s: duplicate field %q", name, f.Field)
+		}
+		seen[f.Field] = true
+		ft, err := a.schema(f, depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", f.Field, err)
+		}
+		af := map[string]any{"name": f.Field, "type": ft}
+		if f.Optional {
+			af["default"] = nil
+		}
+		if f.Doc != "" {
+			af["doc"] = f.Doc
+		}
+		fields = append(fields, af)
+	}
+	rec := map[string]any{"type": "record", "name": name, "fields": fields}
+	if cs.Doc != "" {
+		rec["doc"] = cs.Doc
+	}
+	return rec, nil
 }
 
 func decimalParams(cs *connectSchema) (scale, prec int, err error) {
@@ -336,45 +345,56 @@ func connectValue(cs *connectSchema, v any, path string, depth int) (any, error)
 		}
 		return nil, fmt.Errorf("%s: null for a required %s", path, cs.Type)
 	}
-	integer := func(lo, hi int64) (int64, error) {
-		n, ok := v.(json.Number)
-		if !ok {
-			return 0, fmt.Errorf("%s: want an integer, got %T", path, v)
-		}
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || i < lo || i > hi {
-			return 0, fmt.Errorf("%s: %s is not a %s", path, n, cs.Type)
-		}
-		return i, nil
+	switch cs.Type {
+	case "int8", "int16", "int32", "int64":
+		return connectInteger(cs, v, path)
+	case "array":
+		return connectArray(cs, v, path, depth)
+	case "map":
+		return connectMap(cs, v, path, depth)
+	case "struct":
+		return connectStruct(cs, v, path, depth)
 	}
+	return connectScalar(cs, v, path)
+}
+
+// connectInteger converts an integer payload, range-checked for its type,
+// with the Date, Time and Timestamp logical types.
+func connectInteger(cs *connectSchema, v any, path string) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an integer, got %T", path, v)
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	switch cs.Type {
 	case "int8":
-		i, err := integer(math.MinInt8, math.MaxInt8)
-		return int32(i), err
+		lo, hi = math.MinInt8, math.MaxInt8
 	case "int16":
-		i, err := integer(math.MinInt16, math.MaxInt16)
-		return int32(i), err
+		lo, hi = math.MinInt16, math.MaxInt16
 	case "int32":
-		i, err := integer(math.MinInt32, math.MaxInt32)
-		if err != nil {
-			return nil, err
-		}
-		switch cs.Name {
-		case connectDate:
-			return time.Unix(i*86400, 0).UTC(), nil
-		case connectTime:
-			return time.Duration(i) * time.Millisecond, nil
-		}
-		return int32(i), nil
-	case "int64":
-		i, err := integer(math.MinInt64, math.MaxInt64)
-		if err != nil {
-			return nil, err
-		}
-		if cs.Name == connectTimestamp {
-			return time.UnixMilli(i).UTC(), nil
-		}
+		lo, hi = math.MinInt32, math.MaxInt32
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || i < lo || i > hi {
+		return nil, fmt.Errorf("%s: %s is not a %s", path, n, cs.Type)
+	}
+	switch {
+	case cs.Type == "int64" && cs.Name == connectTimestamp:
+		return time.UnixMilli(i).UTC(), nil
+	case cs.Type == "int64":
 		return i, nil
+	case cs.Type == "int32" && cs.Name == connectDate:
+		return time.Unix(i*86400, 0).UTC(), nil
+	case cs.Type == "int32" && cs.Name == connectTime:
+		return time.Duration(i) * time.Millisecond, nil
+	}
+	return int32(i), nil
+}
+
+// connectScalar converts a float, double, boolean, string or bytes
+// (Decimal included) payload.
+func connectScalar(cs *connectSchema, v any, path string) (any, error) {
+	switch cs.Type {
 	case "float", "double":
 		n, ok := v.(json.Number)
 		if !ok {
@@ -413,58 +433,66 @@ func connectValue(cs *connectSchema, v any, path string, depth int) (any, error)
 			return nil, fmt.Errorf("%s: bad base64: %w", path, err)
 		}
 		return b, nil
-	case "array":
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: want an array, got %T", path, v)
-		}
-		out := make([]any, len(arr))
-		for i, x := range arr {
-			y, err := connectValue(cs.Items, x, fmt.Sprintf("%s[%d]", path, i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = y
-		}
-		return out, nil
-	case "map":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: want an object, got %T", path, v)
-		}
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			y, err := connectValue(cs.Values, x, path+"."+k, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = y
-		}
-		return out, nil
-	case "struct":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: want an object, got %T", path, v)
-		}
-		out := make(map[string]any, len(cs.Fields))
-		for _, f := range cs.Fields {
-			x, present := m[f.Field]
-			if !present && len(f.Default) > 0 && !isJSONNull(f.Default) {
-				dec := json.NewDecoder(bytes.NewReader(f.Default))
-				dec.UseNumber()
-				if err := dec.Decode(&x); err != nil {
-					return nil, fmt.Errorf("%s.%s: default: %w", path, f.Field, err)
-				}
-			}
-			y, err := connectValue(f, x, path+"."+f.Field, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[f.Field] = y
-		}
-		return out, nil
 	}
 	return nil, fmt.Errorf("%s: unknown Connect schema type %q", path, cs.Type)
+}
+
+func connectArray(cs *connectSchema, v any, path string, depth int) (any, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an array, got %T", path, v)
+	}
+	out := make([]any, len(arr))
+	for i, x := range arr {
+		y, err := connectValue(cs.Items, x, fmt.Sprintf("%s[%d]", path, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = y
+	}
+	return out, nil
+}
+
+func connectMap(cs *connectSchema, v any, path string, depth int) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an object, got %T", path, v)
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		y, err := connectValue(cs.Values, x, path+"."+k, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = y
+	}
+	return out, nil
+}
+
+// connectStruct converts an object payload field by field; a missing
+// field takes its default.
+func connectStruct(cs *connectSchema, v any, path string, depth int) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an object, got %T", path, v)
+	}
+	out := make(map[string]any, len(cs.Fields))
+	for _, f := range cs.Fields {
+		x, present := m[f.Field]
+		if !present && len(f.Default) > 0 && !isJSONNull(f.Default) {
+			dec := json.NewDecoder(bytes.NewReader(f.Default))
+			dec.UseNumber()
+			if err := dec.Decode(&x); err != nil {
+				return nil, fmt.Errorf("%s.%s: default: %w", path, f.Field, err)
+			}
+		}
+		y, err := connectValue(f, x, path+"."+f.Field, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Field] = y
+	}
+	return out, nil
 }
 
 // decimalValue reads a Connect decimal payload: base64 of the unscaled

@@ -45,6 +45,22 @@ func badAvro(format string, args ...any) error {
 	return fmt.Errorf("avro: %w: "+format, append([]any{ErrBadAvro}, args...)...)
 }
 
+// inData wraps err, met while reading inside a file, for badAvro's %w:
+// io.EOF and io.ErrUnexpectedEOF there mean a truncated file, so they keep
+// their text but leave the chain (a caller stops at io.EOF, and must not
+// take a damaged file for its end).
+func inData(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return truncatedError{msg: err.Error()}
+	}
+	return err
+}
+
+// truncatedError is an end of data inside a file (see inData).
+type truncatedError struct{ msg string }
+
+func (e truncatedError) Error() string { return e.msg }
+
 func (ar *avroReader) readLong() (int64, error) {
 	u, err := binary.ReadUvarint(ar.br)
 	if err != nil {
@@ -59,7 +75,7 @@ func (ar *avroReader) readLong() (int64, error) {
 func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
 	n, err := ar.readLong()
 	if err != nil {
-		return nil, badAvro("%s length: %v", what, err)
+		return nil, badAvro("%s length: %w", what, inData(err))
 	}
 	if n < 0 || n > max {
 		return nil, badAvro("%s length %d out of range 0..%d", what, n, max)
@@ -71,7 +87,7 @@ func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
 		buf.Grow(int(n))
 	}
 	if m, err := io.CopyN(&buf, ar.br, n); err != nil {
-		return nil, badAvro("%s: read %d of %d bytes: %v", what, m, n, err)
+		return nil, badAvro("%s: read %d of %d bytes: %w", what, m, n, inData(err))
 	}
 	return buf.Bytes(), nil
 }
@@ -79,7 +95,7 @@ func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
 func (ar *avroReader) readHeader() error {
 	var magic [4]byte
 	if _, err := io.ReadFull(ar.br, magic[:]); err != nil {
-		return badAvro("reading magic: %v", err)
+		return badAvro("reading magic: %w", inData(err))
 	}
 	if !bytes.Equal(magic[:], avroMagic) {
 		return badAvro("not an Avro container file (magic %q)", magic[:])
@@ -89,7 +105,7 @@ func (ar *avroReader) readHeader() error {
 	for {
 		n, err := ar.readLong()
 		if err != nil {
-			return badAvro("metadata count: %v", err)
+			return badAvro("metadata count: %w", inData(err))
 		}
 		if n == 0 {
 			break
@@ -97,7 +113,7 @@ func (ar *avroReader) readHeader() error {
 		if n < 0 { // block with byte size
 			n = -n
 			if _, err := ar.readLong(); err != nil {
-				return badAvro("metadata block size: %v", err)
+				return badAvro("metadata block size: %w", inData(err))
 			}
 		}
 		if n > maxAvroMetaEntries || int64(len(meta))+n > maxAvroMetaEntries {
@@ -118,7 +134,7 @@ func (ar *avroReader) readHeader() error {
 		}
 	}
 	if _, err := io.ReadFull(ar.br, ar.sync[:]); err != nil {
-		return badAvro("reading sync marker: %v", err)
+		return badAvro("reading sync marker: %w", inData(err))
 	}
 	text, ok := meta["avro.schema"]
 	if !ok {
@@ -126,7 +142,7 @@ func (ar *avroReader) readHeader() error {
 	}
 	s, err := avro.Parse(string(text))
 	if err != nil {
-		return badAvro("header schema: %v", err)
+		return badAvro("header schema: %w", inData(err))
 	}
 	ar.codec = "null"
 	if c, ok := meta["avro.codec"]; ok && len(c) > 0 {
@@ -147,7 +163,7 @@ func (ar *avroReader) nextBlock() error {
 		return io.EOF // clean end between blocks
 	}
 	if err != nil {
-		return badAvro("block %d count: %v", ar.nblocks, err)
+		return badAvro("block %d count: %w", ar.nblocks, inData(err))
 	}
 	n := int64(count>>1) ^ -int64(count&1)
 	data, err := ar.readBytes(maxAvroBlock, fmt.Sprintf("block %d", ar.nblocks))
@@ -156,14 +172,14 @@ func (ar *avroReader) nextBlock() error {
 	}
 	var sync [16]byte
 	if _, err := io.ReadFull(ar.br, sync[:]); err != nil {
-		return badAvro("block %d sync marker: %v", ar.nblocks, err)
+		return badAvro("block %d sync marker: %w", ar.nblocks, inData(err))
 	}
 	if sync != ar.sync {
 		return badAvro("block %d sync marker does not match the header's", ar.nblocks)
 	}
 	raw, err := avroDecompress(ar.codec, data, maxAvroBlock)
 	if err != nil {
-		return badAvro("block %d (%s): %v", ar.nblocks, ar.codec, err)
+		return badAvro("block %d (%s): %w", ar.nblocks, ar.codec, inData(err))
 	}
 	// Every datum but a zero-byte one takes a byte: bound the count so a
 	// hostile count cannot spin.
@@ -192,7 +208,7 @@ func (ar *avroReader) Read() (*Record, error) {
 	var v any
 	rest, err := ar.schema.Avro.Decode(ar.block, &v)
 	if err != nil {
-		ar.err = badAvro("block %d: %v", ar.nblocks-1, err)
+		ar.err = badAvro("block %d: %w", ar.nblocks-1, inData(err))
 		return nil, ar.err
 	}
 	raw := bytes.Clone(ar.block[:len(ar.block)-len(rest)])

@@ -33,6 +33,10 @@ type parquetReader struct {
 // malformed input) into an error.
 func recoverParquet(err *error) {
 	if p := recover(); p != nil {
+		if perr, ok := p.(error); ok {
+			*err = fmt.Errorf("%w: %w", errCorrupt, perr)
+			return
+		}
 		*err = fmt.Errorf("%w: %v", errCorrupt, p)
 	}
 }

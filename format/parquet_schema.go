@@ -113,28 +113,46 @@ func fieldErr(path string, n *avro.SchemaNode, why string) error {
 	return fmt.Errorf("parquet: field %s: %s %s: %w", path, describeAvro(n), why, ErrNotSupported)
 }
 
+// buildPQ derives the Parquet node of the Avro node n (field name, dotted
+// path for errors): a nullable union, a group (record, list, map) or a
+// leaf.
 func buildPQ(n *avro.SchemaNode, name, path string) (*pqNode, error) {
-	if n.Type == "union" {
-		var nonNull []*avro.SchemaNode
-		for i := range n.Branches {
-			if n.Branches[i].Type != "null" {
-				nonNull = append(nonNull, &n.Branches[i])
-			}
-		}
-		switch {
-		case len(nonNull) == 1 && len(n.Branches) == 2:
-			t, err := buildPQ(nonNull[0], name, path)
-			if err != nil {
-				return nil, err
-			}
-			t.optional = true
-			t.node = parquet.Optional(t.node)
-			return t, nil
-		case len(nonNull) == 1 && len(n.Branches) == 1:
-			return buildPQ(nonNull[0], name, path)
-		}
-		return nil, fieldErr(path, n, "is a union Parquet cannot hold (only [null, T] unions are)")
+	switch n.Type {
+	case "union":
+		return buildPQUnion(n, name, path)
+	case "record", "error", "array", "map":
+		return buildPQGroup(n, name, path)
 	}
+	return buildPQLeaf(n, name, path)
+}
+
+// buildPQUnion maps [null, T] to an optional T and [T] to T; other unions
+// are not supported.
+func buildPQUnion(n *avro.SchemaNode, name, path string) (*pqNode, error) {
+	var nonNull []*avro.SchemaNode
+	for i := range n.Branches {
+		if n.Branches[i].Type != "null" {
+			nonNull = append(nonNull, &n.Branches[i])
+		}
+	}
+	switch {
+	case len(nonNull) == 1 && len(n.Branches) == 2:
+		t, err := buildPQ(nonNull[0], name, path)
+		if err != nil {
+			return nil, err
+		}
+		t.optional = true
+		t.node = parquet.Optional(t.node)
+		return t, nil
+	case len(nonNull) == 1 && len(n.Branches) == 1:
+		return buildPQ(nonNull[0], name, path)
+	}
+	return nil, fieldErr(path, n, "is a union Parquet cannot hold (only [null, T] unions are)")
+}
+
+// buildPQGroup maps a record to a group of its fields, an array to a
+// list, a map to a map of string keys.
+func buildPQGroup(n *avro.SchemaNode, name, path string) (*pqNode, error) {
 	t := &pqNode{name: name, path: path}
 	child := func(c string) string {
 		if path == "" {
@@ -181,6 +199,13 @@ func buildPQ(n *avro.SchemaNode, name, path string) (*pqNode, error) {
 		t.kind, t.fields, t.node = pqMap, []*pqNode{k, v}, parquet.Map(k.node, v.node)
 		return t, nil
 	}
+	return nil, fieldErr(path, n, "is not a group")
+}
+
+// buildPQLeaf maps a primitive, enum or fixed Avro type (with its logical
+// type) to a Parquet leaf.
+func buildPQLeaf(n *avro.SchemaNode, name, path string) (*pqNode, error) {
+	t := &pqNode{name: name, path: path}
 	t.kind = pqLeaf
 	lt := n.LogicalType
 	switch {

@@ -22,6 +22,9 @@ func (t *pqNode) shred(v any, cols [][]parquet.Value) (int64, error) {
 	return size, err
 }
 
+// emit appends v's column values at repetition level r and definition
+// level d (depth is the repetition depth of t) and adds their estimated
+// size to size.
 func (t *pqNode) emit(v any, r, d, depth int, cols [][]parquet.Value, size *int64) error {
 	if t.optional {
 		if isNil(v) {
@@ -35,84 +38,107 @@ func (t *pqNode) emit(v any, r, d, depth int, cols [][]parquet.Value, size *int6
 	}
 	switch t.kind {
 	case pqLeaf:
-		pv, err := t.leafValue(v)
-		if err != nil {
-			return fmt.Errorf("field %s: %w", t.display(), err)
-		}
-		*size += 8
-		if k := pv.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
-			*size += int64(len(pv.ByteArray()))
-		}
-		cols[t.col] = append(cols[t.col], pv.Level(r, d, t.col))
+		return t.emitLeaf(v, r, d, cols, size)
 	case pqRecord:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("field %s: a record needs map[string]any, got %T", t.display(), v)
-		}
-		for _, f := range t.fields {
-			if err := f.emit(m[f.name], r, d, depth, cols, size); err != nil {
-				return err
-			}
-		}
+		return t.emitRecord(v, r, d, depth, cols, size)
 	case pqList:
-		items, ok := v.([]any)
-		if !ok {
-			rv := reflect.ValueOf(v)
-			if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type().Elem().Kind() == reflect.Uint8 {
-				return fmt.Errorf("field %s: an array needs a slice, got %T", t.display(), v)
-			}
-			items = make([]any, rv.Len())
-			for i := range items {
-				items[i] = rv.Index(i).Interface()
-			}
-		}
-		if len(items) == 0 {
-			t.nulls(r, d, cols)
-			*size += int64(t.numLeaves())
-			return nil
-		}
-		for i, it := range items {
-			rr := r
-			if i > 0 {
-				rr = depth + 1
-			}
-			if err := t.fields[0].emit(it, rr, d+1, depth+1, cols, size); err != nil {
-				return err
-			}
-		}
+		return t.emitList(v, r, d, depth, cols, size)
 	case pqMap:
-		m, ok := v.(map[string]any)
-		if !ok {
-			rv := reflect.ValueOf(v)
-			if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
-				return fmt.Errorf("field %s: a map needs map[string]any, got %T", t.display(), v)
-			}
-			m = make(map[string]any, rv.Len())
-			for it := rv.MapRange(); it.Next(); {
-				m[it.Key().String()] = it.Value().Interface()
-			}
+		return t.emitMap(v, r, d, depth, cols, size)
+	}
+	return nil
+}
+
+func (t *pqNode) emitLeaf(v any, r, d int, cols [][]parquet.Value, size *int64) error {
+	pv, err := t.leafValue(v)
+	if err != nil {
+		return fmt.Errorf("field %s: %w", t.display(), err)
+	}
+	*size += 8
+	if k := pv.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+		*size += int64(len(pv.ByteArray()))
+	}
+	cols[t.col] = append(cols[t.col], pv.Level(r, d, t.col))
+	return nil
+}
+
+func (t *pqNode) emitRecord(v any, r, d, depth int, cols [][]parquet.Value, size *int64) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("field %s: a record needs map[string]any, got %T", t.display(), v)
+	}
+	for _, f := range t.fields {
+		if err := f.emit(m[f.name], r, d, depth, cols, size); err != nil {
+			return err
 		}
-		if len(m) == 0 {
-			t.nulls(r, d, cols)
-			*size += int64(t.numLeaves())
-			return nil
+	}
+	return nil
+}
+
+// emitList emits the items of an array; an empty one is a null list.
+func (t *pqNode) emitList(v any, r, d, depth int, cols [][]parquet.Value, size *int64) error {
+	items, ok := v.([]any)
+	if !ok {
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type().Elem().Kind() == reflect.Uint8 {
+			return fmt.Errorf("field %s: an array needs a slice, got %T", t.display(), v)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
+		items = make([]any, rv.Len())
+		for i := range items {
+			items[i] = rv.Index(i).Interface()
 		}
-		slices.Sort(keys) // Avro maps are unordered; sorting keeps files deterministic
-		kn, vn := t.fields[0], t.fields[1]
-		for i, k := range keys {
-			rr := r
-			if i > 0 {
-				rr = depth + 1
-			}
-			cols[kn.col] = append(cols[kn.col], parquet.ByteArrayValue([]byte(k)).Level(rr, d+1, kn.col))
-			*size += 8 + int64(len(k))
-			if err := vn.emit(m[k], rr, d+1, depth+1, cols, size); err != nil {
-				return err
-			}
+	}
+	if len(items) == 0 {
+		t.nulls(r, d, cols)
+		*size += int64(t.numLeaves())
+		return nil
+	}
+	for i, it := range items {
+		rr := r
+		if i > 0 {
+			rr = depth + 1
+		}
+		if err := t.fields[0].emit(it, rr, d+1, depth+1, cols, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitMap emits the entries of a map in key order; an empty one is a null
+// map.
+func (t *pqNode) emitMap(v any, r, d, depth int, cols [][]parquet.Value, size *int64) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+			return fmt.Errorf("field %s: a map needs map[string]any, got %T", t.display(), v)
+		}
+		m = make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[it.Key().String()] = it.Value().Interface()
+		}
+	}
+	if len(m) == 0 {
+		t.nulls(r, d, cols)
+		*size += int64(t.numLeaves())
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // Avro maps are unordered; sorting keeps files deterministic
+	kn, vn := t.fields[0], t.fields[1]
+	for i, k := range keys {
+		rr := r
+		if i > 0 {
+			rr = depth + 1
+		}
+		cols[kn.col] = append(cols[kn.col], parquet.ByteArrayValue([]byte(k)).Level(rr, d+1, kn.col))
+		*size += 8 + int64(len(k))
+		if err := vn.emit(m[k], rr, d+1, depth+1, cols, size); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -158,103 +184,139 @@ func isNil(v any) bool {
 
 // leafValue converts one Avro value to the Parquet value of leaf t.
 func (t *pqNode) leafValue(v any) (parquet.Value, error) {
+	var pv parquet.Value
+	var ok bool
+	var err error
+	switch t.leaf {
+	case lkBool, lkInt, lkLong, lkFloat, lkDouble:
+		pv, ok, err = t.numberValue(v)
+	case lkDate, lkTimeMillis, lkTimeMicros, lkTsMillis, lkTsMicros, lkTsNanos:
+		pv, ok, err = t.timeValue(v)
+	default:
+		pv, ok, err = t.bytesValue(v)
+	}
+	if ok || err != nil {
+		return pv, err
+	}
+	return parquet.Value{}, fmt.Errorf("cannot write a %T as Parquet %v", v, t.node.Type())
+}
+
+// numberValue converts a boolean, int, long, float or double; ok is false
+// when v has no such value.
+func (t *pqNode) numberValue(v any) (pv parquet.Value, ok bool, err error) {
 	switch t.leaf {
 	case lkBool:
 		if b, ok := v.(bool); ok {
-			return parquet.BooleanValue(b), nil
+			return parquet.BooleanValue(b), true, nil
 		}
 	case lkInt:
 		if n, ok := toInt64(v); ok {
 			if n < math.MinInt32 || n > math.MaxInt32 {
-				return parquet.Value{}, fmt.Errorf("%d overflows an int", n)
+				return parquet.Value{}, false, fmt.Errorf("%d overflows an int", n)
 			}
-			return parquet.Int32Value(int32(n)), nil
+			return parquet.Int32Value(int32(n)), true, nil
 		}
 	case lkLong:
 		if n, ok := toInt64(v); ok {
-			return parquet.Int64Value(n), nil
+			return parquet.Int64Value(n), true, nil
 		}
 	case lkFloat:
 		if f, ok := toFloat64(v); ok {
-			return parquet.FloatValue(float32(f)), nil
+			return parquet.FloatValue(float32(f)), true, nil
 		}
 	case lkDouble:
 		if f, ok := toFloat64(v); ok {
-			return parquet.DoubleValue(f), nil
+			return parquet.DoubleValue(f), true, nil
 		}
+	}
+	return parquet.Value{}, false, nil
+}
+
+// bytesValue converts a string, enum, bytes, fixed or decimal; ok is false
+// when v has no such value.
+func (t *pqNode) bytesValue(v any) (pv parquet.Value, ok bool, err error) {
+	switch t.leaf {
 	case lkString, lkEnum:
 		switch s := v.(type) {
 		case string:
-			return parquet.ByteArrayValue([]byte(s)), nil
+			return parquet.ByteArrayValue([]byte(s)), true, nil
 		case []byte:
-			return parquet.ByteArrayValue(s), nil
+			return parquet.ByteArrayValue(s), true, nil
 		case [16]byte: // a uuid
-			return parquet.ByteArrayValue([]byte(formatUUID(s))), nil
+			return parquet.ByteArrayValue([]byte(formatUUID(s))), true, nil
 		}
 	case lkBytes:
 		switch b := v.(type) {
 		case []byte:
-			return parquet.ByteArrayValue(b), nil
+			return parquet.ByteArrayValue(b), true, nil
 		case string:
-			return parquet.ByteArrayValue([]byte(b)), nil
+			return parquet.ByteArrayValue([]byte(b)), true, nil
 		}
 	case lkFixed, lkUUIDFixed:
 		b, ok := toBytes(v)
 		if ok {
 			if len(b) != t.size {
-				return parquet.Value{}, fmt.Errorf("%d bytes for a fixed of size %d", len(b), t.size)
+				return parquet.Value{}, false, fmt.Errorf("%d bytes for a fixed of size %d", len(b), t.size)
 			}
-			return parquet.FixedLenByteArrayValue(b), nil
+			return parquet.FixedLenByteArrayValue(b), true, nil
 		}
+	case lkDecimalBytes, lkDecimalFixed:
+		b, err := t.decimalBytes(v)
+		if err != nil {
+			return parquet.Value{}, false, err
+		}
+		if t.leaf == lkDecimalFixed {
+			return parquet.FixedLenByteArrayValue(b), true, nil
+		}
+		return parquet.ByteArrayValue(b), true, nil
+	}
+	return parquet.Value{}, false, nil
+}
+
+// timeValue converts a date, time or timestamp (a time.Time or
+// time.Duration, or its number); ok is false when v has no such value.
+func (t *pqNode) timeValue(v any) (pv parquet.Value, ok bool, err error) {
+	switch t.leaf {
 	case lkDate:
 		if tm, ok := v.(time.Time); ok {
 			days := floorDiv(tm.Unix(), 86400)
 			if days < math.MinInt32 || days > math.MaxInt32 {
-				return parquet.Value{}, fmt.Errorf("date %v out of range", tm)
+				return parquet.Value{}, false, fmt.Errorf("date %v out of range", tm)
 			}
-			return parquet.Int32Value(int32(days)), nil
+			return parquet.Int32Value(int32(days)), true, nil
 		}
 		if n, ok := toInt64(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
-			return parquet.Int32Value(int32(n)), nil
+			return parquet.Int32Value(int32(n)), true, nil
 		}
 	case lkTimeMillis:
 		if d, ok := v.(time.Duration); ok {
-			return parquet.Int32Value(int32(d / time.Millisecond)), nil
+			return parquet.Int32Value(int32(d / time.Millisecond)), true, nil
 		}
 		if n, ok := toInt64(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
-			return parquet.Int32Value(int32(n)), nil
+			return parquet.Int32Value(int32(n)), true, nil
 		}
 	case lkTimeMicros:
 		if d, ok := v.(time.Duration); ok {
-			return parquet.Int64Value(int64(d / time.Microsecond)), nil
+			return parquet.Int64Value(int64(d / time.Microsecond)), true, nil
 		}
 		if n, ok := toInt64(v); ok {
-			return parquet.Int64Value(n), nil
+			return parquet.Int64Value(n), true, nil
 		}
 	case lkTsMillis, lkTsMicros, lkTsNanos:
 		if tm, ok := v.(time.Time); ok {
 			switch t.leaf {
 			case lkTsMillis:
-				return parquet.Int64Value(tm.UnixMilli()), nil
+				return parquet.Int64Value(tm.UnixMilli()), true, nil
 			case lkTsMicros:
-				return parquet.Int64Value(tm.UnixMicro()), nil
+				return parquet.Int64Value(tm.UnixMicro()), true, nil
 			}
-			return parquet.Int64Value(tm.UnixNano()), nil
+			return parquet.Int64Value(tm.UnixNano()), true, nil
 		}
 		if n, ok := toInt64(v); ok {
-			return parquet.Int64Value(n), nil
+			return parquet.Int64Value(n), true, nil
 		}
-	case lkDecimalBytes, lkDecimalFixed:
-		b, err := t.decimalBytes(v)
-		if err != nil {
-			return parquet.Value{}, err
-		}
-		if t.leaf == lkDecimalFixed {
-			return parquet.FixedLenByteArrayValue(b), nil
-		}
-		return parquet.ByteArrayValue(b), nil
 	}
-	return parquet.Value{}, fmt.Errorf("cannot write a %T as Parquet %v", v, t.node.Type())
+	return parquet.Value{}, false, nil
 }
 
 func floorDiv(a, b int64) int64 {

@@ -193,7 +193,7 @@ func isTopicRune(r rune) bool { return r < 0x80 && isTopicByte(byte(r)) }
 // c should pass Validate; ParseObjectKey does not check it again.
 func (c KeyConfig) ParseObjectKey(key string) (ObjectName, error) {
 	bad := func(format string, args ...any) (ObjectName, error) {
-		return ObjectName{}, fmt.Errorf("%w %q: %s", ErrMalformedKey, key, fmt.Sprintf(format, args...))
+		return ObjectName{}, fmt.Errorf("%w %q: "+format, append([]any{ErrMalformedKey, key}, args...)...)
 	}
 	dd, fd := c.DirectoryDelim, c.FileDelim
 	if dd == "" || fd == "" {
@@ -208,7 +208,7 @@ func (c KeyConfig) ParseObjectKey(key string) (ObjectName, error) {
 		return bad("no %s %q after the topic", KeyDirectoryDelim, dd)
 	}
 	if err := ValidateTopic(topic); err != nil {
-		return bad("%v", err)
+		return bad("%w", err)
 	}
 	i := strings.LastIndex(rest, dd)
 	if i < 0 {
