@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,7 +25,10 @@ const RestoreGroupPrefix = "kafkas3-restore-"
 // snapshotter writes the group offset snapshots (index.Snapshot) of the
 // archived topics. It uses its own client, outside the sink's group.
 type snapshotter struct {
-	s        *Sink
+	cfg      *Config
+	store    s3store.Store
+	log      *slog.Logger
+	tally    *tally
 	adm      *kadm.Client
 	groupsRE *regexp.Regexp // nil: every group
 	topicsRE *regexp.Regexp // topics.regex, nil with a topic list
@@ -44,7 +49,7 @@ func (s *Sink) newSnapshotter() (*snapshotter, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka client for offset snapshots: %w", err)
 	}
-	sn := &snapshotter{s: s, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
+	sn := &snapshotter{cfg: &s.cfg, store: s.store, log: s.log, tally: &s.tally, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
 		last: map[string]*index.Snapshot{}, loaded: map[string]bool{}, warned: map[string]bool{}}
 	if s.cfg.GroupsRegex != "" {
 		if sn.groupsRE, err = regexp.Compile("^(?:" + s.cfg.GroupsRegex + ")$"); err != nil {
@@ -63,7 +68,7 @@ func (s *Sink) newSnapshotter() (*snapshotter, func(), error) {
 
 // loop takes a snapshot every SnapshotInterval until ctx ends.
 func (sn *snapshotter) loop(ctx context.Context) {
-	t := time.NewTicker(sn.s.cfg.SnapshotInterval)
+	t := time.NewTicker(sn.cfg.SnapshotInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -78,7 +83,7 @@ func (sn *snapshotter) loop(ctx context.Context) {
 // takeLogged takes a snapshot; a failure is a warning, never a stop.
 func (sn *snapshotter) takeLogged(ctx context.Context) {
 	if err := sn.take(ctx); err != nil && ctx.Err() == nil {
-		sn.s.log.Warn("group offset snapshot failed; archiving goes on", "err", err)
+		sn.log.Warn("group offset snapshot failed; archiving goes on", "err", err)
 	}
 }
 
@@ -88,7 +93,7 @@ func (sn *snapshotter) warnOnce(key, msg string, args ...any) {
 		return
 	}
 	sn.warned[key] = true
-	sn.s.log.Warn(msg, args...)
+	sn.log.Warn(msg, args...)
 }
 
 // isAuthErr tells the errors of missing ACLs.
@@ -102,7 +107,7 @@ func isAuthErr(err error) bool {
 // topics.regex.
 func (sn *snapshotter) topics(ctx context.Context) ([]string, error) {
 	if sn.topicsRE == nil {
-		return sn.s.cfg.Topics, nil
+		return sn.cfg.Topics, nil
 	}
 	all, err := sn.adm.ListTopics(ctx)
 	if err != nil {
@@ -121,7 +126,7 @@ func (sn *snapshotter) topics(ctx context.Context) ([]string, error) {
 // sink's own group, not a restore's marker group, matching groups.regex,
 // and a consumer group (classic or KIP-848; not share or connect groups).
 func (sn *snapshotter) snapshotGroup(g kadm.ListedGroup) bool {
-	if g.Group == sn.s.cfg.GroupID || strings.HasPrefix(g.Group, RestoreGroupPrefix) {
+	if g.Group == sn.cfg.GroupID || strings.HasPrefix(g.Group, RestoreGroupPrefix) {
 		return false
 	}
 	if g.GroupType == "share" || g.GroupType == "streams" || (g.ProtocolType != "" && g.ProtocolType != "consumer") {
@@ -316,15 +321,15 @@ func sameOffsets(a, b *index.Snapshot) bool {
 // write stores snap unless it records what the last snapshot of this
 // writer for the topic recorded.
 func (sn *snapshotter) write(ctx context.Context, snap *index.Snapshot) error {
-	prefix := sn.s.cfg.IndexPrefix
+	prefix := sn.cfg.IndexPrefix
 	if !sn.loaded[snap.Topic] {
-		names, err := index.ListSnapshots(ctx, sn.s.store, prefix, snap.Topic)
+		names, err := index.ListSnapshots(ctx, sn.store, prefix, snap.Topic)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
 			if n.Writer == sn.writer {
-				prev, err := index.ReadSnapshot(ctx, sn.s.store, n.Key)
+				prev, err := index.ReadSnapshot(ctx, sn.store, n.Key)
 				if err != nil {
 					return err
 				}
@@ -342,11 +347,11 @@ func (sn *snapshotter) write(ctx context.Context, snap *index.Snapshot) error {
 		return err
 	}
 	key := index.SnapshotKey(prefix, snap.Topic, snap.TimeMS, sn.writer)
-	if err := putObject(ctx, sn.s.store, key, b); err != nil {
+	if err := putObject(ctx, sn.store, key, b); err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	sn.last[snap.Topic] = snap
-	sn.s.tally.snapshot()
-	sn.s.log.Debug("group offset snapshot written", "key", key, "groups", len(snap.Groups))
+	sn.tally.snapshot()
+	sn.log.Debug("group offset snapshot written", "key", key, "groups", len(snap.Groups))
 	return nil
 }
