@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -551,4 +552,15 @@ func FuzzJSONConverter(f *testing.F) {
 			t.Fatalf("Raw does not decode: %v", err)
 		}
 	})
+}
+
+// TestValidAvroName: validAvroName accepts exactly the dot-separated Avro
+// names the regular expression of the Avro spec describes.
+func TestValidAvroName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+	for _, s := range []string{"", "a", "_", "A1", "1a", "a.b", "a..b", ".a", "a.", "a.1", "a_b.C_d9", "é", "a b", "a\n", "a-b", "io.confluent.connect.avro.ConnectDefault2"} {
+		if got, want := validAvroName(s), re.MatchString(s); got != want {
+			t.Errorf("validAvroName(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,7 +168,22 @@ func (c *JSONConverter) entry(rawSchema json.RawMessage) (*jsonEntry, error) {
 	return e, nil
 }
 
-var avroNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+// validAvroName reports whether s is a valid Avro full name: dot-separated
+// names of [A-Za-z_][A-Za-z0-9_]*.
+func validAvroName(s string) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" {
+			return false
+		}
+		for i, c := range part {
+			letter := c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+			if !letter && (i == 0 || c < '0' || c > '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // avroFromConnect maps Connect schemas to Avro schema JSON the way
 // Confluent's AvroData does for the common cases.
@@ -273,7 +288,7 @@ func (a *avroFromConnect) record(cs *connectSchema, depth int) (any, error) {
 			name += strconv.Itoa(a.unnamed)
 		}
 	}
-	if !avroNameRE.MatchString(name) {
+	if !validAvroName(name) {
 		return nil, fmt.Errorf("struct name %q is not a valid Avro name", name)
 	}
 	if a.defined[name] {
@@ -283,7 +298,7 @@ func (a *avroFromConnect) record(cs *connectSchema, depth int) (any, error) {
 	fields := make([]any, 0, len(cs.Fields))
 	seen := map[string]bool{}
 	for _, f := range cs.Fields {
-		if f == nil || !avroNameRE.MatchString(f.Field) || bytes.ContainsRune([]byte(f.Field), '.') {
+		if f == nil || !validAvroName(f.Field) || bytes.ContainsRune([]byte(f.Field), '.') {
 			return nil, fmt.Errorf("struct %s: bad field name %v", name, f)
 		}
 		if seen[f.Field] {

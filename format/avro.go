@@ -32,15 +32,20 @@ const (
 	AvroCodecZstandard
 )
 
-var avroCodecNames = [...]string{"null", "deflate", "snappy", "bzip2", "zstandard"}
+// avroCodecNames are the avro.codec names of the AvroCodec values, in
+// order.
+func avroCodecNames() [5]string {
+	return [...]string{"null", "deflate", "snappy", "bzip2", "zstandard"}
+}
 
 // String returns the codec's name as written in the file's avro.codec
 // metadata: "null", "deflate", "snappy", "bzip2" or "zstandard".
 func (c AvroCodec) String() string {
-	if c < 0 || int(c) >= len(avroCodecNames) {
+	names := avroCodecNames()
+	if c < 0 || int(c) >= len(names) {
 		return "AvroCodec(" + strconv.Itoa(int(c)) + ")"
 	}
-	return avroCodecNames[c]
+	return names[c]
 }
 
 // ParseAvroCodec parses an avro.codec value, case-insensitively: null (or
@@ -53,7 +58,7 @@ func ParseAvroCodec(s string) (AvroCodec, error) {
 	case "zstd":
 		return AvroCodecZstandard, nil
 	}
-	for i, name := range avroCodecNames {
+	for i, name := range avroCodecNames() {
 		if n == name {
 			return AvroCodec(i), nil
 		}
@@ -112,7 +117,7 @@ type AvroConfig struct {
 // and Value set to the datum's Avro binary encoding (the same bytes as
 // Raw), ready to be framed for a registry again.
 func NewAvro(cfg AvroConfig) (Format, error) {
-	if cfg.Codec < 0 || int(cfg.Codec) >= len(avroCodecNames) {
+	if cfg.Codec < 0 || int(cfg.Codec) >= len(avroCodecNames()) {
 		return nil, fmt.Errorf("%w: %s %v", ErrInvalidConfig, KeyAvroCodec, cfg.Codec)
 	}
 	switch cfg.Codec {

@@ -97,7 +97,7 @@ func (ar *avroReader) readHeader() error {
 	if _, err := io.ReadFull(ar.br, magic[:]); err != nil {
 		return badAvro("reading magic: %w", inData(err))
 	}
-	if !bytes.Equal(magic[:], avroMagic) {
+	if string(magic[:]) != avroMagic {
 		return badAvro("not an Avro container file (magic %q)", magic[:])
 	}
 	meta := map[string][]byte{}

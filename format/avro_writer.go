@@ -10,7 +10,8 @@ import (
 
 // This file holds the Avro container file writer.
 
-var avroMagic = []byte{'O', 'b', 'j', 1}
+// avroMagic opens every Avro container file.
+const avroMagic = "Obj\x01"
 
 // avroSync derives a file's sync marker from its codec and schema text.
 func avroSync(codec AvroCodec, text string) [16]byte {

@@ -14,10 +14,12 @@ import (
 
 // envelopeFields are the JSON envelope's keys, in the order written and
 // required.
-var envelopeFields = [...]string{"partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"}
+func envelopeFields() [7]string {
+	return [...]string{"partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"}
+}
 
-// b64 is the base64 of JSON envelopes: standard alphabet, padded, strict.
-var b64 = base64.StdEncoding.Strict()
+// JSON envelopes hold bytes as base64 of the standard alphabet, padded;
+// the reader is strict (base64.Encoding.Strict).
 
 // jsonEnvelopeFormat is the JSON format with store.envelope=true.
 type jsonEnvelopeFormat struct{}
@@ -114,7 +116,7 @@ func appendB64(dst, p []byte) []byte {
 		return append(dst, "null"...)
 	}
 	dst = append(dst, '"')
-	dst = b64.AppendEncode(dst, p)
+	dst = base64.StdEncoding.AppendEncode(dst, p)
 	return append(dst, '"')
 }
 
@@ -162,11 +164,12 @@ func envelopeShape(line []byte) []json.RawMessage {
 		return nil
 	}
 	keys, vals, err := jsonFields(line)
-	if err != nil || len(keys) != len(envelopeFields) {
+	fields := envelopeFields()
+	if err != nil || len(keys) != len(fields) {
 		return nil
 	}
 	for i, k := range keys {
-		if k != envelopeFields[i] {
+		if k != fields[i] {
 			return nil
 		}
 	}
@@ -183,7 +186,7 @@ func isEnvelopeLine(line []byte) bool { return envelopeShape(line) != nil }
 func decodeEnvelopeLine(line []byte) (*Record, error) {
 	vals := envelopeShape(line)
 	if vals == nil {
-		return nil, fmt.Errorf("%w: not a JSON envelope line (want the keys %q in this order): %s", ErrBadEnvelope, envelopeFields, quoteSnippet(line))
+		return nil, fmt.Errorf("%w: not a JSON envelope line (want the keys %q in this order): %s", ErrBadEnvelope, envelopeFields(), quoteSnippet(line))
 	}
 	bad := func(field string, err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrBadEnvelope, field, err)
@@ -230,7 +233,7 @@ func decodeB64(raw json.RawMessage) ([]byte, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("want null or a base64 string: %w", err)
 	}
-	b, err := b64.DecodeString(s)
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return nil, err
 	}

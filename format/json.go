@@ -84,9 +84,9 @@ type jsonWriter struct {
 
 // jsonNull is the JSON line of a null value (NewNullableJSON) and
 // jsonNullText the line of the 4-byte value null there.
-var (
-	jsonNull     = []byte("null")
-	jsonNullText = []byte(`"null"`)
+const (
+	jsonNull     = "null"
+	jsonNullText = `"null"`
 )
 
 func (jw *jsonWriter) Write(r *Record) error {
@@ -104,7 +104,7 @@ func (jw *jsonWriter) Write(r *Record) error {
 		jw.buf = append(append(jw.buf[:0], jsonNull...), '\n')
 	case r.Value == nil:
 		return nullValueError(r)
-	case jw.nulls && bytes.Equal(r.Value, jsonNull):
+	case jw.nulls && string(r.Value) == jsonNull:
 		jw.buf = append(append(jw.buf[:0], jsonNullText...), '\n')
 	default:
 		jw.buf = append(appendJSONLine(jw.buf[:0], r.Value), '\n')
@@ -216,7 +216,7 @@ func (jr *jsonReader) Read() (*Record, error) {
 	}
 	jr.line++
 	line = bytes.TrimSuffix(line, []byte("\n"))
-	if jr.nulls && bytes.Equal(line, jsonNull) {
+	if jr.nulls && string(line) == jsonNull {
 		return &Record{}, nil
 	}
 	v, derr := parseJSONLine(line)
