@@ -165,116 +165,11 @@ func (r *Restorer) untilMS() int64 { return r.cfg.Until.UnixMilli() }
 // (prev at or before it, next after it; either may be nil) and the
 // records' timestamps, then trims pp's record stream to it.
 func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, next *cutSnapshot) {
-	until := r.untilMS()
-	c := &Cut{Offset: -1, SnapshotEnd: -1, NextEnd: -1, Full: pp.Records}
+	c := newCut(pp, prev, next)
 	pp.Cut = c
-	if prev != nil {
-		c.SnapshotKey, c.SnapshotTimeMS = prev.key, prev.timeMS
-		c.SnapshotEnd = prev.ends[pp.Partition] // absent: the partition did not exist yet
-	}
-	if next != nil {
-		if e, ok := next.ends[pp.Partition]; ok {
-			c.NextEnd = e
-		}
-	}
-
-	// The timestamp cut: the first offset stamped after Until.
-	tsOK, anyStamped, logAppend := true, false, true
-	var why string
-	tsCut := int64(-1)
-	var atOrBefore []offsetRun
-	for _, o := range pp.Objects {
-		if o.Damage != nil || o.proof == nil || o.proof.records == 0 {
-			continue
-		}
-		u := o.proof.until
-		first := o.Offsets[0].First
-		switch {
-		case u.stamped:
-			anyStamped = true
-			logAppend = logAppend && u.logAppend
-			if u.after >= 0 && (tsCut < 0 || u.after < tsCut) {
-				tsCut = u.after
-			}
-			for _, run := range u.atOrBefore.runs {
-				atOrBefore = addRun(atOrBefore, run)
-			}
-		case o.entry != nil && o.entry.MaxTS <= until:
-			// The index's time range: every record at or before Until.
-			for _, run := range o.Offsets {
-				atOrBefore = addRun(atOrBefore, run)
-			}
-		case o.entry != nil && o.entry.MinTS > until:
-			if tsCut < 0 || first < tsCut {
-				tsCut = first
-			}
-		default:
-			if tsOK {
-				why = fmt.Sprintf("object %q holds records without their own timestamps (no store.envelope) around --until", o.Key)
-			}
-			tsOK = false
-		}
-	}
-	// Entries of damaged or missing objects still tell, by min_ts, that
-	// their records come after Until.
-	if ip != nil {
-		for i := range ip.Entries {
-			if e := &ip.Entries[i]; e.MinTS > until && (tsCut < 0 || e.First() < tsCut) {
-				tsCut = e.First()
-			}
-		}
-	}
-	if tsCut < 0 {
-		tsCut = pp.LastOffset + 1 // every record is at or before Until
-		if pp.LastOffset < 0 {
-			tsCut = 0
-		}
-	}
-	var late int64
-	for _, run := range atOrBefore {
-		if run.Last >= tsCut {
-			late += run.Last - max(run.First, tsCut) + 1
-		}
-	}
-	exact := tsOK && anyStamped && logAppend && late == 0
-
-	switch {
-	case tsOK && (prev == nil || exact):
-		c.Offset, c.Basis, c.Exact, c.Late = tsCut, CutTimestamps, exact, late
-		switch {
-		case !anyStamped:
-			c.stamps = "no record timestamps"
-		case logAppend:
-			c.stamps = "LogAppendTime out of offset order"
-		default:
-			c.stamps = "CreateTime"
-		}
-		if !anyStamped && pp.Records > 0 {
-			c.Note = "from the archive index's time range of each object (min_ts, max_ts)"
-		}
-		if prev != nil {
-			c.Basis = CutSnapshotTimestamps
-			if c.Offset < c.SnapshotEnd {
-				c.Offset = c.SnapshotEnd // the snapshot saw them in the cluster at its time
-				c.Note = "raised to the snapshot's end offset (the broker's clock is behind the sink's)"
-			}
-		}
-		if c.NextEnd >= 0 && c.Offset > c.NextEnd {
-			c.Offset = c.NextEnd
-			c.Note = "lowered to the end offset of the first snapshot after --until"
-		}
-	case prev != nil:
-		c.Offset, c.Basis = c.SnapshotEnd, CutSnapshot
-	default:
-		if why == "" {
-			why = "no record carries a timestamp"
-		}
-		c.Refused = fmt.Sprintf("no snapshot at or before %s and %s: restore without --until, or pick a time after the first snapshot",
-			r.cfg.Until.UTC().Format(time.RFC3339Nano), why)
+	ts := timestampCut(pp, ip, r.untilMS())
+	if !r.chooseCut(c, ts, pp, prev != nil) {
 		return
-	}
-	if c.Offset == pp.LastOffset+1 && !c.Exact && c.Basis == CutTimestamps && pp.Records > 0 {
-		c.Note = strings.TrimPrefix(c.Note+"; every archived record is at or before --until: the archive may end before it", "; ")
 	}
 	pp.applyCut(c.Offset)
 	c.LeftOut = c.Full - pp.Records
@@ -292,6 +187,154 @@ func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, ne
 	case ip == nil && c.Offset > pp.LastOffset+1:
 		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; the archive ends at offset %d, before the cut: not proven", pp.LastOffset), "; ")
 	}
+}
+
+// newCut starts pp's cut: no offset yet, what the snapshots around Until
+// recorded for the partition, and pp's full record count.
+func newCut(pp *PartitionPlan, prev, next *cutSnapshot) *Cut {
+	c := &Cut{Offset: -1, SnapshotEnd: -1, NextEnd: -1, Full: pp.Records}
+	if prev != nil {
+		c.SnapshotKey, c.SnapshotTimeMS = prev.key, prev.timeMS
+		c.SnapshotEnd = prev.ends[pp.Partition] // absent: the partition did not exist yet
+	}
+	if next != nil {
+		if e, ok := next.ends[pp.Partition]; ok {
+			c.NextEnd = e
+		}
+	}
+	return c
+}
+
+// tsCut is the timestamp cut of a partition: the first offset stamped
+// after Until, as far as its objects and index entries tell.
+type tsCut struct {
+	offset int64
+	// ok: every object's records around Until carry their own timestamps
+	// or the index's time range places them (why says which object does
+	// not, when !ok).
+	ok  bool
+	why string
+	// anyStamped: some object's records carry their own timestamps;
+	// logAppend: all of those are LogAppendTime.
+	anyStamped, logAppend bool
+	// late counts the records at or after offset stamped at or before
+	// Until.
+	late int64
+}
+
+// exact reports whether the timestamp cut is exactly the partition's end
+// at Until: LogAppendTime stamps in offset order.
+func (ts tsCut) exact() bool { return ts.ok && ts.anyStamped && ts.logAppend && ts.late == 0 }
+
+// timestampCut works out pp's timestamp cut from its objects' proofs and
+// index entries (untilMS is Until in Unix milliseconds).
+func timestampCut(pp *PartitionPlan, ip *index.Partition, untilMS int64) tsCut {
+	ts := tsCut{offset: -1, ok: true, logAppend: true}
+	var atOrBefore []offsetRun
+	earlier := func(off int64) {
+		if ts.offset < 0 || off < ts.offset {
+			ts.offset = off
+		}
+	}
+	for _, o := range pp.Objects {
+		if o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+			continue
+		}
+		u := o.proof.until
+		switch {
+		case u.stamped:
+			ts.anyStamped = true
+			ts.logAppend = ts.logAppend && u.logAppend
+			if u.after >= 0 {
+				earlier(u.after)
+			}
+			for _, run := range u.atOrBefore.runs {
+				atOrBefore = addRun(atOrBefore, run)
+			}
+		case o.entry != nil && o.entry.MaxTS <= untilMS:
+			// The index's time range: every record at or before Until.
+			for _, run := range o.Offsets {
+				atOrBefore = addRun(atOrBefore, run)
+			}
+		case o.entry != nil && o.entry.MinTS > untilMS:
+			earlier(o.Offsets[0].First)
+		default:
+			if ts.ok {
+				ts.why = fmt.Sprintf("object %q holds records without their own timestamps (no store.envelope) around --until", o.Key)
+			}
+			ts.ok = false
+		}
+	}
+	// Entries of damaged or missing objects still tell, by min_ts, that
+	// their records come after Until.
+	if ip != nil {
+		for i := range ip.Entries {
+			if e := &ip.Entries[i]; e.MinTS > untilMS {
+				earlier(e.First())
+			}
+		}
+	}
+	if ts.offset < 0 {
+		ts.offset = pp.LastOffset + 1 // every record is at or before Until
+		if pp.LastOffset < 0 {
+			ts.offset = 0
+		}
+	}
+	for _, run := range atOrBefore {
+		if run.Last >= ts.offset {
+			ts.late += run.Last - max(run.First, ts.offset) + 1
+		}
+	}
+	return ts
+}
+
+// chooseCut sets c's offset and basis from the timestamp cut and the
+// snapshot at or before Until (haveSnapshot; its end offset is in c): the
+// timestamp cut without a snapshot or when it is exact (raised to the
+// snapshot's end, lowered to the next snapshot's), else the snapshot's
+// end. Without either it sets c.Refused and returns false.
+func (r *Restorer) chooseCut(c *Cut, ts tsCut, pp *PartitionPlan, haveSnapshot bool) bool {
+	exact := ts.exact()
+	switch {
+	case ts.ok && (!haveSnapshot || exact):
+		c.Offset, c.Basis, c.Exact, c.Late = ts.offset, CutTimestamps, exact, ts.late
+		switch {
+		case !ts.anyStamped:
+			c.stamps = "no record timestamps"
+		case ts.logAppend:
+			c.stamps = "LogAppendTime out of offset order"
+		default:
+			c.stamps = "CreateTime"
+		}
+		if !ts.anyStamped && pp.Records > 0 {
+			c.Note = "from the archive index's time range of each object (min_ts, max_ts)"
+		}
+		if haveSnapshot {
+			c.Basis = CutSnapshotTimestamps
+			if c.Offset < c.SnapshotEnd {
+				c.Offset = c.SnapshotEnd // the snapshot saw them in the cluster at its time
+				c.Note = "raised to the snapshot's end offset (the broker's clock is behind the sink's)"
+			}
+		}
+		if c.NextEnd >= 0 && c.Offset > c.NextEnd {
+			c.Offset = c.NextEnd
+			c.Note = "lowered to the end offset of the first snapshot after --until"
+		}
+	case haveSnapshot:
+		c.Offset, c.Basis = c.SnapshotEnd, CutSnapshot
+	default:
+		why := ts.why
+		if why == "" {
+			why = "no record carries a timestamp"
+		}
+		c.Refused = fmt.Sprintf("no snapshot at or before %s and %s: restore without --until, or pick a time after the first snapshot",
+			r.cfg.Until.UTC().Format(time.RFC3339Nano), why)
+		return false
+	}
+	if c.Offset == pp.LastOffset+1 && !c.Exact && c.Basis == CutTimestamps && pp.Records > 0 {
+		c.Note = strings.TrimPrefix(c.Note+"; every archived record is at or before --until: the archive may end before it", "; ")
+	}
+	return true
 }
 
 // applyCut trims pp to the source offsets below cut: segments, record
