@@ -132,143 +132,208 @@ func isDamage(err error) bool {
 // twin with another record count is an error naming the object that
 // isDamage accepts.
 func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectProof, error) {
-	proof := objectProof{nullKeyIdx: -1}
+	or, err := r.openObject(ctx, obj, target, mode)
+	if err != nil {
+		return objectProof{nullKeyIdx: -1}, err
+	}
+	defer or.close()
+	for {
+		rec, err := or.next(ctx)
+		if err != nil {
+			return or.proof, err
+		}
+		if rec == nil {
+			return or.finish()
+		}
+		if err := or.account(rec); err != nil {
+			return or.proof, err
+		}
+		if err := fn(rec); err != nil {
+			return or.proof, err
+		}
+		or.n++
+	}
+}
+
+// objectReader reads one archive object and its twins, record by record,
+// and proves what it read (objectProof).
+type objectReader struct {
+	r      *Restorer
+	obj    Object
+	target string
+	mode   readMode
+
+	closers       []func() error
+	value         *checkedReader
+	rd            format.RecordReader
+	ec            *envelopeChecker // rd, when the value records may be envelopes
+	keys, headers *parallelReader  // nil without the twin
+
+	n       int64 // records read
+	offsets offsetRuns
+	carried bool // records carry their source offsets
+	proof   objectProof
+}
+
+// openObject opens obj and its twins and the reader of its format (the
+// .keys format for a tombstone object).
+func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mode readMode) (*objectReader, error) {
 	valueFormat := r.cfg.Format
 	if obj.Tombstone {
 		f, err := r.parallelFormat(obj.keysExt, true)
 		if err != nil {
-			return proof, fmt.Errorf("read object %q: %w", obj.Key, err)
+			return nil, fmt.Errorf("read object %q: %w", obj.Key, err)
 		}
 		valueFormat = f
 	}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectProof{nullKeyIdx: -1, until: newUntilProof()}}
 	closer, cr, err := r.openChecked(ctx, obj.Key)
 	if err != nil {
-		return proof, err
+		return nil, err
 	}
-	defer closer.Close()
-	var keys, headers *parallelReader
+	or.closers, or.value = append(or.closers, closer.Close), cr
 	if obj.KeysKey != "" {
-		if keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, obj.KeysSize, true); err != nil {
-			return proof, err
+		if or.keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, obj.KeysSize, true); err != nil {
+			or.close()
+			return nil, err
 		}
-		defer keys.close()
+		or.closers = append(or.closers, or.keys.close)
 	}
 	if obj.HeadersKey != "" {
-		if headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, obj.HeadersSize, false); err != nil {
-			return proof, err
+		if or.headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, obj.HeadersSize, false); err != nil {
+			or.close()
+			return nil, err
 		}
-		defer headers.close()
+		or.closers = append(or.closers, or.headers.close)
 	}
-	rd, err := valueFormat.NewReader(cr)
-	if err != nil {
-		return proof, fmt.Errorf("%w: read object %q: %w", ErrDamagedObject, obj.Key, err)
+	if or.rd, err = valueFormat.NewReader(cr); err != nil {
+		or.close()
+		return nil, fmt.Errorf("%w: read object %q: %w", ErrDamagedObject, obj.Key, err)
 	}
 	if !obj.Tombstone {
-		rd = r.envelopes(rd, obj)
+		or.rd = r.envelopes(or.rd, obj)
 	}
-	var (
-		n       int64
-		offsets offsetRuns
-		carried bool // records carry their source offsets
-	)
-	ec, _ := rd.(*envelopeChecker)
-	untilSet, untilMS := !r.cfg.Until.IsZero(), r.untilMS()
-	proof.until = newUntilProof()
-	for {
-		rec, err := rd.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return proof, fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
-		}
-		if obj.Tombstone {
-			krec := rec
-			rec = &format.Record{Offset: krec.Offset, Timestamp: krec.Timestamp, TimestampType: krec.TimestampType}
-			if rec.Key, err = r.keyFor(ctx, krec, target, obj.Key, n, mode); err != nil {
-				return proof, err
-			}
-		} else {
-			if mode == modeRestore {
-				if err := r.typedValue(ctx, rec, target, obj.Key, n); err != nil {
-					return proof, err
-				}
-			}
-			if keys != nil {
-				krec, err := keys.next(obj.Key)
-				if err != nil {
-					return proof, err
-				}
-				if rec.Key, err = r.keyFor(ctx, krec, target, keys.key, n, mode); err != nil {
-					return proof, err
-				}
-			}
-		}
-		if headers != nil {
-			if rec.Headers, err = headers.nextHeaders(obj.Key, n); err != nil {
-				return proof, err
-			}
-		}
-		// Records that carry their offset (envelope objects) keep it;
-		// the others get start+i, the offset their name implies.
-		if rec.Offset != 0 {
-			carried = true
-		}
-		if !carried && rec.Offset == 0 {
-			rec.Offset = obj.StartOffset + n
-		}
-		if err := offsets.add(rec.Offset); err != nil {
-			return proof, fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
-		}
-		if untilSet {
-			stamped := ec != nil && ec.er.Envelopes()
-			ts := rec.Timestamp
-			if stamped {
-				ts = ec.archived // before --timestamps now cleared it
-			}
-			proof.until.add(rec, ts, stamped, rec.Offset, untilMS)
-		}
-		if size := produceSize(rec, mode); size > proof.largestSize {
-			proof.largestIdx, proof.largestSize = n, size
-		}
-		if rec.Key == nil {
-			if proof.nullKeys == 0 {
-				proof.nullKeyIdx = n
-			}
-			proof.nullKeys++
-		}
-		if err := fn(rec); err != nil {
-			return proof, err
-		}
-		n++
+	or.ec, _ = or.rd.(*envelopeChecker)
+	return or, nil
+}
+
+// close closes the object and its twins.
+func (or *objectReader) close() {
+	for _, c := range or.closers {
+		_ = c()
 	}
-	if err := cr.finish(obj.Key, obj.Size); err != nil {
-		return proof, err
+}
+
+// next returns the next record as the target gets it: its key from the
+// .keys twin (a tombstone object's records are keys with a nil value), its
+// headers from the .headers twin, a typed value framed in modeRestore, and
+// its source offset. It returns nil at the end of the object.
+func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
+	obj, n := &or.obj, or.n
+	rec, err := or.rd.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
 	}
-	proof.bytes = cr.n
-	for _, p := range []*parallelReader{keys, headers} {
-		if p == nil {
+	if err != nil {
+		return nil, fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
+	}
+	switch {
+	case obj.Tombstone:
+		krec := rec
+		rec = &format.Record{Offset: krec.Offset, Timestamp: krec.Timestamp, TimestampType: krec.TimestampType}
+		if rec.Key, err = or.r.keyFor(ctx, krec, or.target, obj.Key, n, or.mode); err != nil {
+			return nil, err
+		}
+	default:
+		if or.mode == modeRestore {
+			if err := or.r.typedValue(ctx, rec, or.target, obj.Key, n); err != nil {
+				return nil, err
+			}
+		}
+		if or.keys != nil {
+			krec, err := or.keys.next(obj.Key)
+			if err != nil {
+				return nil, err
+			}
+			if rec.Key, err = or.r.keyFor(ctx, krec, or.target, or.keys.key, n, or.mode); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if or.headers != nil {
+		if rec.Headers, err = or.headers.nextHeaders(obj.Key, n); err != nil {
+			return nil, err
+		}
+	}
+	// Records that carry their offset (envelope objects) keep it; the
+	// others get start+i, the offset their name implies.
+	if rec.Offset != 0 {
+		or.carried = true
+	}
+	if !or.carried && rec.Offset == 0 {
+		rec.Offset = obj.StartOffset + n
+	}
+	return rec, nil
+}
+
+// account adds rec to the proof: its offset (increasing), what its
+// timestamp says about Config.Until, its produce size and a missing key.
+func (or *objectReader) account(rec *format.Record) error {
+	p, n := &or.proof, or.n
+	if err := or.offsets.add(rec.Offset); err != nil {
+		return fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, or.obj.Key, n, err)
+	}
+	if !or.r.cfg.Until.IsZero() {
+		stamped := or.ec != nil && or.ec.er.Envelopes()
+		ts := rec.Timestamp
+		if stamped {
+			ts = or.ec.archived // before --timestamps now cleared it
+		}
+		p.until.add(rec, ts, stamped, rec.Offset, or.r.untilMS())
+	}
+	if size := produceSize(rec, or.mode); size > p.largestSize {
+		p.largestIdx, p.largestSize = n, size
+	}
+	if rec.Key == nil {
+		if p.nullKeys == 0 {
+			p.nullKeyIdx = n
+		}
+		p.nullKeys++
+	}
+	return nil
+}
+
+// finish reads what is left of the object and its twins, checks their
+// sizes and that the twins end with the object, and completes the proof.
+func (or *objectReader) finish() (objectProof, error) {
+	p := &or.proof
+	if err := or.value.finish(or.obj.Key, or.obj.Size); err != nil {
+		return *p, err
+	}
+	p.bytes = or.value.n
+	for _, tw := range []*parallelReader{or.keys, or.headers} {
+		if tw == nil {
 			continue
 		}
-		if err := p.finish(obj.Key); err != nil {
-			return proof, err
+		if err := tw.finish(or.obj.Key); err != nil {
+			return *p, err
 		}
-		if err := p.cr.finish(p.key, p.size); err != nil {
-			return proof, err
+		if err := tw.cr.finish(tw.key, tw.size); err != nil {
+			return *p, err
 		}
-		proof.bytes += p.cr.n
-		if p.isKey {
-			proof.keysSHA256 = p.cr.sum()
+		p.bytes += tw.cr.n
+		if tw.isKey {
+			p.keysSHA256 = tw.cr.sum()
 		} else {
-			proof.headersSHA256 = p.cr.sum()
+			p.headersSHA256 = tw.cr.sum()
 		}
 	}
-	proof.records = n
-	proof.sha256 = cr.sum()
-	if carried {
-		proof.offsets = offsets.runs
+	p.records = or.n
+	p.sha256 = or.value.sum()
+	if or.carried {
+		p.offsets = or.offsets.runs
 	}
-	return proof, nil
+	return *p, nil
 }
 
 // keyFor is keyFrom, except that modeProve sends nothing to a registry:
