@@ -33,202 +33,274 @@ type partitionResult struct {
 // offset start + its index in the archive; anything else means another
 // writer, and stops the stream.
 func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) (partitionResult, error) {
-	var res partitionResult
-	target, p := j.topic.Target, j.part.Partition
-	already := j.end - j.start
-	window := int64(r.cfg.VerifyRecords)
-	if j.trust {
-		window = 0
+	s := r.newStream(ctx, cl, j, progress)
+	defer s.cancel(nil)
+	defer s.closeLoaded()
+	if s.already > 0 && !j.trust {
+		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)
 	}
-	if already > 0 && !j.trust {
-		r.log.Info("resuming restore", "topic", target, "partition", p, "already_restored", already, "from_offset", j.start)
-	}
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	// Records are produced with a context that is never cancelled: a
-	// record failed on the client while later ones are sent would leave a
-	// gap, not a prefix. On cancellation the loop below stops handing
-	// records over and waits for those in flight.
-	pctx := context.WithoutCancel(ctx)
-	var (
-		inflight sync.WaitGroup
-		acked    atomic.Int64
-		reported int64
-	)
-	report := func(bytes int64) {
-		a := acked.Load()
-		progress.Advance(a-reported, bytes)
-		reported = a
-	}
-
-	// promise checks that the archived record number idx landed at
-	// start+idx: anything else is a gap or another writer.
-	promise := func(rec *kgo.Record, err error, idx int64) {
-		defer inflight.Done()
-		if err != nil {
-			cancel(fmt.Errorf("produce to %s/%d: %w", target, p, err))
-			return
-		}
-		if want := j.start + idx; rec.Offset != want {
-			cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
-				ErrForeignWrite, target, p, rec.Offset, want))
-			return
-		}
-		acked.Add(1)
-	}
-
-	var (
-		idx      int64 // index of the next archived record of this partition
-		tail     []*format.Record
-		verified = already == 0 || j.trust
-	)
-	verify := func() error {
-		verified = true
-		return r.verifyTail(ctx, j, tail)
-	}
-
-	objs := j.part.Objects
-	segsLeft := make([]int, len(objs)) // segments of each object still to go
-	for _, s := range j.part.segments {
-		segsLeft[s.obj]++
-	}
-	// covered counts o in Summary.Bytes once per process.
-	covered := func(o Object) {
-		if o.Damage != nil || o.pastCut {
-			return
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if size, ok := r.covered[o.Key]; !ok || size != o.Size {
-			r.covered[o.Key] = o.Size
-			res.bytes += o.Size
-		}
-	}
-	// Objects with nothing to restore (damaged, or whose offsets other
-	// objects hold) count as done.
-	for i, o := range objs {
-		if segsLeft[i] == 0 {
-			progress.Advance(0, o.Size)
-			covered(o)
-		}
-	}
-	loaded := map[int]*loadedObject{}
-	pos := map[int]int64{} // next record index of each loaded object
-	defer func() {
-		for _, lo := range loaded {
-			lo.buf.close()
-		}
-	}()
-	done := func(i int) {
-		segsLeft[i]--
-		if segsLeft[i] > 0 {
-			return
-		}
-		if lo := loaded[i]; lo != nil {
-			lo.buf.close()
-			delete(loaded, i)
-			report(0)
-		}
-		progress.Advance(0, objs[i].Size)
-		covered(objs[i])
-	}
-
-segments:
-	for _, s := range j.part.segments {
-		if err := context.Cause(ctx); err != nil {
+	s.skipEmptyObjects()
+	for _, seg := range j.part.segments {
+		if context.Cause(s.ctx) != nil {
 			break
 		}
-		n := s.to - s.from
-		// Segments wholly before the verification window are counted,
-		// not read.
-		if idx+n <= already-window {
-			idx += n
-			res.skipped += n
-			done(s.obj)
-			continue
-		}
-		lo := loaded[s.obj]
-		if lo == nil {
-			var err error
-			// The whole object is read and checked before its first
-			// record is produced.
-			if lo, err = r.loadObject(ctx, objs[s.obj], target); err != nil {
-				cancel(fmt.Errorf("%s/%d: %w", target, p, err))
-				break
-			}
-			if err := r.checkSize(j, objs[s.obj], lo.proof); err != nil {
-				lo.buf.close()
-				cancel(err)
-				break
-			}
-			loaded[s.obj] = lo
-		}
-		for pos[s.obj] < s.to {
-			rec, err := lo.buf.get()
-			if err != nil {
-				cancel(fmt.Errorf("object %q: %w", objs[s.obj].Key, err))
-				break segments
-			}
-			at := pos[s.obj]
-			pos[s.obj]++
-			if at < s.from {
-				continue // held by an earlier object: restored from there
-			}
-			if idx < already {
-				if idx >= already-window {
-					tail = append(tail, rec)
-				}
-				idx++
-				res.skipped++
-				continue
-			}
-			if !verified {
-				if err := verify(); err != nil {
-					cancel(err)
-					break segments
-				}
-			}
-			if err := context.Cause(ctx); err != nil {
-				break segments // stop handing records over; those in flight land
-			}
-			inflight.Add(1)
-			at = idx
-			cl.Produce(pctx, toKgo(rec, target, p), func(kr *kgo.Record, err error) { promise(kr, err, at) })
-			idx++
-			if (idx-already)%progressEvery == 0 {
-				report(0)
-			}
-		}
-		done(s.obj)
-	}
-
-	if context.Cause(ctx) == nil {
-		switch {
-		case idx < already:
-			cancel(fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
-				"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",
-				ErrForeignWrite, target, p, already, j.start, idx, MarkerGroup(target)))
-		case !verified:
-			if err := verify(); err != nil {
-				cancel(err)
-			}
+		if err := s.segment(seg); err != nil {
+			s.cancel(err)
+			break
 		}
 	}
-	inflight.Wait()
-	report(0)
-	res.records = acked.Load()
-	if err := context.Cause(ctx); err != nil {
-		return res, err
+	if context.Cause(s.ctx) == nil {
+		if err := s.checkEnd(); err != nil {
+			s.cancel(err)
+		}
+	}
+	s.inflight.Wait()
+	s.report()
+	s.res.records = s.acked.Load()
+	if err := context.Cause(s.ctx); err != nil {
+		return s.res, err
 	}
 	r.mu.Lock()
-	r.memo[topicPartition{target, p}] = partitionMemo{start: j.start, end: j.start + idx}
+	r.memo[topicPartition{s.target, s.p}] = partitionMemo{start: j.start, end: j.start + s.idx}
 	r.mu.Unlock()
-	if res.records > 0 {
-		r.log.Debug("partition restored", "topic", target, "partition", p, "records", res.records, "end_offset", j.start+idx)
+	if s.res.records > 0 {
+		r.log.Debug("partition restored", "topic", s.target, "partition", s.p, "records", s.res.records, "end_offset", j.start+s.idx)
 	}
-	return res, nil
+	return s.res, nil
+}
+
+// stream is one target partition's restore under way (restorePartition).
+type stream struct {
+	r        *Restorer
+	cl       *kgo.Client
+	j        job
+	progress Progress
+	target   string
+	p        int32
+	// already is how many archived records the target holds (end -
+	// start); the last window of them are verified against the target.
+	already, window int64
+
+	// ctx is cancelled with the stream's first error. Records are
+	// produced with pctx, which is never cancelled: a record failed on
+	// the client while later ones are sent would leave a gap, not a
+	// prefix. On cancellation the stream stops handing records over and
+	// waits for those in flight.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	pctx   context.Context
+
+	inflight sync.WaitGroup
+	acked    atomic.Int64
+	reported int64 // acked records reported to progress
+
+	idx      int64            // index of the next archived record of this partition
+	tail     []*format.Record // the archived records of the verification window
+	verified bool
+
+	segsLeft []int                 // segments of each object still to go
+	loaded   map[int]*loadedObject // objects read and checked, by index
+	pos      map[int]int64         // next record index of each loaded object
+	res      partitionResult
+}
+
+// newStream starts the stream of job j: nothing read or produced yet.
+func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progress Progress) *stream {
+	s := &stream{
+		r: r, cl: cl, j: j, progress: progress,
+		target: j.topic.Target, p: j.part.Partition,
+		already: j.end - j.start, window: int64(r.cfg.VerifyRecords),
+		segsLeft: make([]int, len(j.part.Objects)),
+		loaded:   map[int]*loadedObject{},
+		pos:      map[int]int64{},
+	}
+	if j.trust {
+		s.window = 0
+	}
+	s.verified = s.already == 0 || j.trust
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	s.pctx = context.WithoutCancel(s.ctx)
+	for _, seg := range j.part.segments {
+		s.segsLeft[seg.obj]++
+	}
+	return s
+}
+
+// report passes the records acknowledged since the last report to
+// progress.
+func (s *stream) report() {
+	a := s.acked.Load()
+	s.progress.Advance(a-s.reported, 0)
+	s.reported = a
+}
+
+// promise checks that the archived record number idx landed at
+// start+idx: anything else is a gap or another writer.
+func (s *stream) promise(rec *kgo.Record, err error, idx int64) {
+	defer s.inflight.Done()
+	if err != nil {
+		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, s.p, err))
+		return
+	}
+	if want := s.j.start + idx; rec.Offset != want {
+		s.cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
+			ErrForeignWrite, s.target, s.p, rec.Offset, want))
+		return
+	}
+	s.acked.Add(1)
+}
+
+// verify compares the verification window with the target (verifyTail),
+// once.
+func (s *stream) verify() error {
+	s.verified = true
+	return s.r.verifyTail(s.ctx, s.j, s.tail)
+}
+
+// covered counts o in Summary.Bytes once per process.
+func (s *stream) covered(o Object) {
+	if o.Damage != nil || o.pastCut {
+		return
+	}
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	if size, ok := s.r.covered[o.Key]; !ok || size != o.Size {
+		s.r.covered[o.Key] = o.Size
+		s.res.bytes += o.Size
+	}
+}
+
+// skipEmptyObjects counts the objects with nothing to restore (damaged,
+// or whose offsets other objects hold) as done.
+func (s *stream) skipEmptyObjects() {
+	for i, o := range s.j.part.Objects {
+		if s.segsLeft[i] == 0 {
+			s.progress.Advance(0, o.Size)
+			s.covered(o)
+		}
+	}
+}
+
+// done counts one segment of object i as restored; after its last, the
+// object is released and counted.
+func (s *stream) done(i int) {
+	s.segsLeft[i]--
+	if s.segsLeft[i] > 0 {
+		return
+	}
+	if lo := s.loaded[i]; lo != nil {
+		lo.buf.close()
+		delete(s.loaded, i)
+		s.report()
+	}
+	o := s.j.part.Objects[i]
+	s.progress.Advance(0, o.Size)
+	s.covered(o)
+}
+
+// closeLoaded releases the objects still loaded.
+func (s *stream) closeLoaded() {
+	for _, lo := range s.loaded {
+		lo.buf.close()
+	}
+}
+
+// segment restores one segment: records the target already holds are
+// skipped (those before the verification window without reading them),
+// the others produced. An error stops the stream.
+func (s *stream) segment(seg segment) error {
+	n := seg.to - seg.from
+	if s.idx+n <= s.already-s.window {
+		s.idx += n
+		s.res.skipped += n
+		s.done(seg.obj)
+		return nil
+	}
+	lo, err := s.load(seg.obj)
+	if err != nil {
+		return err
+	}
+	for s.pos[seg.obj] < seg.to {
+		rec, err := lo.buf.get()
+		if err != nil {
+			return fmt.Errorf("object %q: %w", s.j.part.Objects[seg.obj].Key, err)
+		}
+		at := s.pos[seg.obj]
+		s.pos[seg.obj]++
+		if at < seg.from {
+			continue // held by an earlier object: restored from there
+		}
+		if err := s.take(rec); err != nil {
+			return err
+		}
+	}
+	s.done(seg.obj)
+	return nil
+}
+
+// load returns object i read completely and checked (loadObject,
+// checkSize), reading it on first use. Nothing of it is produced before.
+func (s *stream) load(i int) (*loadedObject, error) {
+	if lo := s.loaded[i]; lo != nil {
+		return lo, nil
+	}
+	obj := s.j.part.Objects[i]
+	lo, err := s.r.loadObject(s.ctx, obj, s.target)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
+	}
+	if err := s.r.checkSize(s.j, obj, lo.proof); err != nil {
+		lo.buf.close()
+		return nil, err
+	}
+	s.loaded[i] = lo
+	return lo, nil
+}
+
+// take handles the next archived record of the partition: one the target
+// already holds is skipped (kept for the verification window); the first
+// one it does not hold is preceded by the verification; the others are
+// produced.
+func (s *stream) take(rec *format.Record) error {
+	if s.idx < s.already {
+		if s.idx >= s.already-s.window {
+			s.tail = append(s.tail, rec)
+		}
+		s.idx++
+		s.res.skipped++
+		return nil
+	}
+	if !s.verified {
+		if err := s.verify(); err != nil {
+			return err
+		}
+	}
+	if err := context.Cause(s.ctx); err != nil {
+		return err // stop handing records over; those in flight land
+	}
+	s.inflight.Add(1)
+	at := s.idx
+	s.cl.Produce(s.pctx, toKgo(rec, s.target, s.p), func(kr *kgo.Record, err error) { s.promise(kr, err, at) })
+	s.idx++
+	if (s.idx-s.already)%progressEvery == 0 {
+		s.report()
+	}
+	return nil
+}
+
+// checkEnd runs after the last segment: the target must not hold more of
+// this restore than the archive, and what it held is verified even when
+// nothing was left to produce.
+func (s *stream) checkEnd() error {
+	switch {
+	case s.idx < s.already:
+		return fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
+			"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",
+			ErrForeignWrite, s.target, s.p, s.already, s.j.start, s.idx, MarkerGroup(s.target))
+	case !s.verified:
+		return s.verify()
+	}
+	return nil
 }
 
 // verifyTail compares the last records the target holds before this run
