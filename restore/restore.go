@@ -83,34 +83,68 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: no store", ErrInvalidConfig)
 	}
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	r := &Restorer{
+		cfg:       cfg,
+		store:     store,
+		log:       log,
+		proofs:    map[string]knownProof{},
+		limits:    map[string]int32{},
+		compacted: map[string]bool{},
+		covered:   map[string]int64{},
+		memo:      map[topicPartition]partitionMemo{},
+		warned:    map[string]bool{},
+	}
+	if err := r.compile(); err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.Topics {
+		if strings.Contains(t, cfg.Keys.DirectoryDelim) {
+			return nil, fmt.Errorf("%w: topic %q contains directory.delim %q", ErrInvalidConfig, t, cfg.Keys.DirectoryDelim)
+		}
+	}
+	return r, nil
+}
+
+// checkConfig checks the invariants a Restorer relies on; an empty
+// OnError becomes OnErrorFail.
+func checkConfig(cfg *Config) error {
 	if cfg.Format == nil {
-		return nil, fmt.Errorf("%w: no format (format.class)", ErrInvalidConfig)
+		return fmt.Errorf("%w: no format (format.class)", ErrInvalidConfig)
 	}
 	if err := cfg.Keys.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	switch {
 	case len(cfg.Topics) > 0 && cfg.TopicsRegex != nil:
-		return nil, fmt.Errorf("%w: set topics or topics.regex, not both", ErrInvalidConfig)
+		return fmt.Errorf("%w: set topics or topics.regex, not both", ErrInvalidConfig)
 	case len(cfg.Topics) == 0 && cfg.TopicsRegex == nil:
-		return nil, fmt.Errorf("%w: set topics or topics.regex to choose what to restore", ErrInvalidConfig)
+		return fmt.Errorf("%w: set topics or topics.regex to choose what to restore", ErrInvalidConfig)
 	}
 	switch cfg.OnError {
 	case "":
 		cfg.OnError = OnErrorFail
 	case OnErrorFail, OnErrorIgnore, OnErrorLog:
 	default:
-		return nil, fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
+		return fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
 	}
 	if !cfg.Until.IsZero() && cfg.Follow {
-		return nil, fmt.Errorf("%w: --until restores a fixed point in time and --follow keeps restoring new records; want one of them", ErrInvalidConfig)
+		return fmt.Errorf("%w: --until restores a fixed point in time and --follow keeps restoring new records; want one of them", ErrInvalidConfig)
 	}
 	if cfg.RestoreGroups && cfg.Follow {
-		return nil, fmt.Errorf("%w: --restore-groups commits the group offsets of one moment once the records are restored, --follow never finishes; want one of them", ErrInvalidConfig)
+		return fmt.Errorf("%w: --restore-groups commits the group offsets of one moment once the records are restored, --follow never finishes; want one of them", ErrInvalidConfig)
 	}
 	if !cfg.DryRun && len(cfg.Brokers) == 0 {
-		return nil, fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
+		return fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
 	}
+	return nil
+}
+
+// setDefaults fills the unset tunables with their defaults.
+func (cfg *Config) setDefaults() {
 	if cfg.Parallelism <= 0 {
 		cfg.Parallelism = DefaultParallelism
 	}
@@ -126,36 +160,25 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	if cfg.SpillBytes <= 0 {
 		cfg.SpillBytes = DefaultSpillBytes
 	}
-	r := &Restorer{
-		cfg:       cfg,
-		store:     store,
-		log:       log,
-		proofs:    map[string]knownProof{},
-		limits:    map[string]int32{},
-		compacted: map[string]bool{},
-		covered:   map[string]int64{},
-		memo:      map[topicPartition]partitionMemo{},
-		warned:    map[string]bool{},
-	}
+}
+
+// compile builds the full-match topic regexes and the topic and group
+// renamers from the config.
+func (r *Restorer) compile() error {
 	var err error
-	if r.topicsRe, err = fullMatch(cfg.TopicsRegex); err != nil {
-		return nil, err
+	if r.topicsRe, err = fullMatch(r.cfg.TopicsRegex); err != nil {
+		return err
 	}
-	if r.archiveRe, err = fullMatch(cfg.ArchiveTopicsRegex); err != nil {
-		return nil, err
+	if r.archiveRe, err = fullMatch(r.cfg.ArchiveTopicsRegex); err != nil {
+		return err
 	}
-	if r.rename, err = newRenamer(cfg.RenameRegex, cfg.Rename); err != nil {
-		return nil, err
+	if r.rename, err = newRenamer(r.cfg.RenameRegex, r.cfg.Rename); err != nil {
+		return err
 	}
-	if r.groupRename, err = newGroupRenamer(cfg.GroupRenameRegex, cfg.GroupRename); err != nil {
-		return nil, err
+	if r.groupRename, err = newGroupRenamer(r.cfg.GroupRenameRegex, r.cfg.GroupRename); err != nil {
+		return err
 	}
-	for _, t := range cfg.Topics {
-		if strings.Contains(t, cfg.Keys.DirectoryDelim) {
-			return nil, fmt.Errorf("%w: topic %q contains directory.delim %q", ErrInvalidConfig, t, cfg.Keys.DirectoryDelim)
-		}
-	}
-	return r, nil
+	return nil
 }
 
 // Run plans the restore, checks the targets and restores every partition,
@@ -183,14 +206,8 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		return sum, err
 	}
 	sum.addPlan(plan)
-	if err := r.checkGuard(plan); err != nil {
+	if err := r.checkPlan(plan); err != nil || r.cfg.DryRun {
 		return sum, err
-	}
-	if err := r.Check(plan); err != nil {
-		return sum, err
-	}
-	if r.cfg.DryRun {
-		return sum, nil
 	}
 	// The groups' snapshots are read and translated before anything is
 	// produced: a missing snapshot stops the run here.
@@ -215,42 +232,64 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 			return sum, err
 		}
 	}
-
-	for first := true; ; first = false {
+	for first := true; plan != nil; first = false {
 		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
 			return sum, err
 		}
 		if !r.cfg.Follow {
-			if r.cfg.RestoreGroups {
-				n, err := r.commitGroups(ctx, adm, groups)
-				sum.Groups = n
-				sum.GroupOffsets = groups
-				if err != nil {
-					return sum, err
-				}
-			}
-			return sum, nil
+			return sum, r.finishGroups(ctx, adm, groups, &sum)
 		}
-		select {
-		case <-ctx.Done():
-			return sum, nil
-		case <-time.After(r.cfg.PollInterval):
-		}
-		if plan, err = r.Plan(ctx); err != nil {
-			if ctx.Err() != nil {
-				return sum, nil
-			}
+		if plan, err = r.nextPlan(ctx, &sum); err != nil {
 			return sum, err
 		}
-		sum.addPlan(plan)
-		if err := r.checkGuard(plan); err != nil {
-			return sum, err
-		}
-		if err := r.Check(plan); err != nil {
-			return sum, err
-		}
-		r.reportSkips(plan)
 	}
+	return sum, nil
+}
+
+// checkPlan refuses a plan before anything is produced: the feedback-loop
+// guard (checkGuard), then Check.
+func (r *Restorer) checkPlan(plan *Plan) error {
+	if err := r.checkGuard(plan); err != nil {
+		return err
+	}
+	return r.Check(plan)
+}
+
+// nextPlan waits Config.PollInterval, plans again and checks the plan
+// (follow mode). It returns nil and no error when ctx is cancelled
+// meanwhile.
+func (r *Restorer) nextPlan(ctx context.Context, sum *Summary) (*Plan, error) {
+	select {
+	case <-ctx.Done():
+		return nil, nil
+	case <-time.After(r.cfg.PollInterval):
+	}
+	plan, err := r.Plan(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, err
+	}
+	sum.addPlan(plan)
+	if err := r.checkPlan(plan); err != nil {
+		return nil, err
+	}
+	r.reportSkips(plan)
+	return plan, nil
+}
+
+// finishGroups commits the restored consumer groups' offsets
+// (Config.RestoreGroups) once every record is restored, and records them
+// in sum.
+func (r *Restorer) finishGroups(ctx context.Context, adm *kadm.Client, groups []GroupPlan, sum *Summary) error {
+	if !r.cfg.RestoreGroups {
+		return nil
+	}
+	n, err := r.commitGroups(ctx, adm, groups)
+	sum.Groups = n
+	sum.GroupOffsets = groups
+	return err
 }
 
 // newProducer builds the idempotent producer: acks=all, records go to the
@@ -309,6 +348,30 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		names[i] = t.Target
 		want[t.Target] = t.Partitions
 	}
+	details, missing, err := r.describeTargets(ctx, adm, names)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		if !r.cfg.CreateTopics {
+			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
+		}
+		if err := r.createTargets(ctx, adm, topics, missing, want); err != nil {
+			return err
+		}
+		// kadm caches metadata (MetadataMinAge); forget what it cached
+		// about the topics before they existed.
+		cl.PurgeTopicsFromClient(missing...)
+		if details, err = waitTopics(ctx, adm, names, want, r.cfg.RetryTimeout); err != nil {
+			return err
+		}
+	}
+	return r.checkPartitionCounts(names, details, want)
+}
+
+// describeTargets describes the target topics names and returns the
+// missing ones.
+func (r *Restorer) describeTargets(ctx context.Context, adm *kadm.Client, names []string) (kadm.TopicDetails, []string, error) {
 	var details kadm.TopicDetails
 	err := r.retry(ctx, "describe target topics "+quoteList(names), nil, func(ctx context.Context) error {
 		var err error
@@ -316,7 +379,7 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
+		return nil, nil, fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
 	}
 	var missing []string
 	for _, name := range names {
@@ -326,71 +389,85 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 			continue
 		}
 		if d.Err != nil {
-			return fmt.Errorf("describe target topic %q: %w", name, d.Err)
+			return nil, nil, fmt.Errorf("describe target topic %q: %w", name, d.Err)
 		}
 	}
-	if len(missing) > 0 {
-		if !r.cfg.CreateTopics {
-			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
+	return details, missing, nil
+}
+
+// createTargets creates the missing targets (Config.CreateTopics) as
+// their setups say, setting their partition counts in want. Every
+// creation is validated, and records without a key bound for a
+// compacting one refused, before the first is made.
+func (r *Restorer) createTargets(ctx context.Context, adm *kadm.Client, topics []*TopicPlan, missing []string, want map[string]int32) error {
+	brokers, err := r.brokerCount(ctx, adm)
+	if err != nil {
+		return fmt.Errorf("list the target brokers: %w", err)
+	}
+	setups := map[string]TopicSetup{}
+	var creating []*TopicPlan
+	for _, t := range topics {
+		if slices.Contains(missing, t.Target) {
+			s := r.createSetup(t, brokers)
+			setups[t.Target] = s
+			want[t.Target] = s.Partitions
+			creating = append(creating, t)
 		}
-		brokers, err := r.brokerCount(ctx, adm)
-		if err != nil {
-			return fmt.Errorf("list the target brokers: %w", err)
-		}
-		setups := map[string]TopicSetup{}
-		for _, t := range topics {
-			if slices.Contains(missing, t.Target) {
-				s := r.setup(t, brokers)
-				setups[t.Target] = s
-				want[t.Target] = s.Partitions
-				if s.CappedFrom > 0 {
-					r.log.Warn("the replication factor of a created topic is capped at the number of brokers",
-						"topic", t.Target, "replication_factor", s.CappedFrom, "brokers", brokers)
-				}
-				if t.Described == nil {
-					r.log.Warn("the archive has no description of the topic (older kafkas3, or Confluent's connector): creating it with the archive's partition count and the broker's default configs",
-						"topic", t.Target, "source", t.Source, "partitions", s.Partitions)
-				}
-			}
-		}
-		// Every creation is validated before the first is made.
-		if err := r.validateCreates(ctx, adm, missing, setups); err != nil {
-			return err
-		}
-		var creating []*TopicPlan
-		for _, t := range topics {
-			if _, ok := setups[t.Target]; ok {
-				creating = append(creating, t)
-			}
-		}
-		if err := r.checkNullKeys(creating, func(target string) bool { return compacts(setups[target].Configs["cleanup.policy"]) }); err != nil {
-			return err
-		}
-		for _, name := range missing {
-			s := setups[name]
-			err := r.retry(ctx, fmt.Sprintf("create target topic %q", name), nil, func(ctx context.Context) error {
-				resp, err := adm.CreateTopics(ctx, s.Partitions, s.ReplicationFactor, configPtrs(s.Configs), name)
-				if err == nil {
-					err = resp.Error()
-				}
-				if errors.Is(err, kerr.TopicAlreadyExists) {
-					return nil // a retry after a create that went through
-				}
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("create target topic %q with %d partitions: %w", name, s.Partitions, err)
-			}
-			r.log.Info("created target topic", "topic", name, "partitions", s.Partitions,
-				"replication_factor", rfText(s.ReplicationFactor), "configs", configText(s.Configs))
-		}
-		// kadm caches metadata (MetadataMinAge); forget what it cached
-		// about the topics before they existed.
-		cl.PurgeTopicsFromClient(missing...)
-		if details, err = waitTopics(ctx, adm, names, want, r.cfg.RetryTimeout); err != nil {
+	}
+	if err := r.validateCreates(ctx, adm, missing, setups); err != nil {
+		return err
+	}
+	if err := r.checkNullKeys(creating, func(target string) bool { return compacts(setups[target].Configs["cleanup.policy"]) }); err != nil {
+		return err
+	}
+	for _, name := range missing {
+		if err := r.createTopic(ctx, adm, name, setups[name]); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// createSetup is r.setup for a target to create, warning about a capped
+// replication factor and a topic the archive does not describe.
+func (r *Restorer) createSetup(t *TopicPlan, brokers int) TopicSetup {
+	s := r.setup(t, brokers)
+	if s.CappedFrom > 0 {
+		r.log.Warn("the replication factor of a created topic is capped at the number of brokers",
+			"topic", t.Target, "replication_factor", s.CappedFrom, "brokers", brokers)
+	}
+	if t.Described == nil {
+		r.log.Warn("the archive has no description of the topic (older kafkas3, or Confluent's connector): creating it with the archive's partition count and the broker's default configs",
+			"topic", t.Target, "source", t.Source, "partitions", s.Partitions)
+	}
+	return s
+}
+
+// createTopic creates one target topic, retrying transient errors; a
+// topic that exists by then (a retry after a create that went through)
+// is fine.
+func (r *Restorer) createTopic(ctx context.Context, adm *kadm.Client, name string, s TopicSetup) error {
+	err := r.retry(ctx, fmt.Sprintf("create target topic %q", name), nil, func(ctx context.Context) error {
+		resp, err := adm.CreateTopics(ctx, s.Partitions, s.ReplicationFactor, configPtrs(s.Configs), name)
+		if err == nil {
+			err = resp.Error()
+		}
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			return nil // a retry after a create that went through
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create target topic %q with %d partitions: %w", name, s.Partitions, err)
+	}
+	r.log.Info("created target topic", "topic", name, "partitions", s.Partitions,
+		"replication_factor", rfText(s.ReplicationFactor), "configs", configText(s.Configs))
+	return nil
+}
+
+// checkPartitionCounts refuses a target with fewer partitions than the
+// archive and warns, once per process, about one with more.
+func (r *Restorer) checkPartitionCounts(names []string, details kadm.TopicDetails, want map[string]int32) error {
 	for _, name := range names {
 		have := int32(len(details[name].Partitions))
 		switch {
@@ -461,16 +538,7 @@ type job struct {
 // Records the first pass finds in the targets count as AlreadyPresent;
 // later passes (follow mode) skip what this run restored itself.
 func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, progress Progress, sum *Summary, first bool) error {
-	var topics []*TopicPlan
-	for i := range plan.Topics {
-		t := &plan.Topics[i]
-		if t.Objects == 0 {
-			r.log.Warn("archived topic has no objects to restore", "topic", t.Source,
-				"prefix", r.cfg.Keys.TopicPrefix(t.Source))
-			continue
-		}
-		topics = append(topics, t)
-	}
+	topics := r.topicsWithObjects(plan)
 	progress.Planned(Totals{Objects: plan.Objects(), Bytes: plan.Bytes()})
 	if len(topics) == 0 {
 		return nil
@@ -478,23 +546,9 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	if first {
 		r.warnDifferences(ctx, adm, topics)
 	}
-	if err := r.checkTargets(ctx, cl, adm, topics); err != nil {
+	if err := r.checkPassTargets(ctx, cl, adm, topics); err != nil {
 		return err
 	}
-	if err := r.describeLimits(ctx, adm, topics); err != nil {
-		return err
-	}
-	if err := r.checkRecordSizes(topics); err != nil {
-		return err
-	}
-	if err := r.checkNullKeys(topics, func(target string) bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.compacted[target]
-	}); err != nil {
-		return err
-	}
-
 	var jobs []job
 	for _, t := range topics {
 		tj, err := r.prepareTopic(ctx, cl, adm, t)
@@ -506,7 +560,50 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	if err := pastCutError(jobs); err != nil {
 		return err
 	}
+	return r.runJobs(ctx, cl, jobs, progress, sum, first)
+}
 
+// topicsWithObjects returns the plan's topics that have objects to
+// restore, warning about the others.
+func (r *Restorer) topicsWithObjects(plan *Plan) []*TopicPlan {
+	var topics []*TopicPlan
+	for i := range plan.Topics {
+		t := &plan.Topics[i]
+		if t.Objects == 0 {
+			r.log.Warn("archived topic has no objects to restore", "topic", t.Source,
+				"prefix", r.cfg.Keys.TopicPrefix(t.Source))
+			continue
+		}
+		topics = append(topics, t)
+	}
+	return topics
+}
+
+// checkPassTargets checks the targets before a pass produces anything:
+// they exist (or are created) with enough partitions, their
+// max.message.bytes take the largest records, and compacting ones get no
+// record without a key.
+func (r *Restorer) checkPassTargets(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topics []*TopicPlan) error {
+	if err := r.checkTargets(ctx, cl, adm, topics); err != nil {
+		return err
+	}
+	if err := r.describeLimits(ctx, adm, topics); err != nil {
+		return err
+	}
+	if err := r.checkRecordSizes(topics); err != nil {
+		return err
+	}
+	return r.checkNullKeys(topics, func(target string) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.compacted[target]
+	})
+}
+
+// runJobs restores the jobs' partitions, Config.Parallelism at a time,
+// adding their results to sum. The first error stops every stream and is
+// returned.
+func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, progress Progress, sum *Summary, first bool) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan job)
@@ -537,10 +634,7 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	}
 	close(work)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
+	return context.Cause(ctx)
 }
 
 // prepareTopic reads and checks the target's markers and offsets, and

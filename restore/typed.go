@@ -244,7 +244,7 @@ func headersFrom(hrec *format.Record, objKey string, i int64) ([]format.Header, 
 		if err := json.Unmarshal(v, &jl); err != nil {
 			var env struct{ Headers []map[string]any }
 			if err2 := json.Unmarshal(v, &env); err2 != nil {
-				return nil, bad("want a JSON array of {\"key\", \"value\"}: %v", err)
+				return nil, bad("want a JSON array of {\"key\", \"value\"}: %w", err)
 			}
 			jl = env.Headers
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -364,4 +365,17 @@ func TestRestoreTypedErrors(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestHeadersFromWrapsDecodeError: a .headers line that is not JSON fails
+// naming the object and record, and keeps the decoder's error in the chain.
+func TestHeadersFromWrapsDecodeError(t *testing.T) {
+	_, err := headersFrom(&format.Record{Value: []byte("[{")}, "h.headers.json", 3)
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		t.Fatalf("err = %v, want it to wrap a *json.SyntaxError", err)
+	}
+	if !strings.Contains(err.Error(), `object "h.headers.json": record 3: headers: want a JSON array`) {
+		t.Errorf("err = %v", err)
+	}
 }
