@@ -646,11 +646,44 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 	if err != nil {
 		return nil, err
 	}
-	// A topic just created, or a leader that moves, answers
-	// UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER for a moment:
-	// retried, with the client's cached metadata dropped each time.
+	ends, starts, err := r.listTargetOffsets(ctx, cl, adm, t)
+	if err != nil {
+		return nil, err
+	}
+	commit := map[int32]int64{}
+	var jobs []job
+	for _, pp := range t.Parts {
+		end, ok := ends.Lookup(t.Target, pp.Partition)
+		if !ok {
+			return nil, fmt.Errorf("no end offset for %s/%d", t.Target, pp.Partition)
+		}
+		low, _ := starts.Lookup(t.Target, pp.Partition)
+		m, err := r.partitionMarker(t, pp.Partition, markers, end.Offset, low.Offset)
+		if err != nil {
+			return nil, err
+		}
+		commit[pp.Partition] = m.Start
+		r.mu.Lock()
+		memo, seen := r.memo[topicPartition{t.Target, pp.Partition}]
+		r.mu.Unlock()
+		jobs = append(jobs, job{
+			topic: t, part: pp, start: m.Start, end: end.Offset, low: low.Offset,
+			trust: seen && memo.start == m.Start && memo.end == end.Offset,
+		})
+	}
+	if err := r.writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// listTargetOffsets lists the end and log start offsets of t's target,
+// until every partition of the plan has an end offset. A topic just
+// created, or a leader that moves, answers UNKNOWN_TOPIC_OR_PARTITION or
+// NOT_LEADER_OR_FOLLOWER for a moment: retried, with the client's cached
+// metadata dropped each time.
+func (r *Restorer) listTargetOffsets(ctx context.Context, cl *kgo.Client, adm *kadm.Client, t *TopicPlan) (ends, starts kadm.ListedOffsets, err error) {
 	purge := func() { cl.PurgeTopicsFromClient(t.Target) }
-	var ends, starts kadm.ListedOffsets
 	err = r.retry(ctx, fmt.Sprintf("list offsets of %q", t.Target), purge, func(ctx context.Context) error {
 		var err error
 		if ends, err = adm.ListEndOffsets(ctx, t.Target); err == nil {
@@ -673,49 +706,36 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return ends, starts, nil
+}
+
+// partitionMarker returns the resume marker of target partition p, whose
+// end and log start offsets are end and low: the one read, or a new one
+// starting at end. A marker of another archive or source topic, or one
+// past the end (the topic was recreated or truncated), is refused.
+func (r *Restorer) partitionMarker(t *TopicPlan, p int32, markers map[int32]marker, end, low int64) (marker, error) {
 	group := MarkerGroup(t.Target)
-	commit := map[int32]int64{}
-	var jobs []job
-	for _, pp := range t.Parts {
-		end, ok := ends.Lookup(t.Target, pp.Partition)
-		if !ok {
-			return nil, fmt.Errorf("no end offset for %s/%d", t.Target, pp.Partition)
+	m, ok := markers[p]
+	switch {
+	case !ok:
+		m = marker{Start: end, Archive: r.cfg.Identity, Source: t.Source}
+		if end > low {
+			r.log.Info("target partition is not empty; restoring after its records",
+				"topic", t.Target, "partition", p, "records", end-low)
 		}
-		low, _ := starts.Lookup(t.Target, pp.Partition)
-		m, ok := markers[pp.Partition]
-		switch {
-		case !ok:
-			m = marker{Start: end.Offset, Archive: r.cfg.Identity, Source: t.Source}
-			if end.Offset > low.Offset {
-				r.log.Info("target partition is not empty; restoring after its records",
-					"topic", t.Target, "partition", pp.Partition, "records", end.Offset-low.Offset)
-			}
-		case m.Archive != r.cfg.Identity || m.Source != t.Source:
-			return nil, fmt.Errorf("%w: %s/%d was restored from topic %q of archive %q (marker group %q), "+
-				"this run restores topic %q of archive %q; restore into another topic, "+
-				"or delete the group (kafka-consumer-groups --delete --group %s) to append anyway",
-				ErrMarkerMismatch, t.Target, pp.Partition, m.Source, m.Archive, group, t.Source, r.cfg.Identity, group)
-		case end.Offset < m.Start:
-			return nil, fmt.Errorf("%w: %s/%d ends at offset %d, before the restore's start offset %d (marker group %q): "+
-				"the topic was deleted, recreated or truncated; delete the group to start over",
-				ErrForeignWrite, t.Target, pp.Partition, end.Offset, m.Start, group)
-		}
-		commit[pp.Partition] = m.Start
-		tp := topicPartition{t.Target, pp.Partition}
-		r.mu.Lock()
-		memo, seen := r.memo[tp]
-		r.mu.Unlock()
-		jobs = append(jobs, job{
-			topic: t, part: pp, start: m.Start, end: end.Offset, low: low.Offset,
-			trust: seen && memo.start == m.Start && memo.end == end.Offset,
-		})
+	case m.Archive != r.cfg.Identity || m.Source != t.Source:
+		return m, fmt.Errorf("%w: %s/%d was restored from topic %q of archive %q (marker group %q), "+
+			"this run restores topic %q of archive %q; restore into another topic, "+
+			"or delete the group (kafka-consumer-groups --delete --group %s) to append anyway",
+			ErrMarkerMismatch, t.Target, p, m.Source, m.Archive, group, t.Source, r.cfg.Identity, group)
+	case end < m.Start:
+		return m, fmt.Errorf("%w: %s/%d ends at offset %d, before the restore's start offset %d (marker group %q): "+
+			"the topic was deleted, recreated or truncated; delete the group to start over",
+			ErrForeignWrite, t.Target, p, end, m.Start, group)
 	}
-	if err := r.writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
-		return nil, err
-	}
-	return jobs, nil
+	return m, nil
 }
 
 func quoteList(names []string) string {
