@@ -1,10 +1,11 @@
 package cmd
 
 import (
-	"github.com/kafkas3/kafkas3/config"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kafkas3/kafkas3/config"
 )
 
 // TestREADMEConfigReference keeps the README's configuration reference equal

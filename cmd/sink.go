@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kafkas3/kafkas3/config"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kafkas3/kafkas3/archive"
+	"github.com/kafkas3/kafkas3/config"
 	"github.com/spf13/cobra"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kafkas3/kafkas3/config"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkas3/kafkas3/config"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/partition"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/verify"
 	"github.com/spf13/cobra"
 )

@@ -181,7 +181,7 @@ func (st *Settings) readLayers(in Input) ([][]layerValue, error) {
 		k, v, ok := strings.Cut(p, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			st.problems = append(st.problems, fmt.Errorf("%w: -p %s: want key=value", ErrConfig, malformedParam(st.keys, p)))
+			st.problems = append(st.problems, &Error{Key: "-p " + malformedParam(st.keys, p), Msg: "want key=value"})
 			continue
 		}
 		params = append(params, layerValue{key: k, value: v, origin: Origin{Kind: OriginParam, Name: k}})
@@ -285,7 +285,7 @@ func (st *Settings) checkUnsupported() {
 		}
 		shownVal := "a value"
 		if !spec.Secret {
-			shownVal = strconv.Quote(val)
+			shownVal = strconv.Quote(redactURLs(val))
 		}
 		st.problems = append(st.problems, &Error{Key: key, Origin: st.origins[key],
 			Msg: fmt.Sprintf("%s is not supported yet by this version (%s); %s", shownVal, lowerFirst(strings.TrimSuffix(spec.Doc, ".")), want)})

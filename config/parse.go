@@ -25,6 +25,8 @@ type valueParser struct {
 	k    *Keys
 	errs []error
 	bad  map[*Spec]bool // keys that already failed
+	// secrets are the values no problem may show (Settings.secrets).
+	secrets []string
 }
 
 func newParser(st *Settings) *valueParser { return &valueParser{st: st, k: st.keys} }
@@ -67,6 +69,10 @@ func (p *valueParser) missing(h key, why string) {
 // add records a problem once: a key read again (by a rule) does not
 // repeat its problem.
 func (p *valueParser) add(err error) {
+	if p.secrets == nil {
+		p.secrets = p.st.secrets()
+	}
+	err = scrub(err, p.secrets)
 	for _, e := range p.errs {
 		if e.Error() == err.Error() {
 			return
@@ -86,14 +92,6 @@ func (p *valueParser) markBad(s *Spec) {
 		p.bad = map[*Spec]bool{}
 	}
 	p.bad[s] = true
-}
-
-// shown is value quoted, or "the value" for a secret key.
-func shown(s *Spec, value string) string {
-	if s.Secret {
-		return "the value"
-	}
-	return strconv.Quote(value)
 }
 
 // required reports whether the key is required for the command the
