@@ -2,6 +2,9 @@ package archive
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -178,4 +181,113 @@ type Config struct {
 
 	// KafkaOpts are extra client options (security, client id, ...).
 	KafkaOpts []kgo.Opt
+}
+
+// settle checks the invariants the sink relies on, in order, and fills
+// the defaults of the fields left zero. Errors start with "archive:".
+func (c *Config) settle() error {
+	for _, check := range []func() error{c.settleInput, c.settleRecords, c.settleParts, c.settleModes} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleInput checks what the sink reads and how it cuts files.
+func (c *Config) settleInput() error {
+	if len(c.Brokers) == 0 {
+		return errors.New("archive: no brokers (bootstrap.servers)")
+	}
+	if (len(c.Topics) == 0) == (c.TopicsRegex == "") {
+		return errors.New("archive: set exactly one of topics and topics.regex")
+	}
+	if c.FlushSize <= 0 {
+		return errors.New("archive: flush.size must be > 0")
+	}
+	if c.Format == nil || c.Partitioner == nil {
+		return errors.New("archive: format and partitioner are required")
+	}
+	if c.RotateScheduleInterval > 0 && c.Timezone == nil {
+		return errors.New("archive: rotate.schedule.interval.ms requires timezone")
+	}
+	if c.GroupID == "" {
+		c.GroupID = "connect-" + c.Name
+	}
+	return nil
+}
+
+// settleRecords checks what becomes of keys, headers and null values.
+func (c *Config) settleRecords() error {
+	if c.Envelope && (c.KeysFormat != nil || c.HeadersFormat != nil) {
+		return errors.New("archive: store.envelope holds keys and headers itself: unset store.kafka.keys and store.kafka.headers")
+	}
+	switch c.NullValues {
+	case "":
+		c.NullValues = NullFail
+	case NullFail, NullIgnore:
+	case NullWrite:
+		if c.KeysFormat == nil {
+			return errors.New("archive: behavior.on.null.values=write needs store.kafka.keys=true")
+		}
+	default:
+		return fmt.Errorf("archive: behavior.on.null.values %q; want fail, ignore or write", c.NullValues)
+	}
+	if c.TombstonePartition == "" {
+		c.TombstonePartition = DefaultTombstonePartition
+	}
+	return nil
+}
+
+// settleParts checks that the formats of the .keys and .headers objects
+// can hold keys and headers (format.NewKeyPart, format.NewHeadersPart).
+func (c *Config) settleParts() error {
+	if pf := c.KeysFormat; pf != nil {
+		if pf.Format == nil {
+			return errors.New("archive: store.kafka.keys without a keys format")
+		}
+		if _, err := format.NewKeyPart(pf.Kind, false); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+	}
+	if pf := c.HeadersFormat; pf != nil {
+		if pf.Format == nil {
+			return errors.New("archive: store.kafka.headers without a headers format")
+		}
+		if _, err := format.NewHeadersPart(pf.Kind); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+	}
+	return nil
+}
+
+// settleModes checks schema.compatibility, the error handling and the
+// offset snapshots.
+func (c *Config) settleModes() error {
+	switch c.Compatibility {
+	case "":
+		c.Compatibility = CompatNone
+	case CompatNone, CompatBackward, CompatForward, CompatFull:
+	default:
+		return fmt.Errorf("archive: schema.compatibility %q; want NONE, BACKWARD, FORWARD or FULL", c.Compatibility)
+	}
+	switch c.Errors.Tolerance {
+	case "":
+		c.Errors.Tolerance = ToleranceNone
+	case ToleranceNone, ToleranceAll:
+	default:
+		return fmt.Errorf("archive: errors.tolerance %q; want none or all", c.Errors.Tolerance)
+	}
+	if c.Errors.DLQTopic != "" && c.Errors.Tolerance != ToleranceAll {
+		return errors.New("archive: errors.deadletterqueue.topic.name needs errors.tolerance=all")
+	}
+	if c.GroupsRegex != "" {
+		if _, err := regexp.Compile("^(?:" + c.GroupsRegex + ")$"); err != nil {
+			return fmt.Errorf("archive: groups.regex: %w", err)
+		}
+	}
+	if c.SnapshotInterval < 0 {
+		return errors.New("archive: offsets.snapshot.interval.ms must be >= 0")
+	}
+	return nil
 }

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -87,81 +85,8 @@ type tp struct {
 
 // New validates cfg and returns a sink.
 func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
-	if len(cfg.Brokers) == 0 {
-		return nil, errors.New("archive: no brokers (bootstrap.servers)")
-	}
-	if (len(cfg.Topics) == 0) == (cfg.TopicsRegex == "") {
-		return nil, errors.New("archive: set exactly one of topics and topics.regex")
-	}
-	if cfg.FlushSize <= 0 {
-		return nil, errors.New("archive: flush.size must be > 0")
-	}
-	if cfg.Format == nil || cfg.Partitioner == nil {
-		return nil, errors.New("archive: format and partitioner are required")
-	}
-	if cfg.RotateScheduleInterval > 0 && cfg.Timezone == nil {
-		return nil, errors.New("archive: rotate.schedule.interval.ms requires timezone")
-	}
-	if cfg.GroupID == "" {
-		cfg.GroupID = "connect-" + cfg.Name
-	}
-	if cfg.Envelope && (cfg.KeysFormat != nil || cfg.HeadersFormat != nil) {
-		return nil, errors.New("archive: store.envelope holds keys and headers itself: unset store.kafka.keys and store.kafka.headers")
-	}
-	switch cfg.NullValues {
-	case "":
-		cfg.NullValues = NullFail
-	case NullFail, NullIgnore:
-	case NullWrite:
-		if cfg.KeysFormat == nil {
-			return nil, errors.New("archive: behavior.on.null.values=write needs store.kafka.keys=true")
-		}
-	default:
-		return nil, fmt.Errorf("archive: behavior.on.null.values %q; want fail, ignore or write", cfg.NullValues)
-	}
-	if cfg.TombstonePartition == "" {
-		cfg.TombstonePartition = DefaultTombstonePartition
-	}
-	if pf := cfg.KeysFormat; pf != nil {
-		if pf.Format == nil {
-			return nil, errors.New("archive: store.kafka.keys without a keys format")
-		}
-		if _, err := format.NewKeyPart(pf.Kind, false); err != nil {
-			return nil, fmt.Errorf("archive: %w", err)
-		}
-	}
-	if pf := cfg.HeadersFormat; pf != nil {
-		if pf.Format == nil {
-			return nil, errors.New("archive: store.kafka.headers without a headers format")
-		}
-		if _, err := format.NewHeadersPart(pf.Kind); err != nil {
-			return nil, fmt.Errorf("archive: %w", err)
-		}
-	}
-	switch cfg.Compatibility {
-	case "":
-		cfg.Compatibility = CompatNone
-	case CompatNone, CompatBackward, CompatForward, CompatFull:
-	default:
-		return nil, fmt.Errorf("archive: schema.compatibility %q; want NONE, BACKWARD, FORWARD or FULL", cfg.Compatibility)
-	}
-	switch cfg.Errors.Tolerance {
-	case "":
-		cfg.Errors.Tolerance = ToleranceNone
-	case ToleranceNone, ToleranceAll:
-	default:
-		return nil, fmt.Errorf("archive: errors.tolerance %q; want none or all", cfg.Errors.Tolerance)
-	}
-	if cfg.Errors.DLQTopic != "" && cfg.Errors.Tolerance != ToleranceAll {
-		return nil, errors.New("archive: errors.deadletterqueue.topic.name needs errors.tolerance=all")
-	}
-	if cfg.GroupsRegex != "" {
-		if _, err := regexp.Compile("^(?:" + cfg.GroupsRegex + ")$"); err != nil {
-			return nil, fmt.Errorf("archive: groups.regex: %w", err)
-		}
-	}
-	if cfg.SnapshotInterval < 0 {
-		return nil, errors.New("archive: offsets.snapshot.interval.ms must be >= 0")
+	if err := cfg.settle(); err != nil {
+		return nil, err
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
