@@ -12,13 +12,9 @@ import (
 	"github.com/kafkas3/kafkas3/format"
 )
 
-// Converter names, as converter's class choices name them.
-const (
-	ConverterAvro      = "avro"
-	ConverterJSON      = "json"
-	ConverterString    = "string"
-	ConverterByteArray = "bytearray"
-)
+// ConverterAvro is the short name of Confluent's AvroConverter in the
+// converter registry: the converter whose registry the rules check.
+const ConverterAvro = "avro"
 
 // converterConfig reads one converter's keys (Keys.Converter) as
 // convert.New takes them; the class name is "" when none is set.
@@ -44,10 +40,15 @@ func (p *valueParser) converterConfig(k ConverterKeys, log *slog.Logger) (string
 	return class, cfg
 }
 
-// schemaful reports whether the converter named class (with schemas.enable)
-// attaches schemas to the data.
+// schemaful reports whether the converter named class attaches schemas
+// to the data, as the converter registry declares; JsonConverter does only
+// with schemas.enable.
 func schemaful(class string, schemasEnable bool) bool {
-	return class == ConverterAvro || (class == ConverterJSON && schemasEnable)
+	e, err := convert.Converters().Lookup(class)
+	if err != nil || !e.Spec.Schemas {
+		return false
+	}
+	return e.Kind != convert.KindJSON || schemasEnable
 }
 
 // sinkConverter reads and builds one converter for the sink; nil when none

@@ -4,6 +4,11 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/kafkas3/kafkas3/convert"
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/internal/registry"
+	"github.com/kafkas3/kafkas3/partition"
 )
 
 // Command names the kafkas3 command a configuration is loaded for. Keys
@@ -118,12 +123,6 @@ type (
 const (
 	maxInt64 = math.MaxInt64
 	maxInt32 = math.MaxInt32
-)
-
-// Class-name prefixes used by Confluent.
-const (
-	s3FormatPkg    = "io.confluent.connect.s3.format."
-	partitionerPkg = "io.confluent.connect.storage.partitioner."
 )
 
 // Keys holds a typed handle for every key, in declaration order in All.
@@ -470,13 +469,8 @@ func declare(d *declarer) *Keys {
 
 		// Format.
 		FormatClass: d.choice(Spec{Name: "format.class", Required: Both, Commands: Both,
-			Choices: []Choice{
-				{Name: "json", Aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
-				{Name: "bytes", Aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
-				{Name: "avro", Aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
-				{Name: "parquet", Aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
-			},
-			Doc: "File format. Confluent class names and short names both work. avro and parquet need a schema-aware value.converter (AvroConverter, or JsonConverter with schemas)."}),
+			Choices: choicesOf(format.Formats()),
+			Doc:     "File format. Confluent class names and short names both work. avro and parquet need a schema-aware value.converter (AvroConverter, or JsonConverter with schemas)."}),
 		AvroCodec: d.choice(Spec{Name: "avro.codec", Default: "null", Commands: Sink,
 			Choices: []Choice{{Name: "null"}, {Name: "deflate"}, {Name: "snappy"}, {Name: "bzip2"}, {Name: "zstandard", Aliases: []string{"zstd"}}},
 			Doc:     "Block compression inside .avro files (Confluent's null, deflate, snappy, bzip2, plus zstandard)."}),
@@ -486,7 +480,7 @@ func declare(d *declarer) *Keys {
 			Doc: "Compression inside .parquet files; it also names the extension (.snappy.parquet, .gz.parquet, .zstd.parquet, .lz4raw.parquet, .br.parquet, .parquet). Hadoop-framed lz4 and lzo are not supported."}),
 
 		// Converters.
-		ValueConverter: d.choice(Spec{Name: "value.converter", Commands: Both, Choices: converterChoices(),
+		ValueConverter: d.choice(Spec{Name: "value.converter", Commands: Both, Choices: choicesOf(convert.Converters()),
 			Doc: "How record values are decoded before writing, as Kafka Connect's converter: avro (Confluent wire format with a Schema Registry), json (JsonConverter), string, bytearray. Unset: the raw bytes."}),
 		ValueConverterSchemaRegistryURL: d.str(Spec{Name: "value.converter.schema.registry.url", Commands: Both, Allowed: "URL, or comma-separated URLs",
 			Doc: "Schema Registry of the value converter; required with avro. user:password@ in the URL is used with basic.auth.credentials.source URL."}),
@@ -497,7 +491,7 @@ func declare(d *declarer) *Keys {
 			Doc: "Registry credentials with basic.auth.credentials.source USER_INFO."}),
 		ValueConverterSchemasEnable: d.bool(Spec{Name: "value.converter.schemas.enable", Default: "true", Commands: Both,
 			Doc: "JsonConverter: values are {\"schema\", \"payload\"} envelopes (Connect's default); false: plain JSON without a schema."}),
-		KeyConverter: d.choice(Spec{Name: "key.converter", Commands: Both, Choices: converterChoices(),
+		KeyConverter: d.choice(Spec{Name: "key.converter", Commands: Both, Choices: choicesOf(convert.Converters()),
 			Doc: "How record keys are decoded, as value.converter. A key that cannot be decoded makes the record a bad record (see errors.tolerance). Unset: keys are not decoded."}),
 		KeyConverterSchemaRegistryURL: d.str(Spec{Name: "key.converter.schema.registry.url", Commands: Both, Allowed: "URL, or comma-separated URLs",
 			Doc: "Schema Registry of the key converter; required with avro."}),
@@ -513,14 +507,8 @@ func declare(d *declarer) *Keys {
 		FormatBytearrayExtension: d.str(Spec{Name: "format.bytearray.extension", Default: ".bin", Commands: Both, Allowed: "string starting with a dot",
 			Doc: "File extension of the bytes format, before .gz."}),
 		PartitionerClass: d.choice(Spec{Name: "partitioner.class", Default: "default", Commands: Both,
-			Choices: []Choice{
-				{Name: "default", Aliases: []string{partitionerPkg + "DefaultPartitioner", "DefaultPartitioner"}},
-				{Name: "field", Aliases: []string{partitionerPkg + "FieldPartitioner", "FieldPartitioner"}, Unsupported: true},
-				{Name: "time", Aliases: []string{partitionerPkg + "TimeBasedPartitioner", "TimeBasedPartitioner"}, Unsupported: true},
-				{Name: "daily", Aliases: []string{partitionerPkg + "DailyPartitioner", "DailyPartitioner"}, Unsupported: true},
-				{Name: "hourly", Aliases: []string{partitionerPkg + "HourlyPartitioner", "HourlyPartitioner"}, Unsupported: true},
-			},
-			Doc: "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."}),
+			Choices: choicesOf(partition.Partitioners()),
+			Doc:     "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."}),
 		BehaviorOnNullValues: d.choice(Spec{Name: "behavior.on.null.values", Default: "fail", Commands: Sink,
 			Choices: []Choice{{Name: "fail"}, {Name: "ignore"}, {Name: "write"}},
 			Doc:     "What to do with a record whose value is null (a tombstone). write needs store.kafka.keys=true: it writes the tombstone's key (and headers, with store.kafka.headers) to .keys (.headers) objects under tombstone.encoded.partition, and a switch between tombstones and other records rotates."}),
@@ -590,10 +578,10 @@ func declare(d *declarer) *Keys {
 				"kafkas3 source recognises envelope objects by their content (with or without this key) and restores every property, timestamps included (see --timestamps); " +
 				"for the source this key only means that avro and parquet archives need no value.converter.schema.registry.url up front (typed envelope values still need one, and the restore stops before producing them without it)."}),
 		KeysFormatClass: d.choice(Spec{Name: "keys.format.class", Default: "avro", Commands: Sink,
-			Choices: partFormatChoices(false),
+			Choices: choicesOf(format.KeysFormats()),
 			Doc:     "Format of .keys objects. Avro keys keep their schema (AvroConverter, JsonConverter with schemas); other keys are the optional Avro [\"null\",\"bytes\"] ([\"null\",\"string\"] with StringConverter), as Connect types them, so a null key is a null. Parquet writes the same key as the field \"key\" of a record \"RecordKey\" (Confluent's envelope), with parquet.codec. JSON writes keys as the JSON format writes values, a null key as the line null and the text null as the string \"null\". bytes has no null: a null key is a bad record there. s3.compression.type applies to json and bytes."}),
 		HeadersFormatClass: d.choice(Spec{Name: "headers.format.class", Default: "avro", Commands: Sink,
-			Choices: partFormatChoices(true),
+			Choices: choicesOf(format.HeadersFormats()),
 			Doc:     "Format of .headers objects: avro (an array of {key: string, value: null or string} records), parquet (that array as the field \"headers\" of a record \"RecordHeaders\", Confluent's envelope, with parquet.codec) or json (a JSON array of {\"key\", \"value\"} per line; header values must be UTF-8). bytes cannot hold headers."}),
 		TombstoneEncodedPartition: d.str(Spec{Name: "tombstone.encoded.partition", Default: "tombstone", Commands: Both,
 			Doc: "Folder (encoded partition) of the .keys (and .headers) objects of tombstones with behavior.on.null.values=write; a name without directory.delim. The source restores the keys-only objects of this folder as tombstones (null values), in their place among the values."}),
@@ -688,14 +676,15 @@ func (k *Keys) Converter(key bool) ConverterKeys {
 		k.ValueConverterBasicAuthUserInfo, k.ValueConverterSchemasEnable}
 }
 
-// converterChoices are the values of key.converter and value.converter.
-func converterChoices() []Choice {
-	return []Choice{
-		{Name: "avro", Aliases: []string{"io.confluent.connect.avro.AvroConverter", "AvroConverter"}},
-		{Name: "json", Aliases: []string{"org.apache.kafka.connect.json.JsonConverter", "JsonConverter"}},
-		{Name: "string", Aliases: []string{"org.apache.kafka.connect.storage.StringConverter", "StringConverter"}},
-		{Name: "bytearray", Aliases: []string{"bytes", "org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter"}},
+// choicesOf returns the entries of a plug-in registry (formats,
+// partitioners, converters) as a key's choices: each name with its aliases,
+// in the registry's order.
+func choicesOf[K comparable, S any](r registry.Registry[K, S]) []Choice {
+	out := make([]Choice, 0, len(r.Entries))
+	for _, e := range r.Entries {
+		out = append(out, Choice{Name: e.Name, Aliases: e.Aliases(), Unsupported: e.Unsupported})
 	}
+	return out
 }
 
 // EnvName is the environment variable that sets key: KAFKAS3_ plus the key
@@ -725,20 +714,4 @@ func (s *Spec) Match(value string) (Choice, bool) {
 		}
 	}
 	return Choice{}, false
-}
-
-// partFormatChoices are the values of keys.format.class and
-// headers.format.class. Headers cannot be bytes (the sink's parser says so
-// when asked).
-func partFormatChoices(headers bool) []Choice {
-	cs := []Choice{
-		{Name: "json", Aliases: []string{s3FormatPkg + "json.JsonFormat", "JsonFormat"}},
-		{Name: "bytes", Aliases: []string{"bytearray", s3FormatPkg + "bytearray.ByteArrayFormat", "ByteArrayFormat"}},
-		{Name: "avro", Aliases: []string{s3FormatPkg + "avro.AvroFormat", "AvroFormat"}},
-		{Name: "parquet", Aliases: []string{s3FormatPkg + "parquet.ParquetFormat", "ParquetFormat"}},
-	}
-	if headers {
-		cs = append(cs[:1], cs[2:]...)
-	}
-	return cs
 }

@@ -48,13 +48,13 @@ func quickStart() *SinkConfig {
 			Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
 			PartSize: 5242880, PartRetries: 3, RetryBackoff: 200 * time.Millisecond,
 		}},
-		FormatName: FormatJSON,
+		FormatName: "json",
 	}
 }
 
-// comparable returns c without the built objects (formats, partitioner,
+// comparableView returns c without the built objects (formats, partitioner,
 // converters, client options), which reflect.DeepEqual cannot compare.
-func comparable(c *SinkConfig) *SinkConfig {
+func comparableView(c *SinkConfig) *SinkConfig {
 	d := *c
 	a := &d.Archive
 	a.Format, a.Partitioner, a.KafkaOpts = nil, nil, nil
@@ -111,8 +111,8 @@ func TestLoadFixturesAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Sink: %v", err)
 			}
-			if want := quickStart(); !reflect.DeepEqual(comparable(got), want) {
-				t.Errorf("Sink() =\n%+v\nwant\n%+v", comparable(got), want)
+			if want := quickStart(); !reflect.DeepEqual(comparableView(got), want) {
+				t.Errorf("Sink() =\n%+v\nwant\n%+v", comparableView(got), want)
 			}
 			checkQuickStartObjects(t, got)
 			if o := st.Origin("flush.size"); o.Kind != OriginFile || o.Name != filepath.Join(fixtures, tc.file) {
@@ -179,7 +179,7 @@ func TestPrecedence(t *testing.T) {
 		{"s3.part.retries", s3.PartRetries, 7, OriginParam},           // last -p wins, > env
 		{"topics.dir", a.Keys.TopicsDir, "filedir", OriginFile},       // empty env ignored
 		{"s3.part.size", s3.PartSize, int64(26214400), OriginDefault}, // default
-		{"format.class", c.FormatName, FormatJSON, OriginFile},        // file
+		{"format.class", c.FormatName, "json", OriginFile},        // file
 		{"s3.retry.backoff.ms", s3.RetryBackoff, 200 * time.Millisecond, OriginDefault},
 	}
 	for _, c := range checks {
@@ -213,7 +213,7 @@ func TestEnvOnlyFlushSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := c.Archive
-	if a.FlushSize != 1000 || c.Store.LocalDir != "/tmp/archive" || c.FormatName != FormatBytes ||
+	if a.FlushSize != 1000 || c.Store.LocalDir != "/tmp/archive" || c.FormatName != "bytes" ||
 		a.Format.Extension() != ".bin.gz" || !slices.Equal(a.Topics, []string{"x", "y"}) ||
 		!slices.Equal(a.Brokers, []string{"a:1", "b:2"}) || a.GroupID != "connect-n" {
 		t.Errorf("unexpected config %+v", a)
@@ -474,7 +474,7 @@ func TestAcceptedValues(t *testing.T) {
 		{"short and class names case-insensitively", []string{"format.class=BYTES", "partitioner.class=default", "storage.class=s3"},
 			func(st *Settings, c *SinkConfig) bool {
 				_, def := c.Archive.Partitioner.(partition.DefaultPartitioner)
-				return c.FormatName == FormatBytes && c.Archive.Format.Extension() == ".bin" && def
+				return c.FormatName == "bytes" && c.Archive.Format.Extension() == ".bin" && def
 			}},
 		{"regex", []string{"topics=", "topics.regex=orders\\..*"},
 			func(_ *Settings, c *SinkConfig) bool {
@@ -509,7 +509,7 @@ func TestAcceptedValues(t *testing.T) {
 		{"empty topics.dir", []string{"topics.dir="}, func(_ *Settings, c *SinkConfig) bool { return c.Archive.Keys.TopicsDir == "" }},
 		{"envelope avro without a schema converter", []string{"store.envelope=true", "format.class=avro", "behavior.on.null.values=fail"},
 			func(_ *Settings, c *SinkConfig) bool {
-				return c.Archive.Envelope && c.FormatName == FormatAvro && c.Archive.Format != nil
+				return c.Archive.Envelope && c.FormatName == "avro" && c.Archive.Format != nil
 			}},
 		{"unsupported at default", []string{"store.kafka.keys=FALSE", "partition.duration.ms=-1", "transforms=", "avro.codec=null"},
 			func(*Settings, *SinkConfig) bool { return true }},

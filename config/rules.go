@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 )
@@ -180,8 +181,8 @@ func (p *valueParser) envelope() {
 	if !p.bool(k.StoreEnvelope) {
 		return
 	}
-	if p.choice(k.FormatClass) == FormatBytes {
-		p.fail(k.StoreEnvelope, p.text(k.StoreEnvelope), "needs format.class json, avro or parquet; the bytes format holds values only")
+	if spec, ok := formatSpec(p.choice(k.FormatClass)); ok && !spec.HoldsEnvelope() {
+		p.fail(k.StoreEnvelope, p.text(k.StoreEnvelope), "needs format.class "+envelopeFormats()+"; the "+p.choice(k.FormatClass)+" format holds values only")
 	}
 	if p.bool(k.StoreKafkaKeys) {
 		p.fail(k.StoreKafkaKeys, p.text(k.StoreKafkaKeys), "cannot be combined with store.envelope=true: the envelope holds each record's key")
@@ -260,4 +261,10 @@ func (p *valueParser) sourceNeedsRegistry() {
 		p.missing(k.ValueConverterSchemaRegistryURL, fmt.Sprintf(
 			"format.class %s: the source registers each value schema under <target topic>-value in the target's Schema Registry and frames the values for it", name))
 	}
+}
+
+// envelopeFormats lists the formats store.envelope applies to, from the
+// format registry: "json, avro or parquet".
+func envelopeFormats() string {
+	return format.Formats().Filter(func(e format.Entry) bool { return e.Spec.HoldsEnvelope() }).OneOf()
 }

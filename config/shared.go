@@ -283,9 +283,22 @@ func (p *valueParser) newFormat(key string, cfg format.Config) format.Format {
 	return f
 }
 
-// needsSchema reports whether the format named name (format.class's short
-// name) writes typed values only: avro and parquet.
-func needsSchema(name string) bool { return name == FormatAvro || name == FormatParquet }
+// formatSpec returns the format registry's declaration of the format
+// named name (format.class's short name); false for "" or an unknown name.
+func formatSpec(name string) (format.Spec, bool) {
+	if name == "" {
+		return format.Spec{}, false
+	}
+	e, err := format.Formats().Lookup(name)
+	return e.Spec, err == nil
+}
+
+// needsSchema reports whether the format named name writes typed values
+// only (avro and parquet), as the format registry declares.
+func needsSchema(name string) bool {
+	s, ok := formatSpec(name)
+	return ok && s.NeedsSchema
+}
 
 // tombstonePartition reads tombstone.encoded.partition, the folder of
 // tombstone keys objects: a non-empty name without directory.delim;

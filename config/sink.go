@@ -9,14 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Format names, as format.class's choices name them.
-const (
-	FormatJSON    = "json"
-	FormatBytes   = "bytes"
-	FormatAvro    = "avro"
-	FormatParquet = "parquet"
-)
-
 // SinkConfig is what `kafkas3 sink` runs with, typed and validated: the
 // archive's config (everything but Once, a flag) and the store's.
 type SinkConfig struct {
@@ -106,7 +98,8 @@ func (p *valueParser) sinkFormats(a *archive.Config) string {
 		return name
 	}
 	vcfg := cfg
-	vcfg.Envelope = a.Envelope && cfg.Kind != format.KindBytes // the rule envelope-format reports bytes
+	spec, _ := formatSpec(name)
+	vcfg.Envelope = a.Envelope && spec.HoldsEnvelope() // the envelope rule reports the others
 	a.Format = p.newFormat(p.k.FormatClass.Name, vcfg)
 	if p.bool(p.k.StoreKafkaKeys) && keysName != "" {
 		a.KeysFormat = p.partFormat(p.k.KeysFormatClass.Name, keysName, cfg, true)
@@ -121,9 +114,11 @@ func (p *valueParser) sinkFormats(a *archive.Config) string {
 // hold headers.
 func (p *valueParser) headersFormat() string {
 	h := p.k.HeadersFormatClass
-	if v := p.text(h); v != "" && p.k.FormatClass.Is(v, FormatBytes) {
-		p.fail(h, v, "cannot hold headers (an array of {key, value}); want avro, parquet or json")
-		return ""
+	if v := p.text(h); v != "" {
+		if e, err := format.Formats().Lookup(v); err == nil && !e.Spec.HoldsHeaders() {
+			p.fail(h, v, "cannot hold headers (an array of {key, value}); want "+format.HeadersFormats().OneOf())
+			return ""
+		}
 	}
 	return p.choice(h)
 }

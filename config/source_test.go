@@ -56,7 +56,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 	}
 	wantStore := StoreConfig{S3: s3store.S3Config{Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
 		PartRetries: 3, RetryBackoff: 200 * time.Millisecond}}
-	if !reflect.DeepEqual(c.Store, wantStore) || c.FormatName != FormatJSON {
+	if !reflect.DeepEqual(c.Store, wantStore) || c.FormatName != "json" {
 		t.Errorf("Store = %+v, FormatName %q", c.Store, c.FormatName)
 	}
 	// Sink and Source guard against settings of the other command.
