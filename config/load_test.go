@@ -179,7 +179,7 @@ func TestPrecedence(t *testing.T) {
 		{"s3.part.retries", s3.PartRetries, 7, OriginParam},           // last -p wins, > env
 		{"topics.dir", a.Keys.TopicsDir, "filedir", OriginFile},       // empty env ignored
 		{"s3.part.size", s3.PartSize, int64(26214400), OriginDefault}, // default
-		{"format.class", c.FormatName, "json", OriginFile},        // file
+		{"format.class", c.FormatName, "json", OriginFile},            // file
 		{"s3.retry.backoff.ms", s3.RetryBackoff, 200 * time.Millisecond, OriginDefault},
 	}
 	for _, c := range checks {
