@@ -183,6 +183,27 @@ func (k Kind) NeedsSchema() bool {
 	return e.Spec.NeedsSchema
 }
 
+// HoldsKeys reports whether format k can hold .keys objects (see
+// Spec.HoldsKeys).
+func (k Kind) HoldsKeys() bool {
+	e, _ := Formats().Get(k)
+	return e.Spec.HoldsKeys()
+}
+
+// HoldsHeaders reports whether format k can hold .headers objects (see
+// Spec.HoldsHeaders): not bytes.
+func (k Kind) HoldsHeaders() bool {
+	e, _ := Formats().Get(k)
+	return e.Spec.HoldsHeaders()
+}
+
+// HoldsEnvelope reports whether store.envelope applies to format k (see
+// Spec.HoldsEnvelope): not bytes.
+func (k Kind) HoldsEnvelope() bool {
+	e, _ := Formats().Get(k)
+	return e.Spec.HoldsEnvelope()
+}
+
 // Lookup maps a format.class value to its Kind (see Formats): Confluent's
 // class names (io.confluent.connect.s3.format.json.JsonFormat, ...), their
 // last segment (JsonFormat, ...) and the short names json, bytes,

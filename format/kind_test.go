@@ -107,6 +107,12 @@ func TestFormatsRegistry(t *testing.T) {
 		if k.NeedsSchema() != want {
 			t.Errorf("%v.NeedsSchema() = %v", k, !want)
 		}
+		if !k.HoldsKeys() || k.HoldsHeaders() != (k != KindBytes) || k.HoldsEnvelope() != (k != KindBytes) {
+			t.Errorf("%v: HoldsKeys %v, HoldsHeaders %v, HoldsEnvelope %v", k, k.HoldsKeys(), k.HoldsHeaders(), k.HoldsEnvelope())
+		}
+	}
+	if Kind(9).NeedsSchema() || Kind(9).HoldsKeys() || Kind(9).HoldsHeaders() || Kind(9).HoldsEnvelope() {
+		t.Error("an unknown kind holds something")
 	}
 	e, err := Formats().Lookup("ByteArrayFormat")
 	if err != nil || e.Kind != KindBytes || strings.Join(e.Aliases(), ",") != "bytearray,"+KindBytes.ClassName()+",ByteArrayFormat" {
