@@ -103,6 +103,7 @@ func configPtrs(m map[string]string) map[string]*string {
 // validated alone to find them).
 func (r *Restorer) validateCreates(ctx context.Context, adm *kadm.Client, missing []string, setups map[string]TopicSetup) error {
 	var problems []string
+	refusals := []error{ErrTopicConfig} // and the cluster's refusals
 	for _, name := range missing {
 		s := setups[name]
 		// Kafka creates a topic whose min.insync.replicas exceeds its
@@ -153,18 +154,23 @@ func (r *Restorer) validateCreates(ctx context.Context, adm *kadm.Client, missin
 				return fmt.Errorf("validate the creation of target topic %q: %w", name, err)
 			}
 			if one != nil {
+				refusals = append(refusals, one)
 				bad = append(bad, fmt.Sprintf("config %s=%q (%s) refused: %v", k, s.Configs[k], configOrigin(k, r.cfg.TopicConfigs), one))
 			}
 		}
 		if len(bad) == 0 {
+			refusals = append(refusals, refused)
 			bad = append(bad, fmt.Sprintf("%d partitions, replication factor %s, configs %s refused: %v",
 				s.Partitions, rfText(s.ReplicationFactor), configText(s.Configs), refused))
 		}
 		problems = append(problems, fmt.Sprintf("target topic %q: %s", name, strings.Join(bad, "; ")))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s; nothing was created or produced (fix or override with --topic-config key=value, --replication-factor N)",
-			ErrTopicConfig, strings.Join(problems, "; "))
+		return &listError{
+			msg: ErrTopicConfig.Error() + ": " + strings.Join(problems, "; ") +
+				"; nothing was created or produced (fix or override with --topic-config key=value, --replication-factor N)",
+			errs: refusals,
+		}
 	}
 	return nil
 }

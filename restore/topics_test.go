@@ -193,6 +193,9 @@ func TestCreateTopicsRejectedConfig(t *testing.T) {
 		strings.Contains(err.Error(), "retention.ms") || strings.Contains(err.Error(), `"copy_a"`) {
 		t.Fatalf("err = %v; want ErrTopicConfig naming copy_b's archived cleanup.policy only", err)
 	}
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Errorf("err = %v; want the cluster's refusal (INVALID_CONFIG) in the chain", err)
+	}
 	t.Logf("refused: %v", err)
 	// The override is named as such; one that fixes the config restores.
 	cfg.TopicConfigs = map[string]string{"cleanup.policy": "bogus"}
