@@ -17,12 +17,14 @@ import (
 // order (doc.go lists the stops): poll, dispatch, worker.batch,
 // worker.process, worker.archive, toFormat, worker.convert,
 // partitionWriter.write, partitionWriter.rotate, worker.publish,
-// session.setCommittable, session.commitNow. The details of each stop
-// live in the file of its stage: fetch.go and budget.go (fetching),
-// worker.go (the worker's loop), writer.go (the partition writer's steps),
+// session.setCommittable, session.commitLoop, session.commitNow. The
+// details of each stop live in the file of its stage: fetch.go and
+// budget.go (fetching), worker.go (the worker's loop and its deps),
+// writer.go (the partition writer's steps), rotate.go (when it rotates),
 // parts.go (the .keys and .headers objects), schema.go (the schema
 // decision), objects.go (the store objects of a file), indexwriter.go
-// (the archive index), dlq.go (bad records), commit.go.
+// (the archive index), tally.go (the run's counts), dlq.go (bad records),
+// commit.go (the offsets to commit).
 
 // poll is the fetch loop: it hands each partition's records to its worker
 // until --once is done, the session ends or a fetch fails for good.
