@@ -278,9 +278,6 @@ func (c *Config) settleModes() error {
 	default:
 		return fmt.Errorf("archive: errors.tolerance %q; want none or all", c.Errors.Tolerance)
 	}
-	if c.Errors.DLQTopic != "" && c.Errors.Tolerance != ToleranceAll {
-		return errors.New("archive: errors.deadletterqueue.topic.name needs errors.tolerance=all")
-	}
 	if c.GroupsRegex != "" {
 		if _, err := regexp.Compile("^(?:" + c.GroupsRegex + ")$"); err != nil {
 			return fmt.Errorf("archive: groups.regex: %w", err)
