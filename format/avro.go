@@ -117,7 +117,7 @@ type AvroConfig struct {
 // and Value set to the datum's Avro binary encoding (the same bytes as
 // Raw), ready to be framed for a registry again.
 func NewAvro(cfg AvroConfig) (Format, error) {
-	if cfg.Codec < 0 || int(cfg.Codec) >= len(avroCodecNames()) {
+	if cfg.Codec < AvroCodecNull || cfg.Codec > AvroCodecZstandard {
 		return nil, fmt.Errorf("%w: %s %v", ErrInvalidConfig, KeyAvroCodec, cfg.Codec)
 	}
 	switch cfg.Codec {
