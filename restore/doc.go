@@ -10,6 +10,19 @@
 //	sum, err := r.Run(ctx, progress)  // progress: restore.NewRenderer(w, isTTY, 10*time.Second) or nil
 //	fmt.Println(sum)                  // one line
 //
+// # Reading the code
+//
+// Plan (plan.go) reads top-down: list and visit (list.go) sort the listed
+// keys into value objects per partition, .keys/.headers objects and
+// skipped keys; planTopics, pairParallel, addTombstones and addPartitions
+// build the per-partition object sets; prove (proof.go) loads the archive
+// index (indexed.go), reads every object once (proveObject, readObject in
+// load.go), and works out each partition's record stream, gaps and, with
+// Until, its cut (until.go). Run (restore.go) is the restore's outline:
+// plan and check, plan the groups, then per pass check the targets
+// (checkPassTargets), read the markers (prepareTopic) and restore each
+// partition as a stream (partition.go).
+//
 // # Plan
 //
 // Plan lists <topics.dir><dd><topic><dd> for each chosen topic (with

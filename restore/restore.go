@@ -207,15 +207,11 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}
 	sum.addPlan(plan)
 	if err := r.checkPlan(plan); err != nil || r.cfg.DryRun {
-		return sum, err
+		return sum, err // a dry run only plans
 	}
-	// The groups' snapshots are read and translated before anything is
-	// produced: a missing snapshot stops the run here.
-	var groups []GroupPlan
-	if r.cfg.RestoreGroups {
-		if groups, err = r.PlanGroups(ctx, plan); err != nil {
-			return sum, err
-		}
+	groups, err := r.groupsToRestore(ctx, plan)
+	if err != nil {
+		return sum, err
 	}
 	r.reportSkips(plan)
 
@@ -225,12 +221,10 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if r.cfg.RestoreGroups {
-		// Refuse groups with members before producing, and again before
-		// committing (commitGroups).
-		if err := r.checkGroupsIdle(ctx, adm, groups); err != nil {
-			return sum, err
-		}
+	// Refuse groups with members before producing, and again before
+	// committing (commitGroups).
+	if err := r.checkGroupsIdle(ctx, adm, groups); err != nil {
+		return sum, err
 	}
 	for first := true; plan != nil; first = false {
 		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
@@ -277,6 +271,17 @@ func (r *Restorer) nextPlan(ctx context.Context, sum *Summary) (*Plan, error) {
 	}
 	r.reportSkips(plan)
 	return plan, nil
+}
+
+// groupsToRestore plans the consumer groups to restore
+// (Config.RestoreGroups; none without it). Their snapshots are read and
+// translated before anything is produced: a missing snapshot stops the run
+// there.
+func (r *Restorer) groupsToRestore(ctx context.Context, plan *Plan) ([]GroupPlan, error) {
+	if !r.cfg.RestoreGroups {
+		return nil, nil
+	}
+	return r.PlanGroups(ctx, plan)
 }
 
 // finishGroups commits the restored consumer groups' offsets
