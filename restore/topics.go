@@ -261,29 +261,9 @@ func (r *Restorer) CompareTargets(ctx context.Context, adm *kadm.Client, plan *P
 	if err != nil {
 		return nil, fmt.Errorf("list the target brokers: %w", err)
 	}
-	var details kadm.TopicDetails
-	if err := r.retry(ctx, "describe target topics "+quoteList(names), nil, func(ctx context.Context) error {
-		var err error
-		details, err = adm.ListTopics(ctx, names...)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
-	}
-	var existing []string
-	for _, n := range names {
-		if d, ok := details[n]; ok && d.Err == nil {
-			existing = append(existing, n)
-		}
-	}
-	var rcs kadm.ResourceConfigs
-	if len(existing) > 0 {
-		if err := r.retry(ctx, "describe configs of "+quoteList(existing), nil, func(ctx context.Context) error {
-			var err error
-			rcs, err = adm.DescribeTopicConfigs(ctx, existing...)
-			return err
-		}); err != nil {
-			return nil, fmt.Errorf("describe configs of target topics %s: %w", quoteList(existing), err)
-		}
+	details, rcs, err := r.describeTargetConfigs(ctx, adm, names)
+	if err != nil {
+		return nil, err
 	}
 	var out []TargetState
 	for i := range plan.Topics {
@@ -305,28 +285,67 @@ func (r *Restorer) CompareTargets(ctx context.Context, adm *kadm.Client, plan *P
 		if err != nil || rc.Err != nil {
 			return nil, fmt.Errorf("describe configs of target topic %q: %w", t.Target, errors.Join(err, rc.Err))
 		}
-		effective, own := map[string]string{}, map[string]string{}
-		for _, c := range rc.Configs {
-			if c.Value == nil {
-				continue
-			}
-			effective[c.Key] = *c.Value
-			if c.Source == kmsg.ConfigSourceDynamicTopicConfig {
-				own[c.Key] = *c.Value
-			}
-		}
-		keys := maps.Clone(own)
-		maps.Copy(keys, t.Described.Configs)
-		for _, k := range sortedKeys(keys) {
-			a, aok := t.Described.Configs[k]
-			tv := effective[k]
-			if !aok || a != tv {
-				st.Configs = append(st.Configs, ConfigDiff{Key: k, Archived: a, Target: tv})
-			}
-		}
+		st.Configs = configDiffs(t.Described.Configs, rc)
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// describeTargetConfigs describes the target topics names and the configs
+// of those that exist.
+func (r *Restorer) describeTargetConfigs(ctx context.Context, adm *kadm.Client, names []string) (kadm.TopicDetails, kadm.ResourceConfigs, error) {
+	var details kadm.TopicDetails
+	if err := r.retry(ctx, "describe target topics "+quoteList(names), nil, func(ctx context.Context) error {
+		var err error
+		details, err = adm.ListTopics(ctx, names...)
+		return err
+	}); err != nil {
+		return nil, nil, fmt.Errorf("describe target topics %s: %w", quoteList(names), err)
+	}
+	var existing []string
+	for _, n := range names {
+		if d, ok := details[n]; ok && d.Err == nil {
+			existing = append(existing, n)
+		}
+	}
+	var rcs kadm.ResourceConfigs
+	if len(existing) > 0 {
+		if err := r.retry(ctx, "describe configs of "+quoteList(existing), nil, func(ctx context.Context) error {
+			var err error
+			rcs, err = adm.DescribeTopicConfigs(ctx, existing...)
+			return err
+		}); err != nil {
+			return nil, nil, fmt.Errorf("describe configs of target topics %s: %w", quoteList(existing), err)
+		}
+	}
+	return details, rcs, nil
+}
+
+// configDiffs lists, sorted by key, the keys whose effective value on the
+// target (rc) differs from the archived one: every key the archive
+// records, and every key the target sets on the topic itself.
+func configDiffs(archived map[string]string, rc kadm.ResourceConfig) []ConfigDiff {
+	effective, own := map[string]string{}, map[string]string{}
+	for _, c := range rc.Configs {
+		if c.Value == nil {
+			continue
+		}
+		effective[c.Key] = *c.Value
+		if c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+			own[c.Key] = *c.Value
+		}
+	}
+	keys := maps.Clone(own)
+	maps.Copy(keys, archived)
+	var diffs []ConfigDiff
+	for _, k := range sortedKeys(keys) {
+		a, aok := archived[k]
+		tv := effective[k]
+		if !aok || a != tv {
+			diffs = append(diffs, ConfigDiff{Key: k, Archived: a, Target: tv})
+		}
+	}
+	return diffs
 }
 
 // WriteTargets prints the target section of the plan: per target, how it
