@@ -22,9 +22,11 @@
 //
 // Partitioners returns the registry of partitioners (partitioner.class):
 // each Kind with its short name, other names and Confluent class name,
-// and its constructor (Spec.New; nil while a partitioner is not
-// implemented). Lookup and New read it; only the default partitioner is
-// implemented. The mechanism is internal/registry, shared with
+// and its constructor (Spec.New; nil while a partitioner cannot be
+// selected). Lookup and New read it. Only the default partitioner can be
+// selected: NewField, NewTimeBased, NewDaily and NewHourly exist, but the
+// registry marks them unsupported until the sink passes them their
+// settings. The mechanism is internal/registry, shared with
 // format.Formats and convert.Converters.
 //
 // Defaults are not applied implicitly: DefaultKeyConfig returns Confluent's,

@@ -23,8 +23,10 @@ var ErrUnknownPartitioner = errors.New("unknown partitioner")
 // once, in Partitioners.
 type Kind int
 
-// The partitioners Confluent ships. Only KindDefault is implemented; the
-// field and time-based ones come later (see Partitioners).
+// The partitioners Confluent ships. Only KindDefault can be selected yet;
+// the field and time-based ones have constructors (NewField,
+// NewTimeBased, ...) that the registry does not offer until the sink
+// wires their settings (see Partitioners).
 const (
 	KindDefault Kind = iota + 1
 	KindField
@@ -95,8 +97,8 @@ func Lookup(name string) (Kind, error) {
 	return e.Kind, err
 }
 
-// New returns the partitioner of kind k. Kinds not implemented yet give an
-// error wrapping ErrNotSupported.
+// New returns the partitioner of kind k. Kinds that cannot be selected yet
+// give an error wrapping ErrNotSupported.
 func New(k Kind) (Partitioner, error) {
 	e, ok := Partitioners().Get(k)
 	switch {
