@@ -59,7 +59,11 @@ func (f *configOptions) keyFlags(k *config.Keys) map[string]string {
 	})
 }
 
-func newConfigCmd(streams IO) *cobra.Command {
+func newConfigCmd(streams IO) *cobra.Command { return newConfigCmdRun(streams, runConfigCmd) }
+
+// newConfigCmdRun builds `kafkas3 config` with run as its behaviour, so
+// tests can check the flags apart from it.
+func newConfigCmdRun(streams IO, run func(*configOptions, config.Command, IO) error) *cobra.Command {
 	f := &configOptions{}
 	c := &cobra.Command{
 		Use:   "config --config FILE [sink|source]",
@@ -82,7 +86,7 @@ Exit codes: 0 the configuration is valid, 2 it has problems.`,
 			if err != nil {
 				return err
 			}
-			return runConfigCmd(f, which, streams)
+			return run(f, which, streams)
 		},
 	}
 	fl := c.Flags()

@@ -36,7 +36,11 @@ func (f *sinkFlags) keyFlags(k *config.Keys) map[string]string {
 	})
 }
 
-func newSinkCmd(streams IO) *cobra.Command {
+func newSinkCmd(streams IO) *cobra.Command { return newSinkCmdRun(streams, runSinkCmd) }
+
+// newSinkCmdRun builds `kafkas3 sink` with run as its behaviour, so tests
+// can check the flags apart from it.
+func newSinkCmdRun(streams IO, run func(context.Context, *sinkFlags, IO) error) *cobra.Command {
 	f := &sinkFlags{}
 	c := &cobra.Command{
 		Use:   "sink --config FILE",
@@ -59,7 +63,7 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
   kafkas3 sink -c orders.json -p flush.size=10000 -p s3.part.size=5242880`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runSinkCmd(c.Context(), f, streams)
+			return run(c.Context(), f, streams)
 		},
 	}
 	fl := c.Flags()

@@ -99,7 +99,11 @@ produces nothing. The command exits after the last object, unless --follow.
 
 Exit codes: 0 done, 1 failure, 2 configuration or flag error.`
 
-func newSourceCmd(streams IO) *cobra.Command {
+func newSourceCmd(streams IO) *cobra.Command { return newSourceCmdRun(streams, runSourceCmd) }
+
+// newSourceCmdRun builds `kafkas3 source` with run as its behaviour, so
+// tests can check the flags apart from it.
+func newSourceCmdRun(streams IO, run func(context.Context, *sourceFlags, IO) error) *cobra.Command {
 	f := &sourceFlags{}
 	c := &cobra.Command{
 		Use:   "source --config FILE",
@@ -110,7 +114,7 @@ func newSourceCmd(streams IO) *cobra.Command {
   kafkas3 source -c orders.properties --topics-regex 'orders-.*' --topic-rename 'restored-$0' --follow`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runSourceCmd(c.Context(), f, streams)
+			return run(c.Context(), f, streams)
 		},
 	}
 	f.register(c)

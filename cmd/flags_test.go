@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/spf13/cobra"
+)
+
+// parseFlags runs c's flag parsing on args, with the behaviour replaced.
+func parseFlags(t *testing.T, c *cobra.Command, args ...string) {
+	t.Helper()
+	c.SetArgs(args)
+	c.SetOut(io.Discard)
+	c.SetErr(io.Discard)
+	if err := c.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+}
+
+func TestSinkFlags(t *testing.T) {
+	var got *sinkFlags
+	c := newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
+	parseFlags(t, c, "-c", "s.yaml", "-p", "a=1", "--param", "b=2", "--once", "--log-level", "debug",
+		"--topics", "t1,t2", "--bootstrap-servers", "h:1", "--flush-size", "5", "--local-dir", "/d", "--bucket", "bk")
+	want := &sinkFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1", "b=2"}, LogLevel: "debug"},
+		Once: true, Topics: "t1,t2", Bootstrap: "h:1", FlushSize: "5", LocalDir: "/d", Bucket: "bk"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("flags %+v, want %+v", got, want)
+	}
+	k := config.NewKeys()
+	if m := got.keyFlags(k); !reflect.DeepEqual(m, map[string]string{"topics": "t1,t2", "bootstrap.servers": "h:1",
+		"flush.size": "5", "store.local.dir": "/d", "s3.bucket.name": "bk"}) {
+		t.Errorf("keyFlags = %v", m)
+	}
+	// Defaults: info logs, and no key set by a flag.
+	c = newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
+	parseFlags(t, c)
+	if got.LogLevel != "info" || len(got.keyFlags(k)) != 0 || got.Once {
+		t.Errorf("defaults %+v", got)
+	}
+}
+
+func TestSourceFlags(t *testing.T) {
+	var got *sourceFlags
+	c := newSourceCmdRun(IO{}, func(_ context.Context, f *sourceFlags, _ IO) error { got = f; return nil })
+	parseFlags(t, c, "-c", "s.yaml", "-p", "a=1", "--topics", "o", "--topics-regex", "x.*", "--topic-rename", "c_$0",
+		"--topic-rename-regex", "o.*", "--dry-run", "--follow", "--create-topics", "--replication-factor", "2",
+		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
+		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
+		"--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn")
+	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn"},
+		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
+		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
+		Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
+		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("flags %+v\nwant  %+v", got, want)
+	}
+	if m := got.keyFlags(config.NewKeys()); !reflect.DeepEqual(m, map[string]string{"bootstrap.servers": "h:1", "store.local.dir": "/d", "s3.bucket.name": "bk"}) {
+		t.Errorf("keyFlags = %v", m)
+	}
+	c = newSourceCmdRun(IO{}, func(_ context.Context, f *sourceFlags, _ IO) error { got = f; return nil })
+	parseFlags(t, c)
+	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" {
+		t.Errorf("defaults %+v", got)
+	}
+}
+
+func TestConfigFlags(t *testing.T) {
+	var got *configOptions
+	var which config.Command
+	c := newConfigCmdRun(IO{}, func(f *configOptions, cmd config.Command, _ IO) error { got, which = f, cmd; return nil })
+	parseFlags(t, c, "-c", "s.yaml", "source", "-p", "a=1", "--bucket", "bk", "--local-dir", "/d", "--bootstrap-servers", "h:1")
+	want := &configOptions{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn"},
+		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk"}
+	if !reflect.DeepEqual(got, want) || which != config.Source {
+		t.Errorf("flags %+v for %v, want %+v for source", got, which, want)
+	}
+	parseFlags(t, c, "-c", "s.yaml")
+	if which != config.Sink {
+		t.Errorf("default command %v, want sink", which)
+	}
+	c.SetArgs([]string{"both"})
+	if err := c.Execute(); err == nil {
+		t.Error("config both: no error")
+	}
+}
