@@ -56,6 +56,8 @@ func TestSecretsNeverReachOutput(t *testing.T) {
 	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--dry-run", "--topic-rename", "copy_of_$0", "--log-level", "debug")
 	checkNoSecret(t, "source --dry-run --log-level debug", r)
 
+	r = mustRun(t, ctx, ExitOK, "verify", "-c", cfg, "--deep", "--log-level", "debug")
+	checkNoSecret(t, "verify --deep --log-level debug", r)
 	r = mustRun(t, ctx, ExitOK, "config", "-c", cfg, "--log-level", "debug")
 	checkNoSecret(t, "config", r)
 	for _, want := range []string{"sasl.password", "aws.secret.access.key", "s3.sse.customer.key", "value.converter.basic.auth.user.info"} {

@@ -88,17 +88,19 @@ type Settings struct {
 // Command returns the command the settings were loaded for.
 func (s *Settings) Command() Command { return s.command }
 
-// Get returns the value of key and whether it is set (defaults count as set).
-func (s *Settings) Get(key string) (string, bool) {
-	v, ok := s.values[key]
+// Get returns the value of the key h names and whether it is set (defaults
+// count as set). Output shows values through Effective, which masks
+// secrets.
+func (s *Settings) Get(h Key) (string, bool) {
+	v, ok := s.values[h.spec().Name]
 	return v, ok
 }
 
-// Origin returns where key's value came from.
-func (s *Settings) Origin(key string) Origin { return s.origins[key] }
+// Origin returns where the value of the key h names came from.
+func (s *Settings) Origin(h Key) Origin { return s.origins[h.spec().Name] }
 
-// Keys returns the set keys, sorted.
-func (s *Settings) Keys() []string {
+// setKeys returns the set keys, sorted.
+func (s *Settings) setKeys() []string {
 	keys := make([]string, 0, len(s.values))
 	for k := range s.values {
 		keys = append(keys, k)
@@ -270,7 +272,7 @@ func (st *Settings) classify(lv layerValue, ignored map[string]bool) bool {
 // checkUnsupported records a problem for every key not supported yet that
 // is set to anything but its default.
 func (st *Settings) checkUnsupported() {
-	for _, key := range st.Keys() {
+	for _, key := range st.setKeys() {
 		spec := st.keys.Lookup(key)
 		if spec.Status != Unsupported {
 			continue

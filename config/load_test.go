@@ -115,10 +115,10 @@ func TestLoadFixturesAgree(t *testing.T) {
 				t.Errorf("Sink() =\n%+v\nwant\n%+v", comparableView(got), want)
 			}
 			checkQuickStartObjects(t, got)
-			if o := st.Origin("flush.size"); o.Kind != OriginFile || o.Name != filepath.Join(fixtures, tc.file) {
+			if o := st.Origin(st.keys.FlushSize); o.Kind != OriginFile || o.Name != filepath.Join(fixtures, tc.file) {
 				t.Errorf("Origin(flush.size) = %v, want the file", o)
 			}
-			if o := st.Origin("topics.dir"); o.Kind != OriginDefault {
+			if o := st.Origin(st.keys.TopicsDir); o.Kind != OriginDefault {
 				t.Errorf("Origin(topics.dir) = %v, want default", o)
 			}
 		})
@@ -186,11 +186,11 @@ func TestPrecedence(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
 		}
-		if k := st.Origin(c.key).Kind; k != c.origin {
-			t.Errorf("%s origin = %v, want kind %d", c.key, st.Origin(c.key), c.origin)
+		if k := st.Origin(st.keys.Lookup(c.key)).Kind; k != c.origin {
+			t.Errorf("%s origin = %v, want kind %d", c.key, st.Origin(st.keys.Lookup(c.key)), c.origin)
 		}
 	}
-	if got := st.Origin("flush.size").String(); got != "environment KAFKAS3_FLUSH_SIZE" {
+	if got := st.Origin(st.keys.FlushSize).String(); got != "environment KAFKAS3_FLUSH_SIZE" {
 		t.Errorf("origin string = %q", got)
 	}
 }
@@ -585,7 +585,7 @@ behavior.on.error: log
 	if got := st.Ignored(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Ignored() = %q\nwant %q", got, want)
 	}
-	if _, ok := st.Get("s3.poll.interval.ms"); ok {
+	if _, ok := st.Get(st.keys.S3PollIntervalMs); ok {
 		t.Error("a source-only key is in the sink's settings")
 	}
 	if _, err := st.Sink(nil); err != nil {
@@ -597,10 +597,10 @@ behavior.on.error: log
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := st.Get("s3.poll.interval.ms"); v != "1000" {
+	if v, _ := st.Get(st.keys.S3PollIntervalMs); v != "1000" {
 		t.Errorf("source s3.poll.interval.ms = %q", v)
 	}
-	if v, _ := st.Get("record.batch.max.size"); v != "200" {
+	if v, _ := st.Get(st.keys.RecordBatchMaxSize); v != "200" {
 		t.Errorf("source record.batch.max.size default = %q", v)
 	}
 	if !slices.Equal(st.Ignored(), []string{"flush.size"}) {
@@ -659,7 +659,7 @@ func TestFileFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k, want := range tc.want {
-				if got, ok := st.Get(k); !ok || got != want {
+				if got, ok := st.Get(st.keys.Lookup(k)); !ok || got != want {
 					t.Errorf("%s = %q (set %v), want %q", k, got, ok, want)
 				}
 			}

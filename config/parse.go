@@ -12,8 +12,8 @@ import (
 	"github.com/kafkas3/kafkas3/partition"
 )
 
-// key is any typed handle: each embeds its *Spec.
-type key interface{ spec() *Spec }
+// Key is any typed handle (each embeds its *Spec), or a *Spec.
+type Key interface{ spec() *Spec }
 
 func (s *Spec) spec() *Spec { return s }
 
@@ -33,30 +33,30 @@ func newParser(st *Settings) *valueParser { return &valueParser{st: st, k: st.ke
 
 // ok reports whether key parsed without a problem, so dependent checks do
 // not pile on.
-func (p *valueParser) ok(h key) bool { return !p.bad[h.spec()] }
+func (p *valueParser) ok(h Key) bool { return !p.bad[h.spec()] }
 
 // isSet reports whether the key has a value (a default counts).
-func (p *valueParser) isSet(h key) bool {
+func (p *valueParser) isSet(h Key) bool {
 	_, set := p.st.values[h.spec().Name]
 	return set
 }
 
 // userSet reports whether a layer above the defaults set the key.
-func (p *valueParser) userSet(h key) bool {
+func (p *valueParser) userSet(h Key) bool {
 	o, set := p.st.origins[h.spec().Name]
 	return set && o.Kind != OriginDefault
 }
 
 // fail records "key: "value" <msg> (from origin)"; a secret value is shown
 // as "the value".
-func (p *valueParser) fail(h key, value, msg string) {
+func (p *valueParser) fail(h Key, value, msg string) {
 	s := h.spec()
 	p.markBad(s)
 	p.add(&Error{Key: s.Name, Origin: p.st.origins[s.Name], Msg: shown(s, value) + " " + msg})
 }
 
 // missing records that a needed key is not set, with why when not obvious.
-func (p *valueParser) missing(h key, why string) {
+func (p *valueParser) missing(h Key, why string) {
 	s := h.spec()
 	p.markBad(s)
 	msg := errMissing
@@ -96,20 +96,20 @@ func (p *valueParser) markBad(s *Spec) {
 
 // required reports whether the key is required for the command the
 // settings were loaded for.
-func (p *valueParser) required(h key) bool { return h.spec().Required&p.st.command != 0 }
+func (p *valueParser) required(h Key) bool { return h.spec().Required&p.st.command != 0 }
 
 // need records key as missing when the command requires it and it is unset.
-func (p *valueParser) need(h key, why string) {
+func (p *valueParser) need(h Key, why string) {
 	if !p.isSet(h) && p.required(h) {
 		p.missing(h, why)
 	}
 }
 
 // raw returns the value untrimmed ("" when unset).
-func (p *valueParser) raw(h key) string { return p.st.values[h.spec().Name] }
+func (p *valueParser) raw(h Key) string { return p.st.values[h.spec().Name] }
 
 // text returns the trimmed value ("" when unset).
-func (p *valueParser) text(h key) string { return strings.TrimSpace(p.raw(h)) }
+func (p *valueParser) text(h Key) string { return strings.TrimSpace(p.raw(h)) }
 
 // str returns the trimmed value ("" when unset).
 func (p *valueParser) str(h StringKey) string { return p.text(h) }

@@ -162,7 +162,7 @@ func TestSourceIgnoresSinkIdentity(t *testing.T) {
 	if want := []string{"group.id", "name"}; !slices.Equal(st.Ignored(), want) {
 		t.Errorf("Ignored() = %q, want %q", st.Ignored(), want)
 	}
-	if _, set := st.Get("name"); set {
+	if _, set := st.Get(st.keys.Name); set {
 		t.Error("name is set for the source")
 	}
 	if _, err := st.Source(nil); err != nil {
