@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkas3/kafkas3/internal/testbed"
@@ -167,20 +167,15 @@ func TestMultipartUploadAWSCLIDownloadIntegration(t *testing.T) {
 	want := sha256.Sum256(data)
 
 	start := time.Now()
-	up := manager.NewUploader(s.Client(), func(u *manager.Uploader) {
-		u.PartSize = partSize
-		u.Concurrency = 3
-		u.LeavePartsOnError = false
-	})
-	res, err := up.Upload(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)})
+	etag, parts, err := multipartUpload(ctx, s.Client(), bucket, key, data, partSize)
 	if err != nil {
 		t.Fatalf("multipart upload of %d bytes: %v", size, err)
 	}
-	if res.UploadID == "" {
-		t.Fatalf("upload of %d bytes with %d-byte parts was not multipart", size, partSize)
+	if parts < 2 {
+		t.Fatalf("upload of %d bytes with %d-byte parts took %d part", size, partSize, parts)
 	}
-	t.Logf("uploaded %d MiB in %d-MiB parts in %v (etag %s)", size>>20, partSize>>20,
-		time.Since(start).Round(time.Millisecond), aws.ToString(res.ETag))
+	t.Logf("uploaded %d MiB in %d %d-MiB parts in %v (etag %s)", size>>20, parts, partSize>>20,
+		time.Since(start).Round(time.Millisecond), etag)
 	head, err := s.Client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +204,33 @@ func TestMultipartUploadAWSCLIDownloadIntegration(t *testing.T) {
 	if sum := sha256.Sum256(got); sum != want {
 		t.Fatalf("downloaded %d bytes with sha256 %x, uploaded %d bytes with sha256 %x", len(got), sum, size, want)
 	}
+}
+
+// multipartUpload stores data under key with the S3 multipart API, in
+// parts of partSize bytes, and returns the object's ETag and the number of
+// parts. A failed upload is aborted.
+func multipartUpload(ctx context.Context, cl *s3.Client, bucket, key string, data []byte, partSize int) (string, int, error) {
+	up, err := cl.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return "", 0, err
+	}
+	abort := func(err error) (string, int, error) {
+		_, _ = cl.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId})
+		return "", 0, err
+	}
+	var done []types.CompletedPart
+	for n, off := int32(1), 0; off < len(data); n, off = n+1, off+partSize {
+		part, err := cl.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId,
+			PartNumber: aws.Int32(n), Body: bytes.NewReader(data[off:min(off+partSize, len(data))])})
+		if err != nil {
+			return abort(fmt.Errorf("part %d: %w", n, err))
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: part.ETag})
+	}
+	res, err := cl.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil {
+		return abort(err)
+	}
+	return aws.ToString(res.ETag), len(done), nil
 }
