@@ -62,7 +62,19 @@ func Reference(cmd Command) string {
 	}
 	b.WriteString("\n\n")
 	section("Refused", "These would change the archived records, so any value is an error.", Rejected, false)
+	writeRules(&b, cmd)
 	return b.String()
+}
+
+// writeRules lists the rules between keys that apply to cmd (rules.go).
+func writeRules(b *strings.Builder, cmd Command) {
+	b.WriteString("### Rules between keys\n\nChecked together with every other problem, in one run.\n\n")
+	for _, r := range rules(NewKeys()) {
+		if r.cmds&cmd != 0 {
+			fmt.Fprintf(b, "- %s\n", mdCell(r.says))
+		}
+	}
+	b.WriteString("\n")
 }
 
 // defaultText is the default column: "required" when cmd needs the key.

@@ -73,6 +73,8 @@ func TestReference(t *testing.T) {
 		"### Refused",
 		"| `transforms` |",
 		"KAFKAS3_FLUSH_SIZE",
+		"### Rules between keys",
+		"- rotate.schedule.interval.ms needs timezone\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("sink reference lacks %q", want)
@@ -82,6 +84,9 @@ func TestReference(t *testing.T) {
 		t.Error("sink reference lists a source-only key")
 	}
 	src := Reference(Source)
+	if strings.Contains(src, "rotate.schedule.interval.ms needs timezone") || !strings.Contains(src, "- the source takes at most one of topics and topics.regex\n") {
+		t.Error("source reference has the wrong rules")
+	}
 	if !strings.Contains(src, "| `s3.poll.interval.ms` | `60000` |") || strings.Contains(src, "`flush.size`") {
 		t.Error("source reference has the wrong keys")
 	}
