@@ -212,10 +212,15 @@ func (c *Config) settleInput() error {
 		return errors.New("archive: rotate.schedule.interval.ms requires timezone")
 	}
 	if c.GroupID == "" {
-		c.GroupID = "connect-" + c.Name
+		c.GroupID = DefaultGroupID(c.Name)
 	}
 	return nil
 }
+
+// DefaultGroupID is the consumer group of a sink named name when group.id
+// is unset: connect-<name>, Kafka Connect's group for a sink connector of
+// that name, so kafkas3 resumes where the connector stopped.
+func DefaultGroupID(name string) string { return "connect-" + name }
 
 // settleRecords checks what becomes of keys, headers and null values.
 func (c *Config) settleRecords() error {

@@ -65,7 +65,7 @@ func (p *valueParser) sinkKafka(a *archive.Config) {
 	a.Name = p.requiredString(p.k.Name)
 	a.Brokers = p.brokers()
 	if a.GroupID = p.str(p.k.GroupID); a.GroupID == "" && a.Name != "" {
-		a.GroupID = "connect-" + a.Name
+		a.GroupID = archive.DefaultGroupID(a.Name)
 	}
 	a.KafkaOpts = p.kafkaOpts()
 	if t := p.millis(p.k.SessionTimeoutMs); t > 0 {
