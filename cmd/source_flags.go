@@ -84,16 +84,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 // selection decides what to restore: the flags, else the file's sink
 // selection (topics, topics.regex).
 func (f *sourceFlags) selection(cfg *restore.Config, errs *flagProblems) {
-	var topics []string
-	for _, t := range strings.Split(f.Topics, ",") {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		if partition.ValidateTopic(t) != nil {
-			errs.bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
-		}
-		topics = append(topics, t)
-	}
+	topics := topicsFlag(f.Topics, errs)
 	topicsRegex := strings.TrimSpace(f.TopicsRegex)
 	var err error
 	switch {
@@ -207,6 +198,21 @@ func (f *sourceFlags) groups(cfg *restore.Config, errs *flagProblems) {
 		}
 		cfg.GroupRename = repl
 	}
+}
+
+// topicsFlag reads a --topics flag: comma-separated Kafka topic names.
+func topicsFlag(v string, errs *flagProblems) []string {
+	var topics []string
+	for _, t := range strings.Split(v, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if partition.ValidateTopic(t) != nil {
+			errs.bad("--topics", "has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)
+		}
+		topics = append(topics, t)
+	}
+	return topics
 }
 
 // parseUntil reads --until: an RFC 3339 time (fractions of a second

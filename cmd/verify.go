@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/verify"
 	"github.com/spf13/cobra"
 )
@@ -90,18 +88,9 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 		return err
 	}
 	sc, serr := settings.Source(log)
-	errs := []error{err, serr}
-	var topics []string
-	for _, t := range strings.Split(f.Topics, ",") {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		if partition.ValidateTopic(t) != nil {
-			errs = append(errs, &config.Error{Key: "--topics", Msg: fmt.Sprintf("has %q, which is not a Kafka topic name; want letters, digits, '.', '_' and '-' (at most 249)", t)})
-		}
-		topics = append(topics, t)
-	}
-	if err := config.Join(errs...); err != nil {
+	var ferrs flagProblems
+	topics := topicsFlag(f.Topics, &ferrs)
+	if err := config.Join(append([]error{err, serr}, ferrs...)...); err != nil {
 		return err
 	}
 	store, ident, err := sc.Store.Open(ctx, log)
