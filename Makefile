@@ -50,7 +50,8 @@ fuzz:
 
 # Static checks: gofmt, go vet (with and without the integration tag),
 # staticcheck's default checks (fetched through the Go module proxy at a fixed
-# version, so no install step is needed) and a tidy go.mod.
+# version, so no install step is needed), a tidy go.mod, and no function over
+# 80 lines outside data tables (internal/tools/funclen).
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
@@ -59,6 +60,7 @@ lint:
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags integration ./...
 	$(GO) mod tidy -diff
+	$(GO) run ./internal/tools/funclen -max 80 .
 
 clean:
 	rm -rf bin integration.log
