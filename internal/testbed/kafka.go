@@ -198,6 +198,11 @@ func (k *KafkaBroker) serverProperties(dataDir string) string {
 		// The log cleaner looks for work every 200 ms (default 15 s), so
 		// tests of compacted topics see compaction within seconds.
 		"log.cleaner.backoff.ms=200",
+		// Tests of time-based layouts produce records at fixed instants
+		// (the 2026/2027 year boundary, the 2027 DST changes), which Kafka
+		// 4 refuses by default when they lie more than an hour ahead of
+		// the broker's clock; ten years ahead are accepted here.
+		"log.message.timestamp.after.max.ms=315360000000",
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
