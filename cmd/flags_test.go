@@ -51,11 +51,11 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-rename-regex", "o.*", "--dry-run", "--follow", "--create-topics", "--replication-factor", "2",
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
-		"--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn")
+		"--allow-unproven-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
-		Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
+		AllowUnprovenOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
 		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)

@@ -61,6 +61,17 @@ anything is produced, unless --allow-gaps (or behavior.on.error ignore/log
 for damaged objects), which restores the rest and reports every gap.
 --dry-run prints the same checks per partition.
 
+Every layout is restored: the default (partition=<n>), time-based, daily,
+hourly and field folders, at any depth (directory.delim): a partition's
+objects are found in every folder and ordered by their offsets, never by
+folder name. With the archive index or envelopes, records of objects of
+different folders that interleave in offsets are merged in offset order.
+Without either (Confluent's connector), objects in several folders cannot
+be proven in order (their names give only the first offset): the plan marks
+such partitions "NOT PROVEN" under ORDER and the run stops before producing
+anything, unless --allow-unproven-order, which restores each of their
+objects whole, in start-offset order, and reports the partitions.
+
 Objects written with store.envelope=true are recognised by their content and
 restored whole: key, value, headers and the archived timestamp (--timestamps
 original, the default; --timestamps now lets the producer stamp the time).
@@ -147,6 +158,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 		"with --restore-groups: 'REGEX=REPLACEMENT' restores a group whose whole name matches REGEX as REPLACEMENT (Java syntax, $0, $1 expand, as --topic-rename); others keep their name")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
+	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
+		"restore partitions whose record order cannot be proven (objects in several folders, e.g. time-based or field layouts, without archive index or envelopes) "+
+			"object by object in start-offset order, and report them (default: stop before producing anything)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
@@ -255,6 +269,10 @@ func reportRestore(ctx context.Context, cfg restore.Config, res restoreResult, s
 	}
 	if res.sum.Skipped() {
 		warnSkipped(streams.Err, log, res.sum)
+	}
+	if u := res.sum.UnprovenOrder; len(u) > 0 && !res.sum.DryRun && res.err == nil {
+		fmt.Fprintf(streams.Err, "kafkas3 source: WARNING: the record order of %d partitions is not proven (objects in several folders without archive index or envelopes), "+
+			"restored object by object in start-offset order (--allow-unproven-order): %s\n", len(u), strings.Join(u, ", "))
 	}
 	if skipped := res.sum.KeysSkipped; len(skipped) > 0 {
 		args := make([]any, 0, 2*len(skipped))
@@ -445,7 +463,16 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + untilFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + untilFields(s) + orderFields(s)
+}
+
+// orderFields is " unproven_order=N" when N partitions were restored
+// without a proven record order (--allow-unproven-order), else empty.
+func orderFields(s restore.Summary) string {
+	if len(s.UnprovenOrder) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" unproven_order=%d", len(s.UnprovenOrder))
 }
 
 // untilFields is " until=<RFC 3339> past_cut=N" with --until (N archived

@@ -34,6 +34,8 @@ type sourceFlags struct {
 	TopicConfigs   []string
 	AllowSameTopic bool
 	AllowGaps      bool
+	// AllowUnprovenOrder is --allow-unproven-order.
+	AllowUnprovenOrder bool
 	// Timestamps is --timestamps: original or now.
 	Timestamps string
 	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
@@ -71,7 +73,7 @@ func (e *flagProblems) bad(flag, format string, a ...any) {
 // creation and group offsets. It reports every problem of the flags.
 func (f *sourceFlags) apply(cfg *restore.Config) error {
 	var errs flagProblems
-	cfg.AllowSameTopic, cfg.AllowGaps = f.AllowSameTopic, f.AllowGaps
+	cfg.AllowSameTopic, cfg.AllowGaps, cfg.AllowUnprovenOrder = f.AllowSameTopic, f.AllowGaps, f.AllowUnprovenOrder
 	cfg.CreateTopics, cfg.DryRun, cfg.Follow = f.CreateTopics, f.DryRun, f.Follow
 	f.selection(cfg, &errs)
 	f.rename(cfg, &errs)

@@ -98,6 +98,13 @@ type Config struct {
 	// before producing anything; every gap is logged and counted.
 	AllowGaps bool
 
+	// AllowUnprovenOrder restores partitions whose record order cannot be
+	// proven (PartitionPlan.Order is OrderUnproven: objects in several
+	// folders whose records carry no offsets) object by object in
+	// start-offset order, instead of stopping before producing anything;
+	// each such partition is logged and counted in the Summary.
+	AllowUnprovenOrder bool
+
 	// SpillBytes is how many bytes of one object's decoded records are
 	// kept in memory before the rest goes to an unlinked temporary file in
 	// TempDir (empty: os.TempDir()). Zero means DefaultSpillBytes.

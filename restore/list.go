@@ -99,7 +99,7 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 		return r.skipMalformed(l, info.Key, err)
 	}
 	k := topicPartition{name.Topic, name.Partition}
-	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset})
+	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset, Folder: name.Encoded})
 	return nil
 }
 
@@ -202,7 +202,7 @@ func (r *Restorer) addTombstones(l *listing, topics map[string]*TopicPlan) {
 		pp := l.parallel[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
 			n := pp.keys.name
-			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Tombstone: true, keysExt: pp.keys.ext}
+			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, keysExt: pp.keys.ext}
 			if pp.headers != nil {
 				o.HeadersKey, o.headersExt, o.HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
 			}

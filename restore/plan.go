@@ -36,6 +36,11 @@ type Object struct {
 	Key         string
 	Size        int64
 	StartOffset int64 // parsed from the key
+	// Folder is the encoded partition the object is in: the key's path
+	// between the topic folder and the file name ("partition=0",
+	// "year=2026/month=12/day=31/hour=23", "region=eu/tier=3", the
+	// tombstone folder), any depth, joined by directory.delim.
+	Folder string
 
 	// KeysKey and HeadersKey name the parallel objects Confluent's
 	// store.kafka.keys and store.kafka.headers write next to the value
@@ -99,6 +104,13 @@ type PartitionPlan struct {
 	Damaged []DamagedObject
 	// Basis says what the offsets are proved from (Basis* constants).
 	Basis string
+	// Order says how the record order is known (Order* constants; see
+	// OrderText). Folders counts the folders (encoded partitions) holding
+	// the partition's value objects, the tombstone folder not counted.
+	// Overlapping counts, with OrderUnproven, the objects that start
+	// inside the offsets of an object of another folder.
+	Order                string
+	Folders, Overlapping int
 	// Cut is where a point-in-time restore (Config.Until) stops in the
 	// partition; nil without Until. Records, FirstOffset, LastOffset,
 	// Gaps and Damaged are then what lies before the cut.
@@ -238,15 +250,15 @@ func (p *Plan) writePartitions(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tOBJECTS\tRECORDS\tOFFSETS\tDUPLICATES\tGAPS\tPROOF")
+	fmt.Fprintln(tw, "PARTITION\tOBJECTS\tRECORDS\tOFFSETS\tDUPLICATES\tGAPS\tORDER\tPROOF")
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {
 			offsets := "-"
 			if pp.FirstOffset >= 0 {
 				offsets = fmt.Sprintf("%d..%d", pp.FirstOffset, pp.LastOffset)
 			}
-			fmt.Fprintf(tw, "%s/%d\t%d\t%d\t%s\t%d\t%d\t%s\n", t.Source, pp.Partition, len(pp.Objects), pp.Records,
-				offsets, pp.Duplicates, len(pp.Gaps), pp.ProofText())
+			fmt.Fprintf(tw, "%s/%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", t.Source, pp.Partition, len(pp.Objects), pp.Records,
+				offsets, pp.Duplicates, len(pp.Gaps), pp.OrderText(), pp.ProofText())
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -276,6 +288,9 @@ func (p *Plan) writePartitions(w io.Writer) error {
 					t.Source, u.Partition, u.End)
 			}
 		}
+	}
+	for _, u := range unprovenOrder(p) {
+		fmt.Fprintf(w, "order not proven: %s; restored only with --allow-unproven-order, object by object in start-offset order\n", u)
 	}
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {

@@ -351,7 +351,12 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
-	claimed, damaged, unindexed := pp.claim()
+	pp.judgeOrder()
+	claimed, assumed, damaged, unindexed := pp.claim()
+	span := claimed // what the partition's records cover, for First/LastOffset
+	for _, run := range assumed {
+		span = addRun(span, run)
+	}
 	for _, e := range missing {
 		pp.Damaged = append(pp.Damaged, DamagedObject{Key: e.Key,
 			Err: fmt.Errorf("%w: %q is in the archive index (commit %d) but not in the store", ErrDamagedObject, e.Key, e.Commit)})
@@ -365,8 +370,8 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 	}
 	pp.Duplicates = total - pp.Records
 	sort.SliceStable(pp.segments, func(a, b int) bool { return pp.segments[a].first < pp.segments[b].first })
-	if len(claimed) > 0 {
-		pp.FirstOffset, pp.LastOffset = claimed[0].First, claimed[len(claimed)-1].Last
+	if len(span) > 0 {
+		pp.FirstOffset, pp.LastOffset = span[0].First, span[len(span)-1].Last
 	}
 	if ip != nil {
 		pp.Basis = BasisIndex
@@ -385,7 +390,14 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 // their offsets, pp.Basis; the damaged objects go to pp.Damaged. It
 // returns the offsets claimed (sorted, disjoint, merged), the indexes of
 // the damaged objects and how many readable objects have no index entry.
-func (pp *PartitionPlan) claim() (claimed []offsetRun, damaged []int, unindexed int) {
+//
+// With OrderUnproven (judgeOrder), objects without known offsets are not
+// cut: each is one segment, whole, at its start offset, and its assumed
+// offsets (start offset onwards, one per record) are returned in assumed,
+// not claimed, so no other object's records are dropped for them, and no
+// hole between them is taken for a gap: interleaved objects' assumed
+// offsets leave holes that hold records.
+func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, unindexed int) {
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		if o.Damage != nil {
@@ -408,6 +420,14 @@ func (pp *PartitionPlan) claim() (claimed []offsetRun, damaged []int, unindexed 
 		}
 		o.Records = o.proof.records
 		o.Offsets = runs
+		if pp.Order == OrderUnproven && o.entry == nil && o.proof.offsets == nil {
+			if o.Records > 0 {
+				pp.segments = append(pp.segments, segment{obj: i, from: 0, to: o.Records, first: o.StartOffset})
+				pp.Records += o.Records
+				assumed = addRun(assumed, runs[0])
+			}
+			continue
+		}
 		// Walk the object's records (index idx at offset off) run by
 		// run, cutting what is not claimed yet into segments.
 		var idx int64
@@ -421,7 +441,7 @@ func (pp *PartitionPlan) claim() (claimed []offsetRun, damaged []int, unindexed 
 			claimed = addRun(claimed, run)
 		}
 	}
-	return claimed, damaged, unindexed
+	return claimed, assumed, damaged, unindexed
 }
 
 // holeGaps sets the gaps of a partition without an index: the holes
@@ -629,6 +649,7 @@ func limitList(l []string, n int) []string {
 // reportSkips logs each damaged object that is skipped and each gap the
 // restore leaves, before anything is produced.
 func (r *Restorer) reportSkips(plan *Plan) {
+	r.reportOrder(plan)
 	for _, t := range plan.Topics {
 		for _, u := range t.UntilUnarchived {
 			r.log.Warn("the snapshot the --until cut comes from shows records of a partition the archive holds none of; nothing of it is restored",
@@ -656,11 +677,15 @@ func lastText(last int64) string {
 }
 
 // Check returns the error that stops a restore of plan before anything is
-// produced, or nil: damaged objects under behavior.on.error=fail, and gaps,
-// unless Config.AllowGaps. Run calls it; a dry run prints the plan, then
+// produced, or nil: partitions without a --until cut, partitions whose
+// record order is not proven unless Config.AllowUnprovenOrder, damaged
+// objects under behavior.on.error=fail, and gaps, unless Config.AllowGaps. Run calls it; a dry run prints the plan, then
 // reports it.
 func (r *Restorer) Check(plan *Plan) error {
 	if err := refusedCuts(plan); err != nil {
+		return err
+	}
+	if err := r.orderError(plan); err != nil {
 		return err
 	}
 	return r.blocking(plan)

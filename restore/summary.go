@@ -3,6 +3,7 @@ package restore
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,11 @@ type Summary struct {
 	// archived records past the partitions' cuts, which are not restored.
 	Until   time.Time
 	PastCut int64
+	// UnprovenOrder lists the partitions ("topic/partition") the plan
+	// could not prove the record order of (PartitionPlan.Order is
+	// OrderUnproven), restored with Config.AllowUnprovenOrder object by
+	// object in start-offset order.
+	UnprovenOrder []string
 }
 
 // PartitionGap is a Gap of one archived topic partition.
@@ -69,6 +75,9 @@ func (s Summary) String() string {
 	line := fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
 		verb, s.Records, formatBytes(s.Bytes), s.Objects, s.Topics, s.Partitions, s.Duration.Seconds(),
 		s.AlreadyPresent, formatSkipped(s.KeysSkipped), s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+	if len(s.UnprovenOrder) > 0 {
+		line += fmt.Sprintf("; record order not proven: %d partitions (%s), restored by object start offset", len(s.UnprovenOrder), strings.Join(limitList(s.UnprovenOrder, 10), ", "))
+	}
 	if !s.Until.IsZero() {
 		line += fmt.Sprintf("; --until %s: %d records past the cut left out", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
 	}
@@ -90,9 +99,13 @@ func (s *Summary) addPlan(p *Plan) {
 	}
 	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets = 0, 0, nil, 0
 	s.Until, s.PastCut = p.Until, 0
+	s.UnprovenOrder = nil
 	for _, t := range p.Topics {
 		s.Duplicates += t.Duplicates
 		for _, pp := range t.Parts {
+			if pp.Order == OrderUnproven {
+				s.UnprovenOrder = append(s.UnprovenOrder, fmt.Sprintf("%s/%d", t.Source, pp.Partition))
+			}
 			if pp.Cut != nil {
 				s.PastCut += pp.Cut.LeftOut
 			}

@@ -1,0 +1,362 @@
+package restore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+)
+
+// layout maps a record's offset to the folder (encoded partition) a sink
+// with one of Confluent's partitioners writes it to, with directory.delim
+// dd.
+type layout struct {
+	name   string
+	folder func(off int64, dd string) string
+}
+
+// recordTime is the record time of offset off in the layout tests: every
+// 20 minutes from 2026-12-31T22:10Z, across the new year, except offsets
+// 9 and 11, late records stamped back in 2026's last hour.
+func recordTime(off int64) time.Time {
+	t0 := time.Date(2026, 12, 31, 22, 10, 0, 0, time.UTC)
+	if off == 9 || off == 11 {
+		return t0.Add(time.Hour + 5*time.Minute)
+	}
+	return t0.Add(time.Duration(off) * 20 * time.Minute)
+}
+
+// testLayouts are Confluent's layouts: Default, Hourly and Daily (across a
+// year boundary, with late records), a TimeBased path.format whose folders
+// do not sort like time (day first), and Field with two fields (three
+// values, interleaved).
+func testLayouts() []layout {
+	joined := func(dd string, parts ...string) string { return strings.Join(parts, dd) }
+	return []layout{
+		{"default", func(int64, string) string { return "partition=0" }},
+		{"hourly", func(off int64, dd string) string {
+			t := recordTime(off)
+			return joined(dd, fmt.Sprintf("year=%04d", t.Year()), fmt.Sprintf("month=%02d", t.Month()), fmt.Sprintf("day=%02d", t.Day()), fmt.Sprintf("hour=%02d", t.Hour()))
+		}},
+		{"daily", func(off int64, dd string) string {
+			t := recordTime(off)
+			return joined(dd, fmt.Sprintf("year=%04d", t.Year()), fmt.Sprintf("month=%02d", t.Month()), fmt.Sprintf("day=%02d", t.Day()))
+		}},
+		{"timebased day first", func(off int64, dd string) string {
+			t := recordTime(off)
+			return joined(dd, fmt.Sprintf("day=%02d", t.Day()), fmt.Sprintf("month=%02d", t.Month()), fmt.Sprintf("year=%04d", t.Year()))
+		}},
+		{"field", func(off int64, dd string) string {
+			regions := []string{"region=eu" + dd + "tier=3", "region=us" + dd + "tier=1", "region=ap" + dd + "tier=2"}
+			return regions[off%3]
+		}},
+	}
+}
+
+// sunkObject is one object a sink-like writer made: its folder and the
+// offsets of its records.
+type sunkObject struct {
+	folder  string
+	offsets []int64
+	commit  int64 // the offset the commit that wrote it reached
+}
+
+// sinkLike writes offsets 0..n-1 as a sink does: each record goes to its
+// folder's open object; every commitEvery records a rotation commits every
+// open object.
+func sinkLike(l layout, dd string, n, commitEvery int64) []sunkObject {
+	var out []sunkObject
+	for from := int64(0); from < n; from += commitEvery {
+		to := min(from+commitEvery, n)
+		open := map[string]int{}
+		for off := from; off < to; off++ {
+			f := l.folder(off, dd)
+			i, ok := open[f]
+			if !ok {
+				i = len(out)
+				open[f] = i
+				out = append(out, sunkObject{folder: f, commit: to})
+			}
+			out[i].offsets = append(out[i].offsets, off)
+		}
+	}
+	return out
+}
+
+// layoutRecord is the record at off: value v-<off>; envelopes carry the
+// partition, offset and time.
+func layoutRecord(p int32, off int64) *format.Record {
+	return &format.Record{Partition: p, Offset: off, Timestamp: recordTime(off), Value: fmt.Appendf(nil, "v-%d", off)}
+}
+
+// putIn writes one object of topic/p in folder, named with the first
+// record's offset, holding recs.
+func (a *archive) putIn(topic string, p int32, folder string, recs []*format.Record) string {
+	a.t.Helper()
+	key := a.keys.ObjectKey(partition.ObjectName{Topic: topic, Encoded: folder, Partition: p, StartOffset: recs[0].Offset, Ext: a.f.Extension()})
+	a.putRaw(key, func(w io.Writer) {
+		rw, err := a.f.NewWriter(w)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err := rw.Write(r); err != nil {
+				a.t.Fatal(err)
+			}
+		}
+		if err := rw.Close(); err != nil {
+			a.t.Fatal(err)
+		}
+	})
+	return key
+}
+
+// writeSunk writes objs into topic/p; withIndex adds each commit's index
+// entries (one index object per commit), as the kafkas3 sink does.
+func (a *archive) writeSunk(topic string, p int32, objs []sunkObject, withIndex bool) []string {
+	a.t.Helper()
+	var keys []string
+	var batch []indexed
+	for i, o := range objs {
+		recs := make([]*format.Record, len(o.offsets))
+		var runs offsetRuns
+		for j, off := range o.offsets {
+			recs[j] = layoutRecord(p, off)
+			if err := runs.add(off); err != nil {
+				a.t.Fatal(err)
+			}
+		}
+		key := a.putIn(topic, p, o.folder, recs)
+		keys = append(keys, key)
+		ir := make([]index.Run, len(runs.runs))
+		for j, r := range runs.runs {
+			ir[j] = index.Run{First: r.First, Last: r.Last}
+		}
+		batch = append(batch, indexed{key: key, runs: ir, from: o.commit - commitOf(objs, o.commit)})
+		if withIndex && (i == len(objs)-1 || objs[i+1].commit != o.commit) {
+			a.writeIndex(topic, p, o.commit, batch...)
+			batch = nil
+		}
+	}
+	return keys
+}
+
+// commitOf returns how many offsets the commit reaching commit covers.
+func commitOf(objs []sunkObject, commit int64) int64 {
+	var n int64
+	for _, o := range objs {
+		if o.commit == commit {
+			n += int64(len(o.offsets))
+		}
+	}
+	return n
+}
+
+// layoutValues are the records v-<off> of offsets from..to-1.
+func layoutValues(from, to int64) []*format.Record {
+	var out []*format.Record
+	for off := from; off < to; off++ {
+		out = append(out, &format.Record{Value: fmt.Appendf(nil, "v-%d", off)})
+	}
+	return out
+}
+
+// TestLayoutsRestoreInOffsetOrder: archives of every layout (the default,
+// hourly and daily across the new year with late records going back to
+// 2026's folders, a time-based path.format whose folders sort against
+// time, a field layout with two fields whose folders interleave), with
+// the archive index or with envelopes and no index, with Confluent's key
+// layout and with another directory.delim and no topics.dir: each
+// partition's objects are found in every folder, at any depth, and
+// restored in exact offset order, each record once; the plan says how.
+func TestLayoutsRestoreInOffsetOrder(t *testing.T) {
+	const n = 16
+	plain := format.NewJSON()
+	envelope := mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true})
+	for _, l := range testLayouts() {
+		for _, tc := range []struct {
+			name      string
+			f         format.Format
+			withIndex bool
+			keys      partition.KeyConfig
+		}{
+			{"index", plain, true, partition.DefaultKeyConfig()},
+			{"envelope", envelope, false, partition.DefaultKeyConfig()},
+			{"index, delim # and no topics.dir", plain, true, partition.KeyConfig{DirectoryDelim: "#", FileDelim: "+", OffsetPadWidth: 5}},
+		} {
+			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
+				a := newArchive(t, tc.f)
+				a.keys = tc.keys
+				objs := sinkLike(l, tc.keys.DirectoryDelim, n, 6)
+				a.writeSunk("src", 0, objs, tc.withIndex)
+				brokers := newCluster(t, 1)
+				cfg := indexedConfig(brokers, a)
+				cfg.Keys, cfg.Format = tc.keys, plain
+				r := mustNew(t, cfg, a, nil)
+				plan, err := r.Plan(testContext(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pp := plan.Topics[0].Parts[0]
+				folders := map[string]bool{}
+				for _, o := range objs {
+					folders[o.folder] = true
+				}
+				if pp.Order != OrderOffsets || pp.Folders != len(folders) || len(pp.Objects) != len(objs) || pp.Records != n || pp.Duplicates != 0 || len(pp.Gaps) != 0 {
+					t.Fatalf("plan: order %q folders %d (want %d) objects %d (want %d) records %d duplicates %d gaps %v damaged %v",
+						pp.Order, pp.Folders, len(folders), len(pp.Objects), len(objs), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
+				}
+				if tc.withIndex != pp.Proven() {
+					t.Fatalf("proven %v (%s)", pp.Proven(), pp.ProofText())
+				}
+				var text bytes.Buffer
+				if err := plan.WriteText(&text); err != nil {
+					t.Fatal(err)
+				}
+				if want := pp.OrderText(); !strings.Contains(text.String(), want) || strings.Contains(text.String(), "order not proven") {
+					t.Fatalf("plan text lacks %q:\n%s", want, text.String())
+				}
+				sum, err := r.Run(testContext(t), nil)
+				if err != nil || sum.Records != n || len(sum.UnprovenOrder) != 0 {
+					t.Fatalf("%+v, %v", sum, err)
+				}
+				checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
+			})
+		}
+	}
+}
+
+// TestLayoutsSortAgainstKeys: the time-based archive's folders sort
+// against time (day=01/month=01/year=2027 before day=31/month=12/year=2026)
+// and the hourly one's late records make a 2026 folder hold offsets after
+// 2027's: the plan's objects are in start-offset order, not key order.
+func TestLayoutsSortAgainstKeys(t *testing.T) {
+	for _, l := range testLayouts()[1:4] {
+		a := newArchive(t, format.NewJSON())
+		objs := sinkLike(l, "/", 16, 6)
+		keys := a.writeSunk("src", 0, objs, true)
+		cfg := indexedConfig(nil, a)
+		cfg.DryRun = true
+		plan, err := mustNew(t, cfg, a, nil).Plan(testContext(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range plan.Topics[0].Parts[0].Objects {
+			got = append(got, o.Key)
+		}
+		if slices.IsSorted(keys) {
+			t.Fatalf("%s: the test's keys sort like offsets: %q", l.name, keys)
+		}
+		sorted := slices.Clone(keys)
+		slices.SortStableFunc(sorted, func(x, y string) int {
+			return int(objs[slices.Index(keys, x)].offsets[0] - objs[slices.Index(keys, y)].offsets[0])
+		})
+		if !slices.Equal(got, sorted) {
+			t.Fatalf("%s: plan order %q, want by start offset %q", l.name, got, sorted)
+		}
+	}
+}
+
+// TestLayoutsWithoutOffsets: archives without index and without envelopes
+// (Confluent's connector) in several folders cannot be proven in order:
+// the plan says which partitions and why (objects of a field layout
+// overlap: their records interleave), the run refuses before producing
+// anything, and --allow-unproven-order restores every record (none
+// dropped as a duplicate), object by object in start-offset order, saying
+// so in the log and the summary. One folder (the default layout, a single
+// hour) needs no flag.
+func TestLayoutsWithoutOffsets(t *testing.T) {
+	layouts := testLayouts()
+	for _, tc := range []struct {
+		l           layout
+		order       string
+		overlapping bool
+		// inOrder: the objects sorted by start offset happen to hold
+		// the records in offset order.
+		inOrder bool
+	}{
+		{layouts[0], OrderOneFolder, false, true},
+		{layout{"one hour", func(int64, string) string { return "year=2026/month=12/day=31/hour=23" }}, OrderOneFolder, false, true},
+		{layout{"hourly, no late records", func(off int64, dd string) string { return fmt.Sprintf("year=%d/hour=%d", 2026+off/8, off/4) }}, OrderUnproven, false, true},
+		{layouts[1], OrderUnproven, true, false},
+		{layouts[4], OrderUnproven, true, false},
+	} {
+		t.Run(tc.l.name, func(t *testing.T) {
+			const n = 16
+			a := newArchive(t, format.NewJSON())
+			objs := sinkLike(tc.l, "/", n, 8)
+			a.writeSunk("src", 0, objs, false)
+			brokers := newCluster(t, 1)
+			cfg := indexedConfig(brokers, a)
+			log := &logBuffer{}
+			plan, err := mustNew(t, cfg, a, log).Plan(testContext(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp := plan.Topics[0].Parts[0]
+			if pp.Order != tc.order || (pp.Overlapping > 0) != tc.overlapping || pp.Records != n || pp.Duplicates != 0 {
+				t.Fatalf("order %q overlapping %d records %d duplicates %d", pp.Order, pp.Overlapping, pp.Records, pp.Duplicates)
+			}
+			var text bytes.Buffer
+			plan.WriteText(&text)
+			_, err = mustNew(t, cfg, a, log).Run(testContext(t), nil)
+			if tc.order == OrderOneFolder {
+				if err != nil || strings.Contains(text.String(), "order not proven") {
+					t.Fatalf("one folder: %v\n%s", err, text.String())
+				}
+				checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
+				return
+			}
+			for _, want := range []string{fmt.Sprintf("NOT PROVEN: %d folders", pp.Folders), "order not proven: src/0: objects in"} {
+				if !strings.Contains(text.String(), want) {
+					t.Fatalf("plan text lacks %q:\n%s", want, text.String())
+				}
+			}
+			if tc.overlapping != strings.Contains(text.String(), "start inside the offsets of an object of another folder") {
+				t.Fatalf("plan text and overlap %v:\n%s", tc.overlapping, text.String())
+			}
+			if !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "src/0") || !strings.Contains(err.Error(), "--allow-unproven-order") {
+				t.Fatalf("err = %v, want ErrOrderUnproven naming src/0 and the flag", err)
+			}
+			if got := targetRecords(t, brokers, "dst"); got != -1 {
+				t.Fatalf("refused run: target holds %d records (-1: absent)", got)
+			}
+			cfg.AllowUnprovenOrder = true
+			sum, err := mustNew(t, cfg, a, log).Run(testContext(t), nil)
+			if err != nil || sum.Records != n || !slices.Equal(sum.UnprovenOrder, []string{"src/0"}) ||
+				!strings.Contains(sum.String(), "record order not proven: 1 partitions (src/0)") {
+				t.Fatalf("allowed: %+v (%s), %v", sum, sum, err)
+			}
+			if !strings.Contains(log.String(), "restoring a partition whose record order cannot be proven") {
+				t.Fatalf("no warning in the log:\n%s", log)
+			}
+			// Every record, object by object in start-offset order.
+			var want []*format.Record
+			sorted := slices.Clone(objs)
+			slices.SortStableFunc(sorted, func(x, y sunkObject) int { return int(x.offsets[0] - y.offsets[0]) })
+			for _, o := range sorted {
+				for _, off := range o.offsets {
+					want = append(want, &format.Record{Value: fmt.Appendf(nil, "v-%d", off)})
+				}
+			}
+			got := readTopic(t, brokers, "dst")[0]
+			checkValues(t, "dst/0", got, want)
+			inOrder := true
+			for i, o := range sorted[1:] {
+				inOrder = inOrder && o.offsets[0] > slices.Max(sorted[i].offsets)
+			}
+			if inOrder != tc.inOrder {
+				t.Fatalf("the objects hold the records in order: %v, want %v", inOrder, tc.inOrder)
+			}
+		})
+	}
+}
