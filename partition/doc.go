@@ -22,12 +22,15 @@
 //
 // Partitioners returns the registry of partitioners (partitioner.class):
 // each Kind with its short name, other names and Confluent class name,
-// and its constructor (Spec.New; nil while a partitioner cannot be
-// selected). Lookup and New read it. Only the default partitioner can be
-// selected: NewField, NewTimeBased, NewDaily and NewHourly exist, but the
-// registry marks them unsupported until the sink passes them their
-// settings. The mechanism is internal/registry, shared with
-// format.Formats and convert.Converters.
+// its constructor (Spec.New, taking the typed Config of every partitioner
+// key) and the keys it requires (Spec.Requires). Lookup and New read it.
+// DefaultPartitioner, FieldPartitioner (NewField), TimeBasedPartitioner
+// (NewTimeBased) and its DailyPartitioner and HourlyPartitioner presets
+// (NewDaily, NewHourly) can all be selected. The time-based ones
+// implement Timed, which the sink asks for a record's bucket and time.
+// Encode errors that the record causes wrap ErrBadRecord. The mechanism
+// is internal/registry, shared with format.Formats and
+// convert.Converters.
 //
 // Defaults are not applied implicitly: DefaultKeyConfig returns Confluent's,
 // and the caller (the config layer) starts from them.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/internal/registry"
@@ -23,10 +24,7 @@ var ErrUnknownPartitioner = errors.New("unknown partitioner")
 // once, in Partitioners.
 type Kind int
 
-// The partitioners Confluent ships. Only KindDefault can be selected yet;
-// the field and time-based ones have constructors (NewField,
-// NewTimeBased, ...) that the registry does not offer until the sink
-// wires their settings (see Partitioners).
+// The partitioners Confluent ships, all offered by Partitioners.
 const (
 	KindDefault Kind = iota + 1
 	KindField
@@ -38,9 +36,58 @@ const (
 const confluentPartitionerPrefix = "io.confluent.connect.storage.partitioner."
 
 // Spec is what the partitioner registry declares about a partitioner
-// beyond its names: its constructor (nil while unsupported).
+// beyond its names: its constructor, which checks the settings the
+// partitioner reads as Confluent's does, and the keys it requires.
 type Spec struct {
-	New func() Partitioner
+	New func(Config) (Partitioner, error)
+	// Requires lists the config keys the partitioner needs set (Confluent
+	// refuses to start without them); the config layer reports each
+	// missing one, with every other problem.
+	Requires []string
+}
+
+// Config keys of the partitioners (Confluent's PartitionerConfig).
+const (
+	KeyPathFormat          = "path.format"
+	KeyPartitionDurationMs = "partition.duration.ms"
+	KeyLocale              = "locale"
+	KeyTimezone            = "timezone"
+	KeyTimestampExtractor  = "timestamp.extractor"
+	KeyTimestampField      = "timestamp.field"
+	KeyPartitionFieldName  = "partition.field.name"
+)
+
+// Config holds every partitioner setting; each partitioner reads the ones
+// it uses (Spec.Requires lists those it needs) and ignores the others, as
+// Confluent's do.
+type Config struct {
+	PathFormat     string         // path.format (TimeBasedPartitioner)
+	Duration       time.Duration  // partition.duration.ms (TimeBasedPartitioner)
+	Locale         string         // locale (time-based)
+	Location       *time.Location // timezone (time-based)
+	Extractor      Extractor      // timestamp.extractor (time-based); 0 means Wallclock
+	TimestampField string         // timestamp.field, for ExtractRecordField
+	Fields         []string       // partition.field.name (FieldPartitioner)
+	DirectoryDelim string         // directory.delim; "" means "/"
+	// Now is the clock of ExtractWallclock; nil means time.Now.
+	Now func() time.Time
+}
+
+// timeConfig is the TimeConfig of c.
+func (c Config) timeConfig() TimeConfig {
+	ex := c.Extractor
+	if ex == 0 {
+		ex = ExtractWallclock
+	}
+	return TimeConfig{PathFormat: c.PathFormat, Duration: c.Duration, Locale: c.Locale, Location: c.Location,
+		Extractor: ex, Field: c.TimestampField, DirectoryDelim: c.delim(), Now: c.Now}
+}
+
+func (c Config) delim() string {
+	if c.DirectoryDelim == "" {
+		return "/"
+	}
+	return c.DirectoryDelim
 }
 
 // Entry is one partitioner of the registry.
@@ -55,11 +102,20 @@ func Partitioners() Registry {
 	return Registry{
 		Key: KeyPartitionerClass, What: "partitioner", Unknown: ErrUnknownPartitioner, NotSupported: ErrNotSupported,
 		Entries: []Entry{
-			{Kind: KindDefault, Name: "default", Class: confluentPartitionerPrefix + "DefaultPartitioner", Spec: Spec{New: NewDefault}},
-			{Kind: KindField, Name: "field", Class: confluentPartitionerPrefix + "FieldPartitioner", Unsupported: true},
-			{Kind: KindTimeBased, Name: "time", Short: []string{"timebased"}, Class: confluentPartitionerPrefix + "TimeBasedPartitioner", Unsupported: true},
-			{Kind: KindDaily, Name: "daily", Class: confluentPartitionerPrefix + "DailyPartitioner", Unsupported: true},
-			{Kind: KindHourly, Name: "hourly", Class: confluentPartitionerPrefix + "HourlyPartitioner", Unsupported: true},
+			{Kind: KindDefault, Name: "default", Class: confluentPartitionerPrefix + "DefaultPartitioner",
+				Spec: Spec{New: func(Config) (Partitioner, error) { return NewDefault(), nil }}},
+			{Kind: KindField, Name: "field", Class: confluentPartitionerPrefix + "FieldPartitioner",
+				Spec: Spec{New: func(c Config) (Partitioner, error) { return nonNil(NewField(c.Fields, c.delim())) },
+					Requires: []string{KeyPartitionFieldName}}},
+			{Kind: KindTimeBased, Name: "time", Short: []string{"timebased"}, Class: confluentPartitionerPrefix + "TimeBasedPartitioner",
+				Spec: Spec{New: func(c Config) (Partitioner, error) { return nonNil(NewTimeBased(c.timeConfig())) },
+					Requires: []string{KeyPathFormat, KeyPartitionDurationMs, KeyLocale, KeyTimezone}}},
+			{Kind: KindDaily, Name: "daily", Class: confluentPartitionerPrefix + "DailyPartitioner",
+				Spec: Spec{New: func(c Config) (Partitioner, error) { return nonNil(NewDaily(c.timeConfig())) },
+					Requires: []string{KeyLocale, KeyTimezone}}},
+			{Kind: KindHourly, Name: "hourly", Class: confluentPartitionerPrefix + "HourlyPartitioner",
+				Spec: Spec{New: func(c Config) (Partitioner, error) { return nonNil(NewHourly(c.timeConfig())) },
+					Requires: []string{KeyLocale, KeyTimezone}}},
 		},
 	}
 }
@@ -97,9 +153,18 @@ func Lookup(name string) (Kind, error) {
 	return e.Kind, err
 }
 
-// New returns the partitioner of kind k. Kinds that cannot be selected yet
-// give an error wrapping ErrNotSupported.
-func New(k Kind) (Partitioner, error) {
+// nonNil turns a typed nil partitioner with an error into a nil interface.
+func nonNil[P Partitioner](p P, err error) (Partitioner, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// New returns the partitioner of kind k built from cfg. Kinds that cannot
+// be selected give an error wrapping ErrNotSupported; settings the
+// partitioner refuses, an error naming each key.
+func New(k Kind, cfg Config) (Partitioner, error) {
 	e, ok := Partitioners().Get(k)
 	switch {
 	case !ok:
@@ -107,7 +172,13 @@ func New(k Kind) (Partitioner, error) {
 	case e.Spec.New == nil:
 		return nil, fmt.Errorf("%s %s: %w", KeyPartitionerClass, k.ClassName(), ErrNotSupported)
 	}
-	return e.Spec.New(), nil
+	return e.Spec.New(cfg)
+}
+
+// Requires returns the config keys partitioner k needs set.
+func (k Kind) Requires() []string {
+	e, _ := Partitioners().Get(k)
+	return e.Spec.Requires
 }
 
 // DefaultPartitioner keeps Kafka's partitioning: the encoded partition of a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 )
@@ -53,17 +54,15 @@ func TestLookup(t *testing.T) {
 		"io.confluent.connect.storage.partitioner.TimeBasedPartitioner": KindTimeBased,
 		"io.confluent.connect.storage.partitioner.DailyPartitioner":     KindDaily,
 		"io.confluent.connect.storage.partitioner.HourlyPartitioner":    KindHourly,
+		"FieldPartitioner": KindField, "TimeBasedPartitioner": KindTimeBased,
 		"field": KindField, "timebased": KindTimeBased, "time": KindTimeBased, "daily": KindDaily, "hourly": KindHourly,
 	} {
 		k, err := Lookup(name)
-		if k != want {
-			t.Errorf("Lookup(%q) kind = %v, want %v", name, k, want)
+		if k != want || err != nil {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", name, k, err, want)
 		}
-		if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), KeyPartitionerClass) {
-			t.Errorf("Lookup(%q) error = %v, want not-supported naming %s", name, err, KeyPartitionerClass)
-		}
-		if _, err := New(k); !errors.Is(err, ErrNotSupported) {
-			t.Errorf("New(%v) error = %v, want ErrNotSupported", k, err)
+		if !k.Supported() {
+			t.Errorf("%v is not supported", k)
 		}
 	}
 	for _, name := range []string{"", "Default Partitioner", "io.confluent.connect.storage.partitioner.Nope", "com.example.DefaultPartitioner"} {
@@ -75,10 +74,48 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) error %q does not name %s", name, err, KeyPartitionerClass)
 		}
 	}
-	if p, err := New(KindDefault); err != nil || p == nil {
-		t.Errorf("New(KindDefault) = %v, %v", p, err)
+	if p, err := New(KindDefault, Config{}); err != nil || p == nil {
+		t.Errorf("New(KindDefault, Config{}) = %v, %v", p, err)
 	}
 	if KindDefault.ClassName() != "io.confluent.connect.storage.partitioner.DefaultPartitioner" {
 		t.Errorf("ClassName = %q", KindDefault.ClassName())
+	}
+}
+
+// TestNewFromRegistry builds every partitioner through the registry from
+// one Config and checks its encoded path, and that a Config without a
+// required key is refused naming the key.
+func TestNewFromRegistry(t *testing.T) {
+	cfg := Config{PathFormat: "'dt'=YYYY-MM-dd/", Duration: 24 * time.Hour, Locale: "en-US", Location: time.UTC,
+		Extractor: ExtractRecord, Fields: []string{"region"}, DirectoryDelim: "/"}
+	rec := &format.Record{Topic: "t", Partition: 2, Timestamp: time.UnixMilli(1785575700000), // 2026-08-01T09:15Z
+		Value: []byte(`{"region":"eu"}`)}
+	for k, want := range map[Kind]string{
+		KindDefault: "partition=2", KindField: "region=eu", KindTimeBased: "dt=2026-08-01",
+		KindDaily: "year=2026/month=08/day=01", KindHourly: "year=2026/month=08/day=01/hour=09",
+	} {
+		p, err := New(k, cfg)
+		if err != nil {
+			t.Fatalf("New(%v): %v", k, err)
+		}
+		if got, err := p.Encode(rec); err != nil || got != want {
+			t.Errorf("%v: Encode = %q, %v; want %q", k, got, err, want)
+		}
+		_, timed := p.(Timed)
+		if timed != (k == KindTimeBased || k == KindDaily || k == KindHourly) {
+			t.Errorf("%v: Timed = %v", k, timed)
+		}
+		for _, key := range k.Requires() {
+			if _, err := New(k, Config{}); err == nil || !strings.Contains(err.Error(), key) {
+				t.Errorf("New(%v, Config{}) = %v; want an error naming %s", k, err, key)
+			}
+		}
+	}
+	if got := KindTimeBased.Requires(); len(got) != 4 {
+		t.Errorf("TimeBased requires %v", got)
+	}
+	p, _ := New(KindHourly, Config{Locale: "en", Location: time.UTC}) // Wallclock by default
+	if p.(Timed).Deterministic() {
+		t.Error("the default extractor (Wallclock) is deterministic")
 	}
 }

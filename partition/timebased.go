@@ -136,13 +136,40 @@ func NewHourly(cfg TimeConfig) (*TimeBased, error) {
 // encoded partitions: true unless the extractor is the wall clock.
 func (p *TimeBased) Deterministic() bool { return p.cfg.Extractor != ExtractWallclock }
 
+// Timed is implemented by the time-based partitioners (TimeBased, and the
+// Daily and Hourly presets): the sink measures rotate.interval.ms with the
+// partitioner's timestamp extractor, as Confluent's does, and tells late
+// records (an earlier bucket than the open set's latest) from new buckets.
+type Timed interface {
+	Partitioner
+	// EncodeTime returns r's encoded partition, the start of its time
+	// bucket and r's time by the extractor (both milliseconds since the
+	// epoch), reading the extractor once. Errors the record causes wrap
+	// ErrBadRecord.
+	EncodeTime(r *format.Record) (encoded string, bucket, at int64, err error)
+	// Deterministic reports whether the same records always get the
+	// same encoded partitions and times (false with the wall clock).
+	Deterministic() bool
+}
+
 // Encode returns the path of r's time bucket.
 func (p *TimeBased) Encode(r *format.Record) (string, error) {
-	start, err := p.BucketStart(r)
-	if err != nil {
-		return "", err
+	enc, _, _, err := p.EncodeTime(r)
+	return enc, err
+}
+
+// EncodeTime returns the path of r's time bucket, the bucket's start and
+// r's time by the extractor (see Timed).
+func (p *TimeBased) EncodeTime(r *format.Record) (encoded string, bucket, at int64, err error) {
+	if r == nil {
+		return "", 0, 0, errors.New("partition: nil record")
 	}
-	return p.format.Format(time.UnixMilli(start).In(p.cfg.Location)), nil
+	at, err = p.recordTime(r)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	bucket = TimeBucket(at, p.ms, p.cfg.Location)
+	return p.format.Format(time.UnixMilli(bucket).In(p.cfg.Location)), bucket, at, nil
 }
 
 // BucketStart returns the start (milliseconds since the epoch) of r's time
