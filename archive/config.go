@@ -107,6 +107,10 @@ type Config struct {
 	RotateInterval         time.Duration // rotate.interval.ms on record time; 0 = off
 	RotateScheduleInterval time.Duration // rotate.schedule.interval.ms on the wall clock; 0 = off
 	Timezone               *time.Location
+	// MaxOpenPartitions is kafkas3.max.open.partitions: the most encoded
+	// partitions one Kafka partition has open files in; a record for
+	// another one rotates first. 0 means DefaultMaxOpenPartitions.
+	MaxOpenPartitions int
 
 	Keys        partition.KeyConfig
 	Format      format.Format // already wrapped with compression
@@ -214,8 +218,17 @@ func (c *Config) settleInput() error {
 	if c.GroupID == "" {
 		c.GroupID = DefaultGroupID(c.Name)
 	}
+	if c.MaxOpenPartitions < 0 {
+		return errors.New("archive: kafkas3.max.open.partitions must be > 0")
+	}
+	if c.MaxOpenPartitions == 0 {
+		c.MaxOpenPartitions = DefaultMaxOpenPartitions
+	}
 	return nil
 }
+
+// DefaultMaxOpenPartitions is kafkas3.max.open.partitions' default.
+const DefaultMaxOpenPartitions = 32
 
 // DefaultGroupID is the consumer group of a sink named name when group.id
 // is unset: connect-<name>, Kafka Connect's group for a sink connector of

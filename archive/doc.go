@@ -18,7 +18,12 @@
 //     rotation on record time (rotate.go), behavior.on.null.values
 //     (nullValue), the .keys and .headers records (partRecords, parts.go),
 //     rotation on a switch between tombstones and other records, the
-//     partitioner (encode), the file (fileFor: the schema decision
+//     partitioner (place: a record it cannot place, partition.ErrBadRecord,
+//     is a bad record), rotation before a new folder when
+//     kafkas3.max.open.partitions are open and, with a time-based
+//     partitioner, on rotate.interval.ms in its extractor's time and before
+//     a later time bucket (rotateOnPlace; a late record goes into its own
+//     bucket's open file without rotating), the file (fileFor: the schema decision
 //     applySchema in schema.go, rotation on a new key schema, open in
 //     objects.go), the value object (writeValue), the parallel objects
 //     (writeParts, parts.go) and flush.size (added). A bad record goes

@@ -168,11 +168,13 @@ func (w *worker) convert(r *format.Record) error {
 }
 
 // write consumes one record: it may rotate before (record-time interval,
-// a switch between tombstones and other records, a schema change) and
-// after (flush.size) writing it. A record that cannot be written because
-// of its data gives a *BadRecordError, and the writer is left as if the
-// record had not been given. The steps are in writer.go, the .keys and
-// .headers records in parts.go, the schema decision in schema.go.
+// a switch between tombstones and other records, a new time bucket or
+// too many open folders, a schema change) and after (flush.size) writing
+// it. A record that cannot be written because of its data, the
+// partitioner's ErrBadRecord included, gives a *BadRecordError, and the
+// writer is left as if the record had not been given. The steps are in
+// writer.go, the rotations in rotate.go, the .keys and .headers records
+// in parts.go, the schema decision in schema.go.
 func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	if err := w.rotateOnRecordTime(ctx, r); err != nil {
 		return err
@@ -192,23 +194,26 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 	if err := w.rotateOnTombstoneSwitch(ctx, tomb); err != nil {
 		return err
 	}
-	encoded, err := w.encode(r, tomb)
+	pl, err := w.place(r, tomb)
 	if err != nil {
 		return err
 	}
-	f, err := w.fileFor(ctx, encoded, r, tomb, parts.key)
+	if err := w.rotateOnPlace(ctx, pl); err != nil {
+		return err
+	}
+	f, err := w.fileFor(ctx, pl.encoded, r, tomb, parts.key)
 	if err != nil {
 		return err
 	}
 	if !tomb {
-		if err := w.writeValue(ctx, f, encoded, r); err != nil {
+		if err := w.writeValue(ctx, f, pl.encoded, r); err != nil {
 			return err
 		}
 	}
-	if err := w.writeParts(ctx, f, encoded, r, parts); err != nil {
+	if err := w.writeParts(ctx, f, pl.encoded, r, parts); err != nil {
 		return err
 	}
-	return w.added(ctx, f, r, tomb)
+	return w.added(ctx, f, r, tomb, pl)
 }
 
 // rotate completes every open file of the partition, with their parallel

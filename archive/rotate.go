@@ -11,9 +11,38 @@ import (
 // rotate too (schema.go), and so may a new key schema (writer.go fileFor).
 
 // rotateOnRecordTime rotates before r when rotate.interval.ms has passed,
-// in record time, since the first record of the open set.
+// in Kafka record time, since the first record of the open set. A
+// time-based partitioner measures the interval with its extractor
+// instead (rotateOnPlace).
 func (w *partitionWriter) rotateOnRecordTime(ctx context.Context, r *format.Record) error {
-	if w.cfg.RotateInterval > 0 && w.count > 0 && r.Timestamp.Sub(w.baseTS) >= w.cfg.RotateInterval {
+	if w.timed == nil && w.cfg.RotateInterval > 0 && w.count > 0 && r.Timestamp.Sub(w.baseTS) >= w.cfg.RotateInterval {
+		return w.rotate(ctx)
+	}
+	return nil
+}
+
+// rotateOnPlace rotates before a record placed at pl, whose folder is not
+// open, when kafkas3.max.open.partitions folders are. With a time-based
+// partitioner and rotate.interval.ms it also rotates as Confluent's
+// TopicPartitionWriter does: once the interval has passed, in the
+// extractor's time, since the open set's first record, and before a
+// record of a bucket later than every record of the open set whose
+// folder is not open (time moves on). Unlike Confluent's, a late record
+// (an earlier bucket) does not rotate: it goes into its bucket's open
+// file, or opens one, so late data does not cut small files
+// (kafka-connect-storage-cloud #529, #574). Every input of the decision is
+// in the records, so a replay rotates at the same offsets (the wall clock
+// extractor aside).
+func (w *partitionWriter) rotateOnPlace(ctx context.Context, pl placement) error {
+	if w.count == 0 {
+		return nil
+	}
+	_, open := w.files[pl.encoded]
+	rotate := !open && len(w.files) >= w.maxOpen
+	if pl.timed && w.timeSet && w.cfg.RotateInterval > 0 {
+		rotate = rotate || pl.at-w.baseAt >= w.cfg.RotateInterval.Milliseconds() || (!open && pl.bucket > w.latest)
+	}
+	if rotate {
 		return w.rotate(ctx)
 	}
 	return nil

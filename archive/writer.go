@@ -9,6 +9,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -32,13 +33,21 @@ type partitionWriter struct {
 	store     s3store.Store
 	log       *slog.Logger
 
-	files   map[string]*openFile // by encoded partition path
-	order   []string             // encoded paths in opening order
-	count   int                  // records in the open file set
-	baseTS  time.Time            // timestamp of the first record of the open set
-	last    int64                // offset of the last record consumed; -1 before any
-	pending int64                // next offset that may be committed (all files up to it complete); -1 if none
-	done    []FileStats          // completed files not yet reported
+	files  map[string]*openFile // by encoded partition path
+	order  []string             // encoded paths in opening order
+	count  int                  // records in the open file set
+	baseTS time.Time            // timestamp of the first record of the open set
+	// timed is the partitioner when it is time-based (nil otherwise): its
+	// extractor measures rotate.interval.ms. baseAt is the extractor time
+	// of the open set's first record, latest the latest bucket start of
+	// its records; both hold while timeSet.
+	timed          partition.Timed
+	baseAt, latest int64
+	timeSet        bool
+	maxOpen        int         // kafkas3.max.open.partitions
+	last           int64       // offset of the last record consumed; -1 before any
+	pending        int64       // next offset that may be committed (all files up to it complete); -1 if none
+	done           []FileStats // completed files not yet reported
 
 	// The archive index (Config.IndexPrefix != ""). Every offset the
 	// writer makes committable has an index object with that commit, so
@@ -78,6 +87,10 @@ func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s
 		indexWriter: index.WriterOf(cfg.GroupID),
 		schemas:     newSchemas(cfg.Compatibility),
 	}
+	w.timed, _ = cfg.Partitioner.(partition.Timed)
+	if w.maxOpen = cfg.MaxOpenPartitions; w.maxOpen <= 0 {
+		w.maxOpen = DefaultMaxOpenPartitions
+	}
 	// New checked that the formats hold keys and headers.
 	if cfg.KeysFormat != nil {
 		w.keys, _ = format.NewKeyPart(cfg.KeysFormat.Kind, cfg.KeyConverterClass == stringKeyConverter)
@@ -112,17 +125,38 @@ func (w *partitionWriter) nullValue(ctx context.Context, r *format.Record) (cons
 	}
 }
 
-// encode is r's encoded partition: the partitioner's, or
-// tombstone.encoded.partition for a tombstone.
-func (w *partitionWriter) encode(r *format.Record, tomb bool) (string, error) {
+// placement is where a record goes: its encoded partition and, with a
+// time-based partitioner (timed), its bucket start and its time by the
+// extractor (milliseconds since the epoch).
+type placement struct {
+	encoded    string
+	timed      bool
+	bucket, at int64
+}
+
+// place is r's placement: the partitioner's, or tombstone.encoded.partition
+// for a tombstone. An error the record causes (partition.ErrBadRecord: a
+// field it lacks, a type that cannot name a folder, no timestamp) makes r
+// a bad record; any other stops the sink.
+func (w *partitionWriter) place(r *format.Record, tomb bool) (placement, error) {
 	if tomb {
-		return w.cfg.TombstonePartition, nil
+		return placement{encoded: w.cfg.TombstonePartition}, nil
 	}
-	encoded, err := w.cfg.Partitioner.Encode(r)
-	if err != nil {
-		return "", fmt.Errorf("topic %s partition %d offset %d: partitioner: %w", r.Topic, r.Partition, r.Offset, err)
+	var pl placement
+	var err error
+	if w.timed != nil {
+		pl.timed = true
+		pl.encoded, pl.bucket, pl.at, err = w.timed.EncodeTime(r)
+	} else {
+		pl.encoded, err = w.cfg.Partitioner.Encode(r)
 	}
-	return encoded, nil
+	switch {
+	case errors.Is(err, partition.ErrBadRecord):
+		return pl, w.bad(r, err)
+	case err != nil:
+		return pl, fmt.Errorf("topic %s partition %d offset %d: partitioner: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	return pl, nil
 }
 
 // fileFor returns the file of encoded that r goes into: the open one,
@@ -180,13 +214,22 @@ func (w *partitionWriter) writeValue(ctx context.Context, f *openFile, encoded s
 	return w.bad(r, err)
 }
 
-// added notes that f now holds r and rotates at flush.size.
-func (w *partitionWriter) added(ctx context.Context, f *openFile, r *format.Record, tomb bool) error {
+// added notes that f now holds r, placed at pl, and rotates at flush.size.
+func (w *partitionWriter) added(ctx context.Context, f *openFile, r *format.Record, tomb bool, pl placement) error {
 	w.begin(r.Offset)
 	f.add(r.Offset, r.Timestamp.UnixMilli())
 	if w.count == 0 {
 		w.baseTS = r.Timestamp
 		w.tombstones = tomb
+		w.timeSet = false
+	}
+	if pl.timed {
+		switch {
+		case !w.timeSet:
+			w.baseAt, w.latest, w.timeSet = pl.at, pl.bucket, true
+		case pl.bucket > w.latest:
+			w.latest = pl.bucket
+		}
 	}
 	w.count++
 	w.last = r.Offset

@@ -210,6 +210,12 @@ type Keys struct {
 	FormatBytearraySeparator                    StringKey // format.bytearray.separator
 	FormatBytearrayExtension                    StringKey // format.bytearray.extension
 	PartitionerClass                            ChoiceKey // partitioner.class
+	PartitionFieldName                          ListKey   // partition.field.name
+	PathFormat                                  StringKey // path.format
+	PartitionDurationMs                         IntKey    // partition.duration.ms
+	TimestampExtractor                          ChoiceKey // timestamp.extractor
+	TimestampField                              StringKey // timestamp.field
+	Kafkas3MaxOpenPartitions                    IntKey    // kafkas3.max.open.partitions
 	BehaviorOnNullValues                        ChoiceKey // behavior.on.null.values
 	SchemaCompatibility                         ChoiceKey // schema.compatibility
 	ErrorsTolerance                             ChoiceKey // errors.tolerance
@@ -230,11 +236,6 @@ type Keys struct {
 	S3CredentialsProviderSTSRoleExternalID  OtherKey  // s3.credentials.provider.sts.role.external.id
 	S3WANMode                               OtherKey  // s3.wan.mode
 	S3ProxyURL                              OtherKey  // s3.proxy.url
-	PartitionFieldName                      OtherKey  // partition.field.name
-	PathFormat                              OtherKey  // path.format
-	PartitionDurationMs                     OtherKey  // partition.duration.ms
-	TimestampExtractor                      OtherKey  // timestamp.extractor
-	TimestampField                          OtherKey  // timestamp.field
 	StoreKafkaKeys                          BoolKey   // store.kafka.keys
 	StoreKafkaHeaders                       BoolKey   // store.kafka.headers
 	StoreEnvelope                           BoolKey   // store.envelope
@@ -402,7 +403,7 @@ func declare(d *declarer) *Keys {
 		FlushSize: d.int(Spec{Name: "flush.size", Min: 1, Max: maxInt64, Required: Sink, Commands: Sink,
 			Doc: "Records per file; the count covers all open files of one Kafka partition."}),
 		RotateIntervalMs: d.int(Spec{Name: "rotate.interval.ms", Default: "-1", Min: -1, Max: maxInt64, Commands: Sink,
-			Doc: "Close a file once its records span this many milliseconds of record time; -1 disables. Deterministic."}),
+			Doc: "Rotate (complete every open file of the Kafka partition and commit) once the records of the open files span this many milliseconds; -1 disables. With a time-based partitioner (time, daily, hourly) the span is measured with its timestamp.extractor, and a record of a later time bucket than any open one rotates too, as in Confluent's connector (so each bucket's records of in-order data end up in one file per flush.size); a late record (an earlier bucket) goes into its bucket's open file without rotating. With the other partitioners kafkas3 measures the Kafka record timestamps (Confluent's connector ignores the key there). Never fires on an idle partition. Deterministic unless the extractor is Wallclock."}),
 		RotateScheduleIntervalMs: d.int(Spec{Name: "rotate.schedule.interval.ms", Default: "-1", Min: -1, Max: maxInt64, Commands: Sink,
 			Doc: "Close files on a wall-clock schedule, also on idle partitions; -1 disables. Needs timezone. Not deterministic: weakens exactly-once file boundaries."}),
 		Timezone: d.str(Spec{Name: "timezone", Commands: Both, Allowed: "IANA zone name, e.g. UTC or Europe/Berlin",
@@ -508,7 +509,22 @@ func declare(d *declarer) *Keys {
 			Doc: "File extension of the bytes format, before .gz."}),
 		PartitionerClass: d.choice(Spec{Name: "partitioner.class", Default: "default", Commands: Both,
 			Choices: choicesOf(partition.Partitioners()),
-			Doc:     "How records map to folders below the topic; default keeps Kafka's partitions (partition=<n>)."}),
+			Doc: "How records map to folders (the encoded partition) below the topic, as Confluent's partitioners: default keeps Kafka's partitions (partition=<n>); field writes <field>=<value> for each of partition.field.name; time (TimeBasedPartitioner) prints path.format at the start of the record's time bucket of partition.duration.ms, in timezone; daily and hourly are time with path.format 'year'=YYYY/'month'=MM/'day'=dd (and /'hour'=HH) and one day (hour) per bucket. " +
+				"A record the partitioner cannot place (no such field, a type it cannot print, no timestamp) is a bad record (errors.tolerance). Only the wall clock (timestamp.extractor=Wallclock) makes the layout depend on when the sink runs; see the README's Partitioners section."}),
+		PartitionFieldName: d.list(Spec{Name: partition.KeyPartitionFieldName, Commands: Both, Allowed: "comma-separated field names, dotted for nested fields",
+			Doc: "Fields of the record value that name the folders of partitioner.class=field (required there), in order: <field>=<value> joined by directory.delim. Integers, strings and booleans; a null is written null. Values need a schema (AvroConverter, JsonConverter with schemas) or a schemaless JSON object."}),
+		PathFormat: d.str(Spec{Name: partition.KeyPathFormat, Commands: Both, Allowed: "a Joda-Time pattern, text in single quotes",
+			Doc: "Folder pattern of partitioner.class=time (required there), printed at the bucket start in timezone with Joda-Time's letters (YYYY and yyyy are the calendar year, xxxx the week-year, ww the week, MM, dd, HH, mm, ss), e.g. 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. A trailing directory.delim is stripped."}),
+		PartitionDurationMs: d.int(Spec{Name: partition.KeyPartitionDurationMs, Default: "-1", Min: -1, Max: maxInt64, Commands: Both,
+			Doc: "Width of a time bucket of partitioner.class=time, in milliseconds (required there, > 0): a record goes to the bucket starting at floor(local time / width) * width in timezone."}),
+		TimestampExtractor: d.choice(Spec{Name: partition.KeyTimestampExtractor, Default: "Wallclock", Commands: Both,
+			Choices: extractorChoices(),
+			Doc: "Which time the time-based partitioners (time, daily, hourly) place a record by, and rotate.interval.ms measures: Wallclock (the sink's clock when it writes the record), Record (the Kafka record's timestamp) or RecordField (timestamp.field of the value). " +
+				"Record and RecordField keep exactly-once archives (a replay rewrites the same objects byte for byte); Wallclock does not, as with Confluent's connector."}),
+		TimestampField: d.str(Spec{Name: partition.KeyTimestampField, Default: "timestamp", Commands: Both, Allowed: "a field name, dotted for nested fields",
+			Doc: "Value field holding the time for timestamp.extractor=RecordField: epoch milliseconds (int or long), an ISO-8601 string (2026-08-01T09:15:00Z; no offset means UTC), or a timestamp or date logical type."}),
+		Kafkas3MaxOpenPartitions: d.int(Spec{Name: "kafkas3.max.open.partitions", Default: "32", Min: 1, Max: 100000, Commands: Sink,
+			Doc: "kafkas3 only: how many encoded partitions (folders) one Kafka partition may have open files in at once. A record for a folder that is not open when this many are rotates first: every open file is completed and the offset committed, deterministically. Late records of time-based partitioners go to their own bucket's open file instead of cutting small files, so this bounds how far back they reach without a rotation (Confluent's connector has no bound; kafka-connect-storage-cloud #529, #574)."}),
 		BehaviorOnNullValues: d.choice(Spec{Name: "behavior.on.null.values", Default: "fail", Commands: Sink,
 			Choices: []Choice{{Name: "fail"}, {Name: "ignore"}, {Name: "write"}},
 			Doc:     "What to do with a record whose value is null (a tombstone). write needs store.kafka.keys=true: it writes the tombstone's key (and headers, with store.kafka.headers) to .keys (.headers) objects under tombstone.encoded.partition, and a switch between tombstones and other records rotates."}),
@@ -557,16 +573,6 @@ func declare(d *declarer) *Keys {
 			Doc: "S3 transfer acceleration."}),
 		S3ProxyURL: d.other(Spec{Name: "s3.proxy.url", Status: Unsupported, Commands: Both,
 			Doc: "HTTP proxy for S3 requests."}),
-		PartitionFieldName: d.other(Spec{Name: "partition.field.name", Status: Unsupported, Commands: Both,
-			Doc: "Fields used by the field partitioner."}),
-		PathFormat: d.other(Spec{Name: "path.format", Status: Unsupported, Commands: Both,
-			Doc: "Joda-time folder pattern of time-based partitioners."}),
-		PartitionDurationMs: d.other(Spec{Kind: KindInt, Name: "partition.duration.ms", Status: Unsupported, Default: "-1", Commands: Both,
-			Doc: "Bucket width of time-based partitioners."}),
-		TimestampExtractor: d.other(Spec{Name: "timestamp.extractor", Status: Unsupported, Default: "Wallclock", Commands: Both,
-			Doc: "Which time time-based partitioners use."}),
-		TimestampField: d.other(Spec{Name: "timestamp.field", Status: Unsupported, Default: "timestamp", Commands: Both,
-			Doc: "Record field holding the time for timestamp.extractor=RecordField."}),
 		StoreKafkaKeys: d.bool(Spec{Name: "store.kafka.keys", Default: "false", Commands: Sink,
 			Doc: "Also write each record's key to a parallel <base>.keys<ext> object (same start offset, same records in the same order), committed with its value object. A null key is kept (Confluent's connector refuses it): JSON keys objects write the line null, Avro and Parquet ones the null of the optional key schema; keys.format.class=bytes has no null, so there a null key is a bad record (see errors.tolerance)."}),
 		StoreKafkaHeaders: d.bool(Spec{Name: "store.kafka.headers", Default: "false", Commands: Sink,
@@ -674,6 +680,17 @@ func (k *Keys) Converter(key bool) ConverterKeys {
 	}
 	return ConverterKeys{k.ValueConverter, k.ValueConverterSchemaRegistryURL, k.ValueConverterBasicAuthCredentialsSource,
 		k.ValueConverterBasicAuthUserInfo, k.ValueConverterSchemasEnable}
+}
+
+// extractorChoices are timestamp.extractor's values, with the class names
+// of Confluent's extractors as aliases.
+func extractorChoices() []Choice {
+	const prefix = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
+	var out []Choice
+	for _, n := range []string{"Wallclock", "Record", "RecordField"} {
+		out = append(out, Choice{Name: n, Aliases: []string{prefix + n + "TimestampExtractor", n + "TimestampExtractor"}})
+	}
+	return out
 }
 
 // choicesOf returns the entries of a plug-in registry (formats,

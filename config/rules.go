@@ -64,6 +64,9 @@ func rules(k *Keys) []rule {
 				p.missing(k.Timezone, "rotate.schedule.interval.ms is set")
 			}
 		}},
+		{"partitioner.class needs its keys: time path.format, partition.duration.ms > 0, locale and timezone; daily and hourly locale and timezone; field partition.field.name; timestamp.extractor RecordField timestamp.field", Both, func(p *valueParser) {
+			p.partitionerNeeds()
+		}},
 		{"storage.class local needs store.local.dir", Both, func(p *valueParser) {
 			if p.choice(k.StorageClass) == StoreLocal && p.str(k.StoreLocalDir) == "" {
 				p.missing(k.StoreLocalDir, "storage.class is "+p.raw(k.StorageClass))
@@ -113,6 +116,36 @@ func rules(k *Keys) []rule {
 		{"the source restores avro and parquet in Confluent's Avro wire format: value.converter avro or unset, and a registry", Source, func(p *valueParser) {
 			p.sourceNeedsRegistry()
 		}},
+	}
+}
+
+// partitionerNeeds reports each key the partitioner of partitioner.class
+// needs (partition.Kind.Requires) that is missing, as Confluent's
+// partitioners refuse to start without them.
+func (p *valueParser) partitionerNeeds() {
+	k := p.k
+	name := p.choice(k.PartitionerClass)
+	if name == "" {
+		return
+	}
+	kind, err := partition.Lookup(name)
+	if err != nil {
+		return
+	}
+	why := "partitioner.class is " + name
+	for _, key := range kind.Requires() {
+		s := k.Lookup(key)
+		if !p.ok(s) || !p.partitionerKeyMissing(s) {
+			continue
+		}
+		if s == k.PartitionDurationMs.Spec && p.userSet(s) {
+			p.fail(s, p.raw(s), "is not positive; partitioner.class "+name+" needs the width of its time buckets in milliseconds (Confluent: \"Partition duration needs to be a positive.\")")
+			continue
+		}
+		p.missing(s, why)
+	}
+	if isTimed(kind) && p.choice(k.TimestampExtractor) == "RecordField" && p.str(k.TimestampField) == "" && p.ok(k.TimestampField) {
+		p.missing(k.TimestampField, "timestamp.extractor is RecordField")
 	}
 }
 

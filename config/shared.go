@@ -116,21 +116,89 @@ func (p *valueParser) keyLayout() partition.KeyConfig {
 	return kc
 }
 
-// partitioner reads partitioner.class.
+// partitioner reads partitioner.class and the keys of the partitioner it
+// names, and builds it; nil after a problem. A required key that is
+// missing is left to the rule that reports it (partitionerNeeds), so the
+// partitioner is built only when its keys are all there and valid.
 func (p *valueParser) partitioner() partition.Partitioner {
 	name := p.choice(p.k.PartitionerClass)
 	if name == "" {
 		return nil
 	}
 	kind, err := partition.Lookup(name)
-	if err == nil {
-		var pt partition.Partitioner
-		if pt, err = partition.New(kind); err == nil {
-			return pt
+	if err != nil {
+		p.add(fmt.Errorf("%w: %w", ErrConfig, err))
+		return nil
+	}
+	cfg, ok := p.partitionerConfig(kind)
+	if !ok {
+		return nil
+	}
+	pt, err := partition.New(kind, cfg)
+	if err != nil {
+		p.add(fmt.Errorf("%w: partitioner.class %s: %w", ErrConfig, name, err))
+		return nil
+	}
+	return pt
+}
+
+// partitionerConfig types every partitioner key (each problem reported)
+// and checks path.format's pattern with the time partitioner. ok is false
+// when a key kind needs is missing or a key failed.
+func (p *valueParser) partitionerConfig(kind partition.Kind) (partition.Config, bool) {
+	k := p.k
+	cfg := partition.Config{
+		PathFormat:     p.str(k.PathFormat),
+		Locale:         p.str(k.Locale),
+		Location:       p.timezone(),
+		TimestampField: p.str(k.TimestampField),
+		Fields:         p.list(k.PartitionFieldName),
+		DirectoryDelim: p.text(k.DirectoryDelim),
+	}
+	if n := p.int(k.PartitionDurationMs); n > 0 {
+		cfg.Duration = time.Duration(n) * time.Millisecond
+	}
+	if ex := p.choice(k.TimestampExtractor); ex != "" {
+		cfg.Extractor, _ = partition.ParseExtractor(ex) // the choices are its names
+	}
+	if kind == partition.KindTimeBased && cfg.PathFormat != "" {
+		pattern := cfg.PathFormat
+		if cfg.DirectoryDelim != "" {
+			pattern = strings.TrimSuffix(pattern, cfg.DirectoryDelim)
+		}
+		if _, err := partition.ParsePathFormat(pattern, cfg.Locale); err != nil {
+			p.fail(k.PathFormat, cfg.PathFormat, fmt.Sprintf("is not a Joda-Time pattern kafkas3 can print (%v); want letters such as YYYY, MM, dd, HH and quoted text", err))
 		}
 	}
-	p.add(fmt.Errorf("%w: %w", ErrConfig, err))
-	return nil
+	for _, h := range []Key{k.PathFormat, k.PartitionDurationMs, k.Locale, k.Timezone, k.TimestampExtractor, k.TimestampField, k.PartitionFieldName, k.DirectoryDelim} {
+		if !p.ok(h) {
+			return cfg, false
+		}
+	}
+	for _, name := range kind.Requires() {
+		if p.partitionerKeyMissing(k.Lookup(name)) {
+			return cfg, false
+		}
+	}
+	if cfg.Extractor == partition.ExtractRecordField && cfg.TimestampField == "" && isTimed(kind) {
+		return cfg, false
+	}
+	return cfg, true
+}
+
+// isTimed reports whether kind is a time-based partitioner.
+func isTimed(kind partition.Kind) bool {
+	return kind == partition.KindTimeBased || kind == partition.KindDaily || kind == partition.KindHourly
+}
+
+// partitionerKeyMissing reports whether a key a partitioner requires has
+// no usable value: unset or empty, or partition.duration.ms not positive.
+func (p *valueParser) partitionerKeyMissing(s *Spec) bool {
+	if s.Name == p.k.PartitionDurationMs.Name {
+		n, err := strconv.ParseInt(p.text(s), 10, 64)
+		return err != nil || n <= 0
+	}
+	return p.text(s) == "" || (s.Kind == KindList && len(p.list(ListKey{s})) == 0)
 }
 
 // timezone reads timezone: nil when unset or invalid.

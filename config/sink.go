@@ -38,6 +38,7 @@ func (s *Settings) Sink(log *slog.Logger) (*SinkConfig, error) {
 	p.need(p.k.FlushSize, "")
 	a.RotateInterval = p.millis(p.k.RotateIntervalMs)
 	a.RotateScheduleInterval = p.millis(p.k.RotateScheduleIntervalMs)
+	a.MaxOpenPartitions = int(p.int(p.k.Kafkas3MaxOpenPartitions))
 	a.Timezone = p.timezone()
 	p.locale()
 	c.Store = p.store()
