@@ -107,7 +107,10 @@ type Config struct {
 
 	// SpillBytes is how many bytes of one object's decoded records are
 	// kept in memory before the rest goes to an unlinked temporary file in
-	// TempDir (empty: os.TempDir()). Zero means DefaultSpillBytes.
+	// TempDir (empty: os.TempDir()). Zero means DefaultSpillBytes. Objects
+	// of one partition whose offsets interleave (several folders) are
+	// loaded together and share it: each keeps SpillBytes divided by how
+	// many are loaded at most at once.
 	SpillBytes int64
 	TempDir    string
 

@@ -37,6 +37,16 @@
 // count is the highest partition seen plus one (or a partition only the
 // index knows).
 //
+// Every layout is read the same way: the default (partition=<n>), the
+// time-based, daily and hourly ones (year=2026/month=12/day=31/hour=23)
+// and the field one (region=eu/tier=3). A key's folder (Object.Folder) is
+// everything between its topic folder and its file name, at any depth,
+// joined by directory.delim; the Kafka partition and start offset come
+// from the file name. So a partition's objects are gathered from every
+// folder and ordered by offset, never by folder name: folders need not
+// sort like time (a path.format starting with the day, a span of years,
+// late records written back into an earlier period's folder).
+//
 // Plan also loads each topic's latest description the sink recorded
 // (index.LatestTopic; TopicPlan.Described, nil for archives without one).
 //
@@ -114,6 +124,26 @@
 // restore with nothing of it produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last
 // segment.
+//
+// # Record order across folders (order.go)
+//
+// With a field partitioner, and with a time-based one that gets late
+// records, the sink keeps several objects of one Kafka partition open at
+// once, in different folders, so their offsets interleave (even offsets
+// in region=eu, odd ones in region=us). The proof's segments put such
+// records back in offset order whenever each record's offset is known:
+// from the archive index's runs, or from envelopes (PartitionPlan.Order
+// OrderOffsets). Without either, a name gives only an object's first
+// offset: objects of one folder are still in order (OrderOneFolder: the
+// sink writes a folder's records to one object at a time), but objects of
+// several folders are not proven in order (OrderUnproven; Overlapping
+// counts the objects that start inside another folder's object, proof
+// that they interleave). Check refuses such partitions before anything is
+// produced (ErrOrderUnproven) unless Config.AllowUnprovenOrder; then each
+// of their objects is produced whole in start-offset order, none of its
+// records dropped as a duplicate (it cannot be told from an interleaved
+// one), and the log, the plan and the Summary (UnprovenOrder) name the
+// partitions.
 //
 // # Record sizes and transient errors
 //
@@ -312,7 +342,21 @@
 // # Follow mode
 //
 // With Config.Follow, Run re-plans every PollInterval and restores what is
-// new. Within one process it remembers each object's proof (by key and
-// size) and where each partition ended, so later passes neither re-read old
-// objects nor re-verify the target.
+// new: new objects, and new folders (time periods, field values) the same
+// way, since every pass lists the whole topic folder. Within one process it
+// remembers each object's proof (by key and size) and where each partition
+// ended, so later passes neither re-read old objects nor re-verify the
+// target.
+//
+// Each pass's stream must be a prefix of the next one's. A sink commits a
+// rotation as: upload every open folder's object, write their index
+// entries, commit the offset; a pass can fall in between (inflight.go).
+// An object the index names that the listing missed (uploaded while
+// listing, the index read after) is looked up (completeListing), not taken
+// for missing. In follow mode, objects of indexed topics that have no
+// entry and start at or after their partition's last indexed commit are
+// a rotation under way: deferInFlight leaves them for a later pass
+// (Plan.Deferred), when their entries say where their records go. Without
+// an index, follow mode restores what each pass lists; with several
+// folders that is not proven in order (see above).
 package restore

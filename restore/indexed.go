@@ -31,17 +31,17 @@ type archiveIndex struct {
 	parts map[topicPartition]*index.Partition
 }
 
-// loadIndex reads every index object of the plan's topics under
-// Config.IndexPrefix. It returns nil when there is no prefix or no entry.
-// An index object that does not decode fails the plan, naming it: the
-// index is what proves the archive, and a damaged one proves nothing.
-func (r *Restorer) loadIndex(ctx context.Context, plan *Plan) (*archiveIndex, error) {
-	if r.cfg.IndexPrefix == "" || len(plan.Topics) == 0 {
+// loadIndex reads every index object of topics under Config.IndexPrefix.
+// It returns nil when there is no prefix or no entry. An index object that
+// does not decode fails the plan, naming it: the index is what proves the
+// archive, and a damaged one proves nothing.
+func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
+	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
 	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	for _, t := range plan.Topics {
-		dir := index.TopicDir(r.cfg.IndexPrefix, t.Source)
+	for _, topic := range topics {
+		dir := index.TopicDir(r.cfg.IndexPrefix, topic)
 		err := r.store.List(ctx, dir, func(info s3store.ObjectInfo) error {
 			rc, err := r.store.Open(ctx, info.Key)
 			if err != nil {

@@ -2,8 +2,10 @@ package restore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"github.com/kafkas3/kafkas3/s3store"
 	"io"
 	"slices"
 	"strings"
@@ -358,5 +360,212 @@ func TestLayoutsWithoutOffsets(t *testing.T) {
 				t.Fatalf("the objects hold the records in order: %v, want %v", inOrder, tc.inOrder)
 			}
 		})
+	}
+}
+
+// byCommit returns the objects of objs written by the commits reaching
+// from (exclusive) .. to (inclusive).
+func byCommit(objs []sunkObject, from, to int64) []sunkObject {
+	var out []sunkObject
+	for _, o := range objs {
+		if o.commit > from && o.commit <= to {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// followUntil runs r in follow mode until ctx ends; the returned func
+// cancels it and returns the run's summary and error.
+func followUntil(t *testing.T, r *Restorer) func() (Summary, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan struct{})
+	var sum Summary
+	var err error
+	go func() {
+		defer close(done)
+		sum, err = r.Run(ctx, nil)
+	}()
+	return func() (Summary, error) {
+		cancel()
+		<-done
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		return sum, err
+	}
+}
+
+// waitRecords waits until topic/0 holds n records, or fails.
+func waitRecords(t *testing.T, brokers []string, topic string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := targetRecords(t, brokers, topic) // -1 before the topic exists
+		if got >= int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/0 holds %d records, want %d", topic, got, n)
+		}
+	}
+}
+
+// TestFollowNewPeriodsAndFolders: --follow over hourly, daily, time-based
+// and field archives (with the archive index) picks up what later commits
+// add: new hours and days across the new year, late records back in
+// 2026's folders, new field values, and restores it in offset order.
+func TestFollowNewPeriodsAndFolders(t *testing.T) {
+	newValues := layout{"field, new values", func(off int64, dd string) string {
+		if off < 6 {
+			return []string{"region=eu", "region=us"}[off%2]
+		}
+		return []string{"region=eu", "region=us", "region=ap"}[off%3]
+	}}
+	for _, l := range append(testLayouts()[1:4], newValues) {
+		t.Run(l.name, func(t *testing.T) {
+			const n = 18
+			a := newArchive(t, format.NewJSON())
+			objs := sinkLike(l, "/", n, 6)
+			a.writeSunk("src", 0, byCommit(objs, 0, 6), true)
+			brokers := newCluster(t, 1)
+			cfg := indexedConfig(brokers, a)
+			cfg.Follow, cfg.PollInterval = true, 20*time.Millisecond
+			stop := followUntil(t, mustNew(t, cfg, a, nil))
+			waitRecords(t, brokers, "dst", 6)
+			before := map[string]bool{}
+			for _, o := range byCommit(objs, 0, 6) {
+				before[o.folder] = true
+			}
+			newFolders := 0
+			for _, o := range byCommit(objs, 6, n) {
+				if !before[o.folder] {
+					newFolders++
+				}
+			}
+			if newFolders == 0 {
+				t.Fatal("the later commits add no folder")
+			}
+			a.writeSunk("src", 0, byCommit(objs, 6, 12), true)
+			waitRecords(t, brokers, "dst", 12)
+			a.writeSunk("src", 0, byCommit(objs, 12, n), true)
+			waitRecords(t, brokers, "dst", n)
+			time.Sleep(100 * time.Millisecond) // more passes: nothing may be duplicated
+			sum, err := stop()
+			if err != nil || sum.Records != n {
+				t.Fatalf("%+v, %v", sum, err)
+			}
+			checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
+		})
+	}
+}
+
+// TestFollowWaitsForCommitsUnderWay: a field archive with the index; of
+// the next rotation only one folder's object is uploaded and no index
+// entry is written yet (the sink is between uploads). Follow passes leave
+// it for later (restoring it would put offsets 6, 9 before 7, 8 of the
+// object not uploaded yet), then restore the whole rotation in offset
+// order once its entries are there.
+func TestFollowWaitsForCommitsUnderWay(t *testing.T) {
+	const n = 12
+	a := newArchive(t, format.NewJSON())
+	objs := sinkLike(testLayouts()[4], "/", n, 6)
+	a.writeSunk("src", 0, byCommit(objs, 0, 6), true)
+	brokers := newCluster(t, 1)
+	cfg := indexedConfig(brokers, a)
+	cfg.Follow, cfg.PollInterval = true, 20*time.Millisecond
+	log := &logBuffer{}
+	stop := followUntil(t, mustNew(t, cfg, a, log))
+	waitRecords(t, brokers, "dst", 6)
+	next := byCommit(objs, 6, n)
+	a.writeSunk("src", 0, next[:1], false)
+	time.Sleep(200 * time.Millisecond) // several passes
+	if got := len(readTopic(t, brokers, "dst")[0]); got != 6 {
+		t.Fatalf("a pass restored %d records of a rotation under way", got-6)
+	}
+	if !strings.Contains(log.String(), "left for the next pass") {
+		t.Fatalf("log:\n%s", log)
+	}
+	a.writeSunk("src", 0, next, true)
+	waitRecords(t, brokers, "dst", n)
+	sum, err := stop()
+	if err != nil || sum.Records != n {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
+}
+
+// hidingStore hides one key from listings, as an object uploaded while
+// the archive is listed is missed.
+type hidingStore struct {
+	s3store.Store
+	hide string
+}
+
+func (h hidingStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return h.Store.List(ctx, prefix, func(info s3store.ObjectInfo) error {
+		if info.Key == h.hide {
+			return nil
+		}
+		return fn(info)
+	})
+}
+
+// TestPlanTakesIndexedObjectsTheListingMissed: an object the listing did
+// not show but the archive index names (uploaded while the archive was
+// listed; the index is read after) is looked up and restored, not taken
+// for a missing object.
+func TestPlanTakesIndexedObjectsTheListingMissed(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	keys := a.writeSunk("src", 0, sinkLike(testLayouts()[4], "/", 12, 6), true)
+	brokers := newCluster(t, 1)
+	r, err := New(indexedConfig(brokers, a), hidingStore{a.store, keys[4]}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := plan.Topics[0].Parts[0]; !pp.Proven() || pp.Records != 12 || len(pp.Objects) != len(keys) {
+		t.Fatalf("proven %v records %d objects %d damaged %v", pp.Proven(), pp.Records, len(pp.Objects), pp.Damaged)
+	}
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, 12))
+}
+
+// TestInterleavedObjectsShareTheSpillBudget: objects whose offsets
+// interleave stay loaded together while their partition is produced; they
+// share Config.SpillBytes (each gets its part), so memory does not grow
+// with the number of folders.
+func TestInterleavedObjectsShareTheSpillBudget(t *testing.T) {
+	for _, tc := range []struct {
+		segs []segment
+		n    int
+		want int
+	}{
+		{nil, 0, 1},
+		{[]segment{{obj: 0}, {obj: 1}, {obj: 2}}, 3, 1},
+		{[]segment{{obj: 0}, {obj: 1}, {obj: 2}, {obj: 0}, {obj: 1}, {obj: 2}}, 3, 3},
+		{[]segment{{obj: 0}, {obj: 1}, {obj: 0}, {obj: 2}, {obj: 3}, {obj: 2}}, 4, 2},
+	} {
+		if got := maxLoaded(tc.segs, tc.n); got != tc.want {
+			t.Errorf("maxLoaded(%v) = %d, want %d", tc.segs, got, tc.want)
+		}
+	}
+	a := newArchive(t, format.NewJSON())
+	a.writeSunk("src", 0, sinkLike(testLayouts()[4], "/", 12, 12), true) // three folders, interleaved
+	cfg := indexedConfig(nil, a)
+	cfg.DryRun, cfg.SpillBytes = true, 3000
+	r := mustNew(t, cfg, a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.newStream(testContext(t), nil, job{topic: &plan.Topics[0], part: plan.Topics[0].Parts[0]}, nopProgress{})
+	if s.spill != 1000 {
+		t.Fatalf("each of 3 interleaved objects may keep %d bytes, want 1000", s.spill)
 	}
 }

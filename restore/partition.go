@@ -98,10 +98,15 @@ type stream struct {
 	tail     []*format.Record // the archived records of the verification window
 	verified bool
 
-	segsLeft []int                 // segments of each object still to go
-	loaded   map[int]*loadedObject // objects read and checked, by index
-	pos      map[int]int64         // next record index of each loaded object
-	res      partitionResult
+	segsLeft []int // segments of each object still to go
+	// spill is each loaded object's share of Config.SpillBytes: objects
+	// whose offsets interleave (folders of a field or time-based layout)
+	// stay loaded together, and together they keep at most SpillBytes in
+	// memory (maxLoaded).
+	spill  int64
+	loaded map[int]*loadedObject // objects read and checked, by index
+	pos    map[int]int64         // next record index of each loaded object
+	res    partitionResult
 }
 
 // newStream starts the stream of job j: nothing read or produced yet.
@@ -123,7 +128,31 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 	for _, seg := range j.part.segments {
 		s.segsLeft[seg.obj]++
 	}
+	s.spill = max(r.cfg.SpillBytes/int64(maxLoaded(j.part.segments, len(j.part.Objects))), 1)
 	return s
+}
+
+// maxLoaded returns how many of n objects are at most loaded at once
+// while segs are produced in order (an object is loaded from its first
+// segment to its last), at least 1.
+func maxLoaded(segs []segment, n int) int {
+	last := make([]int, n)
+	for i, seg := range segs {
+		last[seg.obj] = i
+	}
+	seen := make([]bool, n)
+	open, most := 0, 1
+	for i, seg := range segs {
+		if !seen[seg.obj] {
+			seen[seg.obj] = true
+			open++
+			most = max(most, open)
+		}
+		if last[seg.obj] == i {
+			open--
+		}
+	}
+	return most
 }
 
 // report passes the records acknowledged since the last report to
@@ -245,7 +274,7 @@ func (s *stream) load(i int) (*loadedObject, error) {
 		return lo, nil
 	}
 	obj := s.j.part.Objects[i]
-	lo, err := s.r.loadObject(s.ctx, obj, s.target)
+	lo, err := s.r.loadObject(s.ctx, obj, s.target, s.spill)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
 	}

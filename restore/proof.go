@@ -107,7 +107,7 @@ const (
 )
 
 // prove reads every object of the plan that this process has not proved
-// yet (modeProve: all of it, twins included, nothing sent anywhere), then
+// yet, with ai the archive index of the plan's topics (nil without one) (modeProve: all of it, twins included, nothing sent anywhere), then
 // works out, per partition, which records are restored (each source offset
 // once, in offset order), the duplicates, the gaps and the damaged
 // objects.
@@ -115,11 +115,7 @@ const (
 // It costs one full read of the archive before anything is produced
 // (Run reads each object a second time to produce it), and no memory per
 // record: only each object's offset runs are kept.
-func (r *Restorer) prove(ctx context.Context, plan *Plan) error {
-	ai, err := r.loadIndex(ctx, plan)
-	if err != nil {
-		return err
-	}
+func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) error {
 	ai.addIndexedPartitions(plan)
 	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
 	if err != nil {

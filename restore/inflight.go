@@ -1,0 +1,131 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// The sink commits a rotation in three steps: it uploads every object of
+// the rotation (one per open folder of the Kafka partition: time periods,
+// field values), then writes their index entries in one index object,
+// then commits the consumer offset. A plan made meanwhile can see some of
+// a rotation's objects and not others. With one folder that is harmless
+// (the objects not seen yet come after those seen); with several, an
+// object not seen yet can hold offsets between those of objects seen, and
+// a pass that restored the ones it saw would have produced records out of
+// order. Two rules keep every pass's stream a prefix of the next one's:
+// completeListing and deferInFlight.
+
+// topicNames returns the chosen topics the listing saw (or named), sorted.
+func (l *listing) topicNames() []string {
+	out := make([]string, 0, len(l.topics))
+	for t := range l.topics {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeListing adds to l the objects of the live index entries that
+// the listing did not see. The index is read after the listing, and the
+// sink writes an entry only after its objects are complete, so such an
+// object was uploaded while the archive was being listed: it is there
+// (Stat), and counting it missing would make a damaged object of it. An
+// object the store does not hold stays missing; the proof reports it.
+func (r *Restorer) completeListing(ctx context.Context, l *listing, ai *archiveIndex) error {
+	if ai == nil {
+		return nil
+	}
+	listed := map[string]bool{}
+	for _, objs := range l.objects {
+		for _, o := range objs {
+			listed[o.Key] = true
+		}
+	}
+	for _, pp := range l.parallel {
+		for _, po := range []*parallelObject{pp.keys, pp.headers} {
+			if po != nil {
+				listed[po.key] = true
+			}
+		}
+	}
+	keys := make([]string, 0, len(ai.byKey))
+	for key := range ai.byKey {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		for _, ob := range ai.live(key).Objects {
+			if listed[ob.Key] {
+				continue
+			}
+			info, err := r.store.Stat(ctx, ob.Key)
+			switch {
+			case errors.Is(err, s3store.ErrNotExist):
+				continue
+			case err != nil:
+				return fmt.Errorf("look up %q, which the archive index names and the listing did not show: %w", ob.Key, err)
+			}
+			if err := r.visit(l, info); err != nil {
+				return err
+			}
+			listed[ob.Key] = true
+		}
+	}
+	return nil
+}
+
+// deferInFlight takes out of l, in follow mode, the objects of topics with
+// archive index entries that have no entry and start at or after the last
+// commit the index shows for their partition: a rotation whose entries are
+// not written yet. The next pass takes them with their entries. It returns
+// how many objects it deferred.
+//
+// Without follow nothing is deferred: such objects are restored as
+// objects without an entry (BasisMixed), as left by a sink that stopped
+// between upload and index; in several folders their order is not proven
+// (OrderUnproven) and the plan says so.
+func (r *Restorer) deferInFlight(l *listing, ai *archiveIndex) int {
+	if !r.cfg.Follow || ai == nil {
+		return 0
+	}
+	commits := map[topicPartition]int64{}
+	indexed := map[string]bool{}
+	for _, es := range ai.byKey {
+		for _, e := range es {
+			tp := topicPartition{e.Topic, e.Partition}
+			commits[tp] = max(commits[tp], e.Commit)
+			indexed[e.Topic] = true
+		}
+	}
+	n := 0
+	for tp, objs := range l.objects {
+		if !indexed[tp.topic] {
+			continue
+		}
+		kept := objs[:0]
+		for _, o := range objs {
+			if len(ai.byKey[o.Key]) == 0 && o.StartOffset >= commits[tp] {
+				n++
+				r.log.Debug("object not in the archive index yet (a sink commit under way): left for the next pass",
+					"key", o.Key, "index_commit", commits[tp])
+				continue
+			}
+			kept = append(kept, o)
+		}
+		if len(kept) == 0 {
+			delete(l.objects, tp)
+			continue
+		}
+		l.objects[tp] = kept
+	}
+	if n > 0 {
+		r.log.Info("objects without an archive index entry after the index's last commit (a sink commit under way) are left for the next pass",
+			"objects", n)
+	}
+	return n
+}
