@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,21 @@ func TestSinkPartitionerBadRecords(t *testing.T) {
 	})
 	if sum.Records != 2 || sum.BadRecords != 2 || sum.Skipped != 2 || !strings.Contains(sum.SkipReport(), "2 bad records") {
 		t.Fatalf("summary %+v, %q", sum, sum.SkipReport())
+	}
+}
+
+// TestSinkWarnsWallclock: the wall clock extractor, which gives up
+// exactly-once, is named in a warning when the sink starts.
+func TestSinkWarnsWallclock(t *testing.T) {
+	for _, ex := range []partition.Extractor{partition.ExtractWallclock, partition.ExtractRecord} {
+		var logs strings.Builder
+		cfg := testConfig([]string{"localhost:1"}, "w")
+		cfg.Partitioner = mustPartitioner(t, partition.KindDaily, partition.Config{Locale: "en", Location: time.UTC, Extractor: ex})
+		if _, err := New(cfg, s3store.NewMemory(), slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(logs.String(), "timestamp.extractor is Wallclock"); warned != (ex == partition.ExtractWallclock) {
+			t.Errorf("extractor %d: log %q", ex, logs.String())
+		}
 	}
 }

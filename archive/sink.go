@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -90,6 +91,10 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if tp, ok := cfg.Partitioner.(partition.Timed); ok && !tp.Deterministic() {
+		log.Warn("timestamp.extractor is Wallclock: folders and rotations depend on when the sink writes a record, " +
+			"so a replay after a crash may write records to other objects than before (not exactly-once); use Record or RecordField")
 	}
 	return &Sink{cfg: cfg, store: store, log: log}, nil
 }

@@ -409,7 +409,7 @@ func declare(d *declarer) *Keys {
 		Timezone: d.str(Spec{Name: "timezone", Commands: Both, Allowed: "IANA zone name, e.g. UTC or Europe/Berlin",
 			Doc: "Time zone for scheduled rotation and time-based partitioning."}),
 		Locale: d.str(Spec{Name: "locale", Commands: Both, Allowed: "locale tag, e.g. en or en_US",
-			Doc: "Locale for time-based partitioning (accepted for compatibility)."}),
+			Doc: "Locale of the time-based partitioners (time, daily, hourly; required there). Names in path.format (MMM, EEE) are printed in English only, so they need an en locale."}),
 
 		// Store selection.
 		StorageClass: d.choice(Spec{Name: "storage.class", Default: "s3", Commands: Both,
