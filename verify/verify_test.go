@@ -257,3 +257,52 @@ func TestOlderEntryMatches(t *testing.T) {
 		t.Fatalf("no match: %s %+v", problemKinds(rep), rep.Problems)
 	}
 }
+
+// TestLayouts: archives of time-based and field layouts (folders of any
+// depth, across a year boundary, with directory.delim "#" and no
+// topics.dir too) whose objects of different folders interleave in
+// offsets are clean, deep included; a deleted object of a deep folder is
+// missing.
+func TestLayouts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		keys    partition.KeyConfig
+		folders [2]string
+	}{
+		{"hourly", partition.DefaultKeyConfig(), [2]string{"year=2026/month=12/day=31/hour=23", "year=2027/month=01/day=01/hour=00"}},
+		{"field, delim #, no topics.dir", partition.KeyConfig{DirectoryDelim: "#", FileDelim: "+", OffsetPadWidth: 10},
+			[2]string{"region=eu#tier=3", "region=us#tier=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := s3store.NewMemory()
+			// Offsets 0, 2, 4 in the first folder, 1, 3 in the second (late records, or field values).
+			var entries []index.Entry
+			for i, offs := range [][]int64{{0, 2, 4}, {1, 3}} {
+				key := tc.keys.ObjectKey(partition.ObjectName{Topic: "t", Encoded: tc.folders[i], Partition: 0, StartOffset: offs[0], Ext: ".json"})
+				var body string
+				var runs []index.Run
+				for _, o := range offs {
+					body += fmt.Sprintf("%d\n", o)
+					runs = append(runs, index.Run{First: o, Last: o})
+				}
+				put(t, st, key, body)
+				entries = append(entries, entry("t", 0, key, 0, 5, runs, obj(key, "", body)))
+			}
+			archive(t, st, 5, entries...)
+			cfg := baseConfig()
+			cfg.Keys = tc.keys
+			rep := run(t, cfg, st)
+			if !rep.Clean || len(rep.Partitions) != 1 || rep.ObjectsRead != 2 {
+				t.Fatalf("problems %s, partitions %+v, read %d", problemKinds(rep), rep.Partitions, rep.ObjectsRead)
+			}
+			// Delete the second folder's object: a new store without it.
+			gone := entries[1].Key
+			st2 := s3store.NewMemory()
+			put(t, st2, entries[0].Key, "0\n2\n4\n")
+			archive(t, st2, 5, entries...)
+			if got := problemKinds(run(t, cfg, st2)); got != "missing:"+gone {
+				t.Fatalf("deleted %s: problems %s", gone, got)
+			}
+		})
+	}
+}
