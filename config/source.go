@@ -49,7 +49,7 @@ func (s *Settings) Source(log *slog.Logger) (*SourceConfig, error) {
 		}
 	}
 	r.Keys = p.keyLayout()
-	p.partitioner() // checked: the source reads the default layout only
+	p.partitioner() // checked; the source reads every layout from the object keys, without it
 	p.timezone()
 	p.locale()
 	c.Store = p.sourceStore()
