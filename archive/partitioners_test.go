@@ -218,6 +218,46 @@ func TestSinkPartitionerBadRecords(t *testing.T) {
 	if sum.Records != 2 || sum.BadRecords != 2 || sum.Skipped != 2 || !strings.Contains(sum.SkipReport(), "2 bad records") {
 		t.Fatalf("summary %+v, %q", sum, sum.SkipReport())
 	}
+
+	// With a dead letter queue the two records go there, unchanged, with
+	// the partitioner's error in the context headers.
+	cfg.Errors = ErrorsConfig{Tolerance: ToleranceAll, DLQTopic: "b-dlq", DLQContextHeaders: true}
+	cfg.GroupID = "dlq-run"
+	sum = runSink(t, cfg, s3store.NewMemory())
+	if sum.DLQ != 2 || sum.BadRecords != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	dlq := consumeAll(t, brokers, "b-dlq", 2)
+	for i, off := range []int{1, 2} {
+		h := map[string]string{}
+		for _, x := range dlq[i].Headers {
+			h[x.Key] = string(x.Value)
+		}
+		if string(dlq[i].Value) != values[off] || h[HeaderErrOffset] != fmt.Sprint(off) || h[HeaderErrStage] != StageTaskPut ||
+			!strings.Contains(h[HeaderErrMessage], "record cannot be partitioned") {
+			t.Fatalf("DLQ record %d: value %q headers %v", i, dlq[i].Value, h)
+		}
+	}
+}
+
+// consumeAll reads n records of topic from its start.
+func consumeAll(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+	if len(out) != n {
+		t.Fatalf("%d records in %s, want %d", len(out), topic, n)
+	}
+	return out
 }
 
 // TestSinkWarnsWallclock: the wall clock extractor, which gives up
