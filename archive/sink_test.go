@@ -281,6 +281,26 @@ func TestNextBoundary(t *testing.T) {
 	if want := time.Date(2024, 3, 2, 0, 0, 0, 0, ny); !got.Equal(want) {
 		t.Fatalf("got %v want %v", got, want)
 	}
+	// As Confluent's getNextTimeAdjustedByDay: counted from the start of
+	// the day, capped at 24 hours after it.
+	for _, tc := range []struct {
+		now      time.Time
+		interval time.Duration
+		want     time.Time
+	}{
+		{time.Date(2024, 3, 1, 22, 0, 0, 0, ny), 7 * time.Hour, time.Date(2024, 3, 2, 0, 0, 0, 0, ny)},  // 21:00 + 7h passes midnight
+		{time.Date(2024, 3, 1, 10, 0, 0, 0, ny), 48 * time.Hour, time.Date(2024, 3, 2, 0, 0, 0, 0, ny)}, // longer than a day
+		{time.Date(2024, 3, 1, 10, 0, 0, 0, ny), 7 * time.Hour, time.Date(2024, 3, 1, 14, 0, 0, 0, ny)},
+		// The spring-forward day: 2h steps from 00:00 EST (05:00Z) are
+		// 07:00Z, 09:00Z, ..., i.e. 05:00 EDT after 04:30 EDT.
+		{time.Date(2024, 3, 10, 4, 30, 0, 0, ny), 2 * time.Hour, time.Date(2024, 3, 10, 9, 0, 0, 0, time.UTC)},
+		// A 23-hour day ends 24 hours after its start: 01:00 EDT.
+		{time.Date(2024, 3, 10, 20, 0, 0, 0, ny), 24 * time.Hour, time.Date(2024, 3, 11, 5, 0, 0, 0, time.UTC)},
+	} {
+		if got := nextBoundary(tc.now, tc.interval, ny); !got.Equal(tc.want) {
+			t.Errorf("nextBoundary(%v, %v) = %v, want %v", tc.now, tc.interval, got, tc.want.In(ny))
+		}
+	}
 }
 
 // flakyStore fails commits at chosen moments, like an S3 outage.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -152,14 +153,18 @@ func (s *schedule) stop() {
 	}
 }
 
-// nextBoundary returns the first multiple of interval after now, counted in
-// loc's local time (so a 1h interval rotates on the hour in that zone).
+// nextBoundary returns when the scheduled rotation after now is due, as
+// Confluent's DateTimeUtils.getNextTimeAdjustedByDay computes it: the next
+// multiple of interval counted from the start of now's day in loc, but no
+// later than 24 hours after that start. So a 1h interval rotates on the
+// hour, and an interval that does not divide a day (or exceeds one) starts
+// again at each midnight.
 func nextBoundary(now time.Time, interval time.Duration, loc *time.Location) time.Time {
-	_, off := now.In(loc).Zone()
-	local := now.UnixMilli() + int64(off)*1000
-	iv := interval.Milliseconds()
-	next := (local/iv + 1) * iv
-	return time.UnixMilli(next - int64(off)*1000)
+	const day = int64(24 * time.Hour / time.Millisecond)
+	ms := now.UnixMilli()
+	start := partition.TimeBucket(ms, day, loc)
+	iv := max(interval.Milliseconds(), 1)
+	return time.UnixMilli(start + min(((ms-start)/iv+1)*iv, day))
 }
 
 // drain discards input until stopped, so the poll loop never blocks on a
