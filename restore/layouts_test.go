@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"io"
 	"slices"
 	"strings"
@@ -568,4 +569,45 @@ func TestInterleavedObjectsShareTheSpillBudget(t *testing.T) {
 	if s.spill != 1000 {
 		t.Fatalf("each of 3 interleaved objects may keep %d bytes, want 1000", s.spill)
 	}
+}
+
+// TestResumeInterleavedFolders: a field archive (three folders whose
+// objects interleave, with the index) restored by runs cancelled in the
+// middle of an object, while the objects of a rotation are loaded
+// together: after each run the target holds a prefix of the offset-ordered
+// stream, and the last run completes it, each offset once, in order.
+func TestResumeInterleavedFolders(t *testing.T) {
+	const n = 3000
+	brokers := newCluster(t, 1, "dst")
+	a := newArchive(t, format.NewJSON())
+	objs := sinkLike(testLayouts()[4], "/", n, 600)
+	a.writeSunk("src", 0, objs, true)
+	planOpens := int64(len(objs) + n/600) // every object, and one index object per commit
+	cfg := indexedConfig(brokers, a)
+	cfg.CreateTopics = false
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(100)}
+	want := map[int32][]*format.Record{0: layoutValues(0, n)}
+	held := 0
+	for _, at := range []int64{planOpens + 2, planOpens + 5} {
+		ctx, cancel := context.WithCancel(testContext(t))
+		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Run(ctx, nil)
+		cancel()
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("run cancelled at open %d: err = %v", at, err)
+		}
+		now := checkPrefix(t, brokers, "dst", want)
+		if now <= held {
+			t.Fatalf("cancelled at open %d: target holds %d records, before %d", at, now, held)
+		}
+		held = now
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.AlreadyPresent != int64(held) || sum.Records != int64(n-held) {
+		t.Fatalf("final run %+v after %d held: %v", sum, held, err)
+	}
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want[0])
 }
