@@ -611,3 +611,31 @@ func TestResumeInterleavedFolders(t *testing.T) {
 	}
 	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want[0])
 }
+
+// TestRotationUnderWayWithoutFollow: without --follow, a field archive
+// whose next rotation is half uploaded (one object, no index entry yet)
+// is not proven in order; the plan says why (an object after the index's
+// last commit: a sink commit under way) and the run refuses before
+// producing anything.
+func TestRotationUnderWayWithoutFollow(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	objs := sinkLike(testLayouts()[4], "/", 12, 6)
+	a.writeSunk("src", 0, byCommit(objs, 0, 6), true)
+	a.writeSunk("src", 0, byCommit(objs, 6, 12)[:1], false)
+	brokers := newCluster(t, 1)
+	r := mustNew(t, indexedConfig(brokers, a), a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := plan.Topics[0].Parts[0]
+	if pp.Order != OrderUnproven || pp.Basis != BasisMixed || !strings.Contains(pp.orderReason(), "1 objects without an index entry start after the archive index's last commit") {
+		t.Fatalf("order %q basis %q: %s", pp.Order, pp.Basis, pp.orderReason())
+	}
+	if _, err := r.Run(testContext(t), nil); !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "a sink commit under way") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := targetRecords(t, brokers, "dst"); n != -1 {
+		t.Fatalf("target holds %d records", n)
+	}
+}

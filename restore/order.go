@@ -58,9 +58,14 @@ func (o *Object) named() bool {
 // tombstone folder is not counted: a switch between tombstones and other
 // records rotates every open object, so tombstone objects never interleave
 // with value objects.
-func (pp *PartitionPlan) judgeOrder() {
+//
+// indexCommit is the last commit the archive index shows for the
+// partition (-1 without entries): named objects starting at or after it
+// are counted in pp.pastIndex, for the reason the plan gives.
+func (pp *PartitionPlan) judgeOrder(indexCommit int64) {
 	folders := map[string]bool{}
 	named := 0
+	pp.pastIndex = 0
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		if !o.Tombstone {
@@ -68,6 +73,9 @@ func (pp *PartitionPlan) judgeOrder() {
 		}
 		if o.named() {
 			named++
+			if indexCommit >= 0 && o.StartOffset >= indexCommit {
+				pp.pastIndex++
+			}
 		}
 	}
 	pp.Folders = len(folders)
@@ -128,6 +136,10 @@ func (pp *PartitionPlan) orderReason() string {
 	s := fmt.Sprintf("objects in %d folders and records without offsets (no archive index entry, no envelope)", pp.Folders)
 	if pp.Overlapping > 0 {
 		s += fmt.Sprintf("; %d objects start inside the offsets of an object of another folder: their records interleave, or were archived twice", pp.Overlapping)
+	}
+	if pp.pastIndex > 0 {
+		s += fmt.Sprintf("; %d objects without an index entry start after the archive index's last commit of the partition: "+
+			"a sink commit under way (try again in a moment), or a sink stopped between upload and index", pp.pastIndex)
 	}
 	return s
 }

@@ -111,6 +111,7 @@ type PartitionPlan struct {
 	// inside the offsets of an object of another folder.
 	Order                string
 	Folders, Overlapping int
+	pastIndex            int // named objects after the index's last commit
 	// Cut is where a point-in-time restore (Config.Until) stops in the
 	// partition; nil without Until. Records, FirstOffset, LastOffset,
 	// Gaps and Damaged are then what lies before the cut.

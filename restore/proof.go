@@ -347,7 +347,11 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
-	pp.judgeOrder()
+	commit := int64(-1)
+	if ip != nil {
+		commit = ip.Commit
+	}
+	pp.judgeOrder(commit)
 	claimed, assumed, damaged, unindexed := pp.claim()
 	span := claimed // what the partition's records cover, for First/LastOffset
 	for _, run := range assumed {
