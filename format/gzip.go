@@ -1,32 +1,41 @@
 package format
 
 import (
+	"compress/flate"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
 
 // WithGzip wraps f so that objects are gzip-compressed
 // (s3.compression.type=gzip) at level (s3.compression.level: -1 for the
-// default, 0 for stored, 1..9 from fastest to smallest). The extension
+// default, which is 6 as in zlib and Java's Deflater that Confluent's sink
+// uses, 0 for stored, 1..9 from fastest to smallest). The extension
 // becomes f.Extension()+".gz". The writer's Close finishes the inner format
 // and the gzip stream but does not close the underlying writer. The output
 // is deterministic: the same records give the same bytes (no name, no
 // modification time in the header).
 //
-// To keep memory flat with many open objects, an object is written as a
-// series of gzip members, one per gzipChunk bytes of input, each compressed
-// by a compressor borrowed from a pool shared by all writers of this
-// format: an open object holds only its uncompressed chunk buffer, not a
-// compressor's state (about 1 MiB each). Deflate's window is 32 KiB, so the
-// chunking costs almost nothing in size. Multi-member gzip is standard
-// (RFC 1952): gzip -d, Python, Java's GZIPInputStream, Spark, Athena and
-// Trino read it.
+// An object is one gzip stream, compressed by the standard library's
+// compress/flate at the level asked for, so it is as small as compress/gzip
+// writing the same bytes in one go (within 0.1% on JSON events and on
+// random letters; a test checks 3%). To keep memory flat with many open
+// objects, the stream is built the way pigz builds it: the input is
+// compressed gzipChunk bytes at a time, each chunk with the previous 32 KiB
+// (deflate's whole window) as preset dictionary and ended with a sync flush
+// (a byte-aligned empty stored block), so the chunks' deflate blocks join
+// into one deflate stream whose back references reach across chunks as a
+// single compressor's would. An open object holds only its chunk and the
+// 32 KiB before it, its running CRC-32 and length; a compressor (about
+// 1 MiB of state) exists only while a chunk is being compressed, and at
+// most gzipCompressors chunks of one format are compressed at once.
 //
-// The reader accepts concatenated gzip members (as gzip -c a b does) and
+// The reader accepts concatenated gzip members (as gzip -c a b does, and
+// as objects written before this layout hold: one member per 128 KiB) and
 // reports a bad header, bad checksum, truncation or corrupt data as an
 // error. An empty object is not a gzip stream and is an error too.
 func WithGzip(f Format, level int) (Format, error) {
@@ -36,40 +45,31 @@ func WithGzip(f Format, level int) (Format, error) {
 	if level < -1 || level > 9 {
 		return nil, fmt.Errorf("%w: %s is %d, want -1 (default) or 0..9", ErrInvalidConfig, KeyCompressionLevel, level)
 	}
-	return &gzipFormat{inner: f, level: level, pool: make(chan *gzip.Writer, gzipCompressors)}, nil
+	if level == -1 {
+		level = gzipDefaultLevel
+	}
+	return &gzipFormat{inner: f, level: level, sem: make(chan struct{}, gzipCompressors)}, nil
 }
 
-// gzipCompressors bounds the compressors of one format (about 1 MiB each).
+// gzipDefaultLevel is the level of s3.compression.level -1: zlib's default,
+// which Java's Deflater (Confluent's sink) and compress/gzip use too.
+const gzipDefaultLevel = 6
+
+// gzipCompressors bounds the chunks of one format compressed at once, each
+// by a compressor of about 1 MiB.
 const gzipCompressors = 4
 
-// gzipChunk is the uncompressed size of one gzip member.
+// gzipChunk is the uncompressed size of the input compressed at a time.
 const gzipChunk = 128 << 10
+
+// gzipWindow is deflate's window: the dictionary carried from one chunk to
+// the next.
+const gzipWindow = 32 << 10
 
 type gzipFormat struct {
 	inner Format
-	level int
-
-	mu      sync.Mutex
-	created int
-	pool    chan *gzip.Writer // idle compressors
-}
-
-// compressor borrows a compressor, waiting when all are in use.
-func (g *gzipFormat) compressor() *gzip.Writer {
-	select {
-	case zw := <-g.pool:
-		return zw
-	default:
-	}
-	g.mu.Lock()
-	if g.created < cap(g.pool) {
-		g.created++
-		g.mu.Unlock()
-		zw, _ := gzip.NewWriterLevel(io.Discard, g.level) // level checked by WithGzip
-		return zw
-	}
-	g.mu.Unlock()
-	return <-g.pool
+	level int           // compress/flate level, 0..9
+	sem   chan struct{} // one token per chunk being compressed
 }
 
 func (g *gzipFormat) Extension() string { return g.inner.Extension() + ".gz" }
@@ -78,7 +78,7 @@ func (g *gzipFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 	if w == nil {
 		return nil, errors.New("gzip: nil writer")
 	}
-	zw := &chunkedGzip{g: g, w: w}
+	zw := &gzipStream{g: g, w: w}
 	rw, err := g.inner.NewWriter(zw)
 	if err != nil {
 		return nil, err
@@ -86,26 +86,35 @@ func (g *gzipFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 	return &gzipWriter{rw: rw, zw: zw}, nil
 }
 
-// chunkedGzip buffers up to gzipChunk bytes and writes each full buffer as
-// one gzip member.
-type chunkedGzip struct {
-	g       *gzipFormat
-	w       io.Writer
+// gzipStream writes one gzip stream, compressing gzipChunk bytes at a time.
+type gzipStream struct {
+	g *gzipFormat
+	w io.Writer
+	// buf holds the dictionary (the last dict bytes of the input already
+	// compressed, at most gzipWindow) followed by the input not yet
+	// compressed (at most gzipChunk).
 	buf     []byte
-	members int
+	dict    int
+	crc     uint32
+	size    uint32 // input length modulo 2^32 (RFC 1952 ISIZE)
+	started bool   // header written
+	err     error  // sticky: the stream is broken after a failed write
 }
 
-func (c *chunkedGzip) Write(p []byte) (int, error) {
+func (c *gzipStream) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
 	n := len(p)
 	for len(p) > 0 {
 		if c.buf == nil {
-			c.buf = make([]byte, 0, gzipChunk)
+			c.buf = make([]byte, 0, gzipWindow+gzipChunk)
 		}
-		k := min(len(p), gzipChunk-len(c.buf))
+		k := min(len(p), c.dict+gzipChunk-len(c.buf))
 		c.buf = append(c.buf, p[:k]...)
 		p = p[k:]
-		if len(c.buf) == gzipChunk {
-			if err := c.member(); err != nil {
+		if len(c.buf) == c.dict+gzipChunk {
+			if err := c.chunk(false); err != nil {
 				return n - len(p), err
 			}
 		}
@@ -113,30 +122,79 @@ func (c *chunkedGzip) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// member compresses the buffer as one gzip member.
-func (c *chunkedGzip) member() error {
-	zw := c.g.compressor()
-	defer func() { c.g.pool <- zw }()
-	zw.Reset(c.w)
-	if _, err := zw.Write(c.buf); err != nil {
+// chunk compresses the pending input with the dictionary before it, ending
+// with a sync flush, or, when final, with the final block and the trailer;
+// then keeps the last gzipWindow bytes as the next chunk's dictionary.
+func (c *gzipStream) chunk(final bool) error {
+	c.g.sem <- struct{}{}
+	err := c.compress(final)
+	<-c.g.sem
+	if err != nil {
+		c.err = err
 		return err
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	c.buf = c.buf[:0]
-	c.members++
+	in := c.buf[c.dict:]
+	c.crc = crc32.Update(c.crc, crc32.IEEETable, in)
+	c.size += uint32(len(in))
+	keep := min(gzipWindow, len(c.buf))
+	c.dict = copy(c.buf, c.buf[len(c.buf)-keep:])
+	c.buf = c.buf[:c.dict]
 	return nil
 }
 
-// Close writes the last member (an empty one if nothing was written, so the
-// object is still a gzip stream) and releases the buffer.
-func (c *chunkedGzip) Close() error {
-	var err error
-	if len(c.buf) > 0 || c.members == 0 {
-		err = c.member()
+func (c *gzipStream) compress(final bool) error {
+	if !c.started {
+		if _, err := c.w.Write(gzipHeader(c.g.level)); err != nil {
+			return err
+		}
+		c.started = true
+	}
+	fw, err := flate.NewWriterDict(c.w, c.g.level, c.buf[:c.dict])
+	if err != nil {
+		return err
+	}
+	if _, err := fw.Write(c.buf[c.dict:]); err != nil {
+		return err
+	}
+	if !final {
+		return fw.Flush()
+	}
+	return fw.Close()
+}
+
+// gzipHeader is RFC 1952's member header: deflate, no flags, no
+// modification time, the extra flags of the level, operating system
+// unknown (as compress/gzip writes it).
+func gzipHeader(level int) []byte {
+	h := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
+	switch level {
+	case flate.BestCompression:
+		h[8] = 2
+	case flate.BestSpeed:
+		h[8] = 4
+	}
+	return h
+}
+
+// Close compresses the last input (none if nothing is pending: the final
+// block is then empty, so an object without records is still a gzip
+// stream), writes the trailer (CRC-32 and length) and releases the buffer.
+func (c *gzipStream) Close() error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.buf == nil {
+		c.buf = make([]byte, 0, gzipWindow)
+	}
+	err := c.chunk(true)
+	if err == nil {
+		var t [8]byte
+		binary.LittleEndian.PutUint32(t[:4], c.crc)
+		binary.LittleEndian.PutUint32(t[4:], c.size)
+		_, err = c.w.Write(t[:])
 	}
 	c.buf = nil
+	c.err = errors.New("gzip: write after close")
 	return err
 }
 
@@ -157,7 +215,7 @@ func (g *gzipFormat) NewReader(r io.Reader) (RecordReader, error) {
 
 type gzipWriter struct {
 	rw     RecordWriter
-	zw     *chunkedGzip
+	zw     *gzipStream
 	closed bool
 }
 

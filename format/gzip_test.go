@@ -5,7 +5,6 @@ import (
 	"bytes"
 	stdgzip "compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -157,54 +156,31 @@ func FuzzGzipJSONReader(f *testing.F) {
 	})
 }
 
-// TestGzipChunkedMembers checks that a large object is written as several
-// gzip members that the standard library reads back as one stream.
-func TestGzipChunkedMembers(t *testing.T) {
-	f, err := WithGzip(NewJSON(), -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	w, err := f.NewWriter(&out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	for i := range 20000 {
-		v := fmt.Appendf(nil, `{"i":%d,"pad":"%040d"}`, i, i)
-		want.Write(v)
-		want.WriteByte('\n')
-		if err := w.Write(&Record{Value: v}); err != nil {
+// TestGzipOneStream checks that a large object, whatever its length
+// against the chunk size, is one gzip member (one deflate stream across the
+// chunks) that the standard library reads back whole.
+func TestGzipOneStream(t *testing.T) {
+	f := mustGzip(t, mustBytes(t, "\n", ".bin"), -1)
+	for _, n := range []int{1, gzipChunk - 1, gzipChunk, 3 * gzipChunk, 3*gzipChunk + 77, 2*gzipChunk + gzipWindow} {
+		// Values of n-1 bytes plus the separator: the object holds exactly n
+		// bytes when written as one value.
+		value := bytes.Repeat([]byte("abcdefghij"), n/10+1)[:n-1]
+		data := writeAllRecords(t, f, value)
+		br := bufio.NewReader(bytes.NewReader(data))
+		zr, err := stdgzip.NewReader(br)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Count members with the standard library, one at a time.
-	br := bufio.NewReader(bytes.NewReader(out.Bytes()))
-	zr, err := stdgzip.NewReader(br)
-	if err != nil {
-		t.Fatal(err)
-	}
-	members := 0
-	var got bytes.Buffer
-	for {
 		zr.Multistream(false)
-		if _, err := io.Copy(&got, zr); err != nil {
-			t.Fatal(err)
+		got, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
 		}
-		members++
-		if err := zr.Reset(br); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
+		if want := append(bytes.Clone(value), '\n'); !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: the first member holds %d bytes, want all %d", n, len(got), len(want))
 		}
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("decompressed %d bytes, want %d", got.Len(), want.Len())
-	}
-	if wantMembers := (want.Len() + gzipChunk - 1) / gzipChunk; members != wantMembers {
-		t.Fatalf("members = %d, want %d", members, wantMembers)
+		if err := zr.Reset(br); err != io.EOF {
+			t.Fatalf("%d bytes: a second member follows the first (%v)", n, err)
+		}
 	}
 }
