@@ -358,5 +358,11 @@
 // a rotation under way: deferInFlight leaves them for a later pass
 // (Plan.Deferred), when their entries say where their records go. Without
 // an index, follow mode restores what each pass lists; with several
-// folders that is not proven in order (see above).
+// folders that is not proven in order (see above). Whatever the archive,
+// each pass checks that every partition's stream starts with what the
+// previous pass restored (checkStreams; the last object may have grown);
+// when it does not (an object appeared that belongs before records
+// already produced, as a half-uploaded rotation without index can cause),
+// the run stops with ErrStreamChanged before producing anything of that
+// pass, instead of resuming by count into skipped and repeated records.
 package restore

@@ -129,3 +129,68 @@ func (r *Restorer) deferInFlight(l *listing, ai *archiveIndex) int {
 	}
 	return n
 }
+
+// ErrStreamChanged is wrapped when, in follow mode, a pass finds that a
+// partition's record stream no longer starts with what earlier passes
+// restored: an object appeared (or changed) whose records belong before
+// records already produced. Resuming by count would then skip and repeat
+// records, so the run stops before producing anything of that pass.
+var ErrStreamChanged = errors.New("the archive's record stream changed under records already restored")
+
+// streamPart is one segment of a partition's stream as a later pass
+// compares it: the object's key and the records of it the segment takes.
+type streamPart struct {
+	key      string
+	from, to int64
+	first    int64
+}
+
+// rememberStreams keeps each partition's stream of plan (follow mode),
+// for checkStreams on the next pass.
+func (r *Restorer) rememberStreams(plan *Plan) {
+	if !r.cfg.Follow {
+		return
+	}
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			parts := make([]streamPart, len(pp.segments))
+			for i, s := range pp.segments {
+				parts[i] = streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
+			}
+			r.streams[topicPartition{t.Source, pp.Partition}] = parts
+		}
+	}
+}
+
+// checkStreams refuses a plan (follow mode) in which a partition's stream
+// does not start with the stream the previous pass restored
+// (ErrStreamChanged). With the archive index, deferInFlight keeps streams
+// growing at their end; without it, objects of several folders are not
+// proven in order (OrderUnproven), and a pass that listed a rotation half
+// uploaded can see, on the next, an object that belongs before records it
+// produced: this check stops the run then, instead of resuming by count
+// into skipped and repeated records.
+func (r *Restorer) checkStreams(plan *Plan) error {
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			old := r.streams[topicPartition{t.Source, pp.Partition}]
+			for i, o := range old {
+				var now streamPart
+				if i < len(pp.segments) {
+					s := pp.segments[i]
+					now = streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
+				}
+				// The last one may have grown: a partial object the sink
+				// uploaded and rewrote as a superset under the same key.
+				grown := i == len(old)-1 && now.key == o.key && now.from == o.from && now.first == o.first && now.to >= o.to
+				if now != o && !grown {
+					return fmt.Errorf("%w: %s/%d: records %d..%d of %q (source offsets from %d), restored by an earlier pass, are no longer where they were in the stream "+
+						"(an object appeared or changed that belongs before them; its order is %s): nothing more is produced; "+
+						"what the target holds is the earlier order, restore again into a new topic to get the archive's current order",
+						ErrStreamChanged, t.Source, pp.Partition, o.from, o.to-1, o.key, o.first, pp.OrderText())
+				}
+			}
+		}
+	}
+	return nil
+}

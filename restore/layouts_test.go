@@ -639,3 +639,47 @@ func TestRotationUnderWayWithoutFollow(t *testing.T) {
 		t.Fatalf("target holds %d records", n)
 	}
 }
+
+// TestFollowStopsWhenTheStreamChanges: --follow with
+// --allow-unproven-order over a field archive without index: a pass
+// restores the objects it lists (eu+0 holding 0 and 2, ap+4 holding 4)
+// while us+1 (1 and 3) is not uploaded yet. When it appears, it belongs
+// before records already produced: the run stops with ErrStreamChanged
+// and produces nothing more (resuming by count would skip 1 and repeat 4).
+func TestFollowStopsWhenTheStreamChanges(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	put := func(folder string, offs ...int64) {
+		var recs []*format.Record
+		for _, o := range offs {
+			recs = append(recs, layoutRecord(0, o))
+		}
+		a.putIn("src", 0, folder, recs)
+	}
+	put("region=eu", 0, 2)
+	put("region=ap", 4)
+	brokers := newCluster(t, 1)
+	cfg := indexedConfig(brokers, a)
+	cfg.Follow, cfg.PollInterval, cfg.AllowUnprovenOrder = true, 20*time.Millisecond, true
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := mustNew(t, cfg, a, nil).Run(ctx, nil)
+		done <- err
+	}()
+	waitRecords(t, brokers, "dst", 3)
+	put("region=us", 1, 3)
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStreamChanged) || !strings.Contains(err.Error(), "region=ap") {
+			t.Fatalf("err = %v, want ErrStreamChanged naming the ap object", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("follow did not stop")
+	}
+	var want []*format.Record
+	for _, off := range []int64{0, 2, 4} {
+		want = append(want, &format.Record{Value: fmt.Appendf(nil, "v-%d", off)})
+	}
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
+}

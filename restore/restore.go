@@ -60,6 +60,9 @@ type Restorer struct {
 	// (key -> size), so Summary.Bytes counts each once in follow mode.
 	covered map[string]int64
 	memo    map[topicPartition]partitionMemo
+	// streams holds, in follow mode, each source partition's stream as
+	// the last pass restored it (checkStreams).
+	streams map[topicPartition][]streamPart
 	warned  map[string]bool
 }
 
@@ -96,6 +99,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		compacted: map[string]bool{},
 		covered:   map[string]int64{},
 		memo:      map[topicPartition]partitionMemo{},
+		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
 	}
 	if err := r.compile(); err != nil {
@@ -230,6 +234,7 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
 			return sum, err
 		}
+		r.rememberStreams(plan)
 		if !r.cfg.Follow {
 			return sum, r.finishGroups(ctx, adm, groups, &sum)
 		}
@@ -267,6 +272,9 @@ func (r *Restorer) nextPlan(ctx context.Context, sum *Summary) (*Plan, error) {
 	}
 	sum.addPlan(plan)
 	if err := r.checkPlan(plan); err != nil {
+		return nil, err
+	}
+	if err := r.checkStreams(plan); err != nil {
 		return nil, err
 	}
 	r.reportSkips(plan)
