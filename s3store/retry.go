@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
 )
 
 // MaxRetryBackoff caps one wait between retries, as Confluent's sink does.
@@ -49,11 +50,17 @@ func Backoff(base time.Duration, n int, rnd func(int64) int64) time.Duration {
 }
 
 // isRetryable reports whether a failed request may succeed when repeated:
-// network errors, 5xx, 429 and throttling. Client errors such as
-// NoSuchBucket or AccessDenied are not retried.
+// network errors, 5xx, 429, throttling, and BadDigest (a body that did not
+// match its checksum, corrupted on the way: each attempt reads the spool
+// afresh). Client errors such as NoSuchBucket or AccessDenied are not
+// retried.
 func isRetryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "BadDigest" {
+		return true
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"net/http"
@@ -95,6 +96,7 @@ type S3 struct {
 	sseKeyMD5 string // base64 MD5 of the SSE-C key
 	// uploadSlots is the semaphore of background part uploads.
 	uploadSlots chan struct{}
+	crc32c      *crc32.Table // Castagnoli, for the checksums of uploads
 }
 
 var _ Store = (*S3)(nil)
@@ -220,6 +222,7 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 		where:  cfg.Endpoint,
 
 		uploadSlots: make(chan struct{}, cfg.BackgroundUploads),
+		crc32c:      crc32.MakeTable(crc32.Castagnoli),
 	}
 	if s.where == "" {
 		s.where = "AWS S3 region " + cfg.Region

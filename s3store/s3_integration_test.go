@@ -171,3 +171,47 @@ func TestIntegrationS3ServerRestart(t *testing.T) {
 		t.Errorf("object after restart: %d bytes, want %d identical", len(got), len(data))
 	}
 }
+
+// TestIntegrationS3CorruptedBodyIsRefused: versitygw verifies the CRC32C
+// the store sends with each unsigned body (PutObject and every part), so
+// a body corrupted on the way is refused, not stored; with one corrupted
+// body the retry stores the exact bytes.
+func TestIntegrationS3CorruptedBodyIsRefused(t *testing.T) {
+	srv := testbed.S3(t)
+	for _, size := range []int{1000, 2*s3store.MinPartSize + 77} {
+		for _, bad := range []int{-1, 1} {
+			c := newCorruptor(t, srv.Endpoint, bad)
+			st, bucket := versityStore(t, srv, func(cfg *s3store.S3Config) {
+				cfg.Endpoint = c.URL
+				cfg.RetryBackoff = time.Millisecond
+			})
+			data := pattern(size)
+			err := writeObject(t.Context(), st, "k", data)
+			corrupted, unsigned, withCRC := c.counts()
+			if corrupted == 0 || unsigned == 0 || unsigned != withCRC {
+				t.Fatalf("size %d: %d bodies corrupted, %d unsigned, %d with CRC32C", size, corrupted, unsigned, withCRC)
+			}
+			out, gerr := srv.Client().GetObject(t.Context(), &s3.GetObjectInput{Bucket: &bucket, Key: aws.String("k")})
+			var got []byte
+			if gerr == nil {
+				got, gerr = io.ReadAll(out.Body)
+				out.Body.Close()
+			}
+			if bad < 0 {
+				if err == nil {
+					t.Fatalf("size %d: write with every body corrupted succeeded", size)
+				}
+				if gerr == nil {
+					t.Errorf("size %d: a corrupted object was stored (%d bytes)", size, len(got))
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("size %d: write with one corrupted body (retried) = %v", size, err)
+			}
+			if gerr != nil || !bytes.Equal(got, data) {
+				t.Errorf("size %d: read back %d bytes (err %v), want the %d bytes written", size, len(got), gerr, len(data))
+			}
+		}
+	}
+}

@@ -7,7 +7,10 @@
 // AbortMultipartUpload and ListMultipartUploads. Like real S3 it refuses a
 // non-final part smaller than MinPartSize.
 //
-// It does not check signatures. Faults are injected with FailNext (fail the
+// It does not check signatures, but it checks a body against its payload
+// hash (x-amz-content-sha256) and its x-amz-checksum-crc32c, -crc32, -sha1
+// or -sha256 header when the client sends one, and refuses a mismatch
+// (400 XAmzContentSHA256Mismatch, 400 BadDigest), as S3 does. Faults are injected with FailNext (fail the
 // next N matching requests with a status code) and DenyAccess (answer every
 // request with 403 AccessDenied), so that retry, abort and error-message
 // paths can be tested without a network. PendingUploads and Keys show what

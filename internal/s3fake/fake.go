@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/md5"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -605,9 +608,49 @@ func (s *Server) listUploads(w http.ResponseWriter, bucket string) error {
 }
 
 // readBody reads a request body, decoding aws-chunked encoding and checking
-// the payload hash and declared lengths when the client sent them, so that a
-// client that resends a half-consumed body on retry is caught.
+// the payload hash, the checksum headers (checkChecksums) and declared
+// lengths when the client sent them, so that a client that resends a
+// half-consumed body on retry, or a body corrupted on the way, is caught.
 func readBody(r *http.Request) ([]byte, error) {
+	body, err := readRawBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChecksums(r.Header, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// checkChecksums verifies the x-amz-checksum-crc32c, -crc32, -sha1 and
+// -sha256 headers against body, as S3 does: a mismatch is 400 BadDigest.
+func checkChecksums(h http.Header, body []byte) error {
+	sums := []struct {
+		header string
+		sum    func([]byte) []byte
+	}{
+		{"X-Amz-Checksum-Crc32c", func(b []byte) []byte {
+			return binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+		}},
+		{"X-Amz-Checksum-Crc32", func(b []byte) []byte { return binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(b)) }},
+		{"X-Amz-Checksum-Sha1", func(b []byte) []byte { s := sha1.Sum(b); return s[:] }},
+		{"X-Amz-Checksum-Sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }},
+	}
+	for _, c := range sums {
+		want := h.Get(c.header)
+		if want == "" {
+			continue
+		}
+		if got := base64.StdEncoding.EncodeToString(c.sum(body)); got != want {
+			return errf(http.StatusBadRequest, "BadDigest", "the %s you specified (%s) did not match the calculated checksum (%s)", strings.TrimPrefix(strings.ToLower(c.header), "x-amz-checksum-"), want, got)
+		}
+	}
+	return nil
+}
+
+// readRawBody reads a request body, decoding aws-chunked encoding and
+// checking the payload hash and declared lengths.
+func readRawBody(r *http.Request) ([]byte, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, errf(http.StatusBadRequest, "IncompleteBody", "%v", err)
