@@ -136,6 +136,8 @@ func (pp *PartitionPlan) orderReason() string {
 	s := fmt.Sprintf("objects in %d folders and records without offsets (no archive index entry, no envelope)", pp.Folders)
 	if pp.Overlapping > 0 {
 		s += fmt.Sprintf("; %d objects start inside the offsets of an object of another folder: their records interleave, or were archived twice", pp.Overlapping)
+	} else {
+		s += "; no object starts inside another folder's object, so start-offset order is the records' order if the partition's offsets are consecutive (compaction or transaction markers could hide interleaving)"
 	}
 	if pp.pastIndex > 0 {
 		s += fmt.Sprintf("; %d objects without an index entry start after the archive index's last commit of the partition: "+
