@@ -143,7 +143,8 @@
 // of their objects is produced whole in start-offset order, none of its
 // records dropped as a duplicate (it cannot be told from an interleaved
 // one), and the log, the plan and the Summary (UnprovenOrder) name the
-// partitions.
+// partitions. --restore-groups refuses such partitions even then: a group
+// offset cannot be placed exactly in their stream.
 //
 // # Record sizes and transient errors
 //

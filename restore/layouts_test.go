@@ -684,3 +684,45 @@ func TestFollowStopsWhenTheStreamChanges(t *testing.T) {
 	}
 	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
 }
+
+// TestUntilAcrossInterleavedFolders: --until on a field archive with the
+// index, whose folders interleave: the snapshot's end offset cuts the
+// offset-ordered stream, so exactly the records below it are restored, in
+// order, whichever folders hold them.
+func TestUntilAcrossInterleavedFolders(t *testing.T) {
+	const n = 12
+	a := newArchive(t, format.NewJSON())
+	a.writeSunk("src", 0, sinkLike(testLayouts()[4], "/", n, 6), true)
+	a.putSnapshot("src", 2000, map[int32]int64{0: 8})
+	brokers := newCluster(t, 1)
+	cfg := indexedConfig(brokers, a)
+	cfg.Until = time.UnixMilli(2500)
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.Records != 8 || sum.PastCut != n-8 {
+		t.Fatalf("%s, %v", sum, err)
+	}
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, 8))
+}
+
+// TestRestoreGroupsRefusesUnprovenOrder: --restore-groups with
+// --allow-unproven-order over a partition whose order is not proven (an
+// indexed field archive with a rotation half uploaded): a group offset
+// cannot be placed exactly in a stream of whole objects at assumed
+// offsets, so the run refuses before producing anything.
+func TestRestoreGroupsRefusesUnprovenOrder(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	objs := sinkLike(testLayouts()[4], "/", 12, 6)
+	a.writeSunk("src", 0, byCommit(objs, 0, 6), true)
+	a.writeSunk("src", 0, byCommit(objs, 6, 12)[:1], false)
+	a.putSnapshot("src", 2000, map[int32]int64{0: 6})
+	brokers := newCluster(t, 1, "dst")
+	cfg := groupsConfig(brokers, a)
+	cfg.AllowUnprovenOrder = true
+	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "--restore-groups cannot translate") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(readTopic(t, brokers, "dst")[0]); n != 0 {
+		t.Fatalf("%d records produced", n)
+	}
+}
