@@ -110,22 +110,23 @@ func (r *Restorer) deferInFlight(l *listing, ai *archiveIndex) int {
 		kept := objs[:0]
 		for _, o := range objs {
 			if len(ai.byKey[o.Key]) == 0 && o.StartOffset >= commits[tp] {
-				n++
 				r.log.Debug("object not in the archive index yet (a sink commit under way): left for the next pass",
 					"key", o.Key, "index_commit", commits[tp])
 				continue
 			}
 			kept = append(kept, o)
 		}
+		if d := len(objs) - len(kept); d > 0 {
+			n += d
+			r.log.Info("objects without an archive index entry after the partition's last indexed commit (a sink commit under way) are left for the next pass; "+
+				"objects that never get an entry (written by Confluent's connector) are restored by a run without --follow",
+				"topic", tp.topic, "partition", tp.part, "objects", d, "index_commit", commits[tp])
+		}
 		if len(kept) == 0 {
 			delete(l.objects, tp)
 			continue
 		}
 		l.objects[tp] = kept
-	}
-	if n > 0 {
-		r.log.Info("objects without an archive index entry after the index's last commit (a sink commit under way) are left for the next pass",
-			"objects", n)
 	}
 	return n
 }
