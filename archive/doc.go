@@ -29,9 +29,16 @@
 //     (writeParts, parts.go) and flush.size (added). A bad record goes
 //     back to worker.archive, which applies errors.tolerance (badRecord,
 //     dlq.go).
-//  5. partitionWriter.rotate completes the files' objects (complete,
-//     objects.go) and writes their archive index object (putIndex,
-//     indexwriter.go); their offset is then pending.
+//  5. partitionWriter.rotate closes the files' format writers (closeFile,
+//     objects.go), prepares their archive index object (putIndex,
+//     indexwriter.go) and hands both to an upload (upload.go), which
+//     commits the objects and then writes the index object off the
+//     worker's path, while the worker goes on with the next records. A
+//     partition's uploads run one at a time in rotation order, at most
+//     MaxUploads across the session; when one is done (worker.run takes
+//     its result, or the next rotation or flush waits for it) its offset
+//     is pending. An offset that becomes committable without a rotation
+//     while an upload runs (setPending) waits for it.
 //  6. worker.publish counts the completed objects (tally.go), produces
 //     queued bad records to the dead letter queue (flushDLQ, dlq.go), then
 //     hands the pending offset to session.setCommittable; commitLoop and

@@ -59,28 +59,22 @@ func indexPart(part string) string {
 	return index.PartValue
 }
 
-// putIndex writes the index object of entries at commit and makes commit
-// committable: the next span starts there.
-func (w *partitionWriter) putIndex(ctx context.Context, entries []index.Entry, commit int64) error {
+// putIndex hands the index object of entries at commit, to be written
+// after files' objects, to an upload (startUpload, upload.go); commit becomes
+// committable when the upload is done. The next span starts there.
+func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entries []index.Entry, commit int64) error {
 	for i := range entries {
 		entries[i].Commit = commit
 	}
 	data, err := index.Encode(entries)
 	if err != nil {
+		abortFiles(ctx, w, files)
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
-	if err := putObject(ctx, w.store, key, data); err != nil {
-		return err
-	}
-	if w.onIndex != nil {
-		w.onIndex()
-	}
-	w.log.Debug("index object complete", "key", key, "entries", len(entries), "commit", commit)
 	w.lastEntries = entries
 	w.from = commit
-	w.pending = commit
-	return nil
+	return w.startUpload(ctx, upload{files: files, indexKey: key, index: data, entries: len(entries), commit: commit})
 }
 
 // restamp commits skipped offsets up to commit when no file is open: it
@@ -104,11 +98,11 @@ func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 	}
 	if entries == nil {
 		w.from = commit
-		w.pending = commit
+		w.setPending(commit)
 		return nil
 	}
 	// The entries keep the From they were written with.
-	return w.putIndex(ctx, slices.Clone(entries), commit)
+	return w.putIndex(ctx, nil, slices.Clone(entries), commit)
 }
 
 // startEntries reads the entries of the index object at the committed

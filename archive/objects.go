@@ -214,33 +214,16 @@ func (w *partitionWriter) create(ctx context.Context, name partition.ObjectName,
 	return &object{key: key, obj: obj, rw: rw, counter: cw, part: part}, nil
 }
 
-// complete closes and commits f's objects and records their FileStats. On
-// a failure the objects not yet committed are aborted (those committed
-// before stay: a replay from the committed offset rewrites them with the
-// same bytes), and the error is a *StoreError.
-func (w *partitionWriter) complete(ctx context.Context, f *openFile) error {
+// closeFile closes f's format writers, so that its objects hold all their
+// bytes and only their commit is left (runUpload, upload.go). On a
+// failure f's objects are aborted, and the error is a *StoreError.
+func (w *partitionWriter) closeFile(ctx context.Context, f *openFile) error {
 	objs := f.objects()
-	for j, o := range objs {
-		err := o.rw.Close()
-		if err == nil {
-			err = o.obj.Commit(ctx)
-		}
-		if err != nil {
-			for _, rest := range objs[j:] {
-				if aerr := rest.obj.Abort(ctx); aerr != nil {
-					w.log.Warn("abort failed", "key", rest.key, "err", aerr)
-				}
-			}
+	for _, o := range objs {
+		if err := o.rw.Close(); err != nil {
+			abortObjects(ctx, w, objs)
 			return &StoreError{Key: o.key, Err: err}
 		}
-		// The parallel objects of a value object are reported as
-		// such; a tombstone file's .keys object is its main object.
-		part := o.part
-		if f.tombstone && o == f.keys {
-			part = ""
-		}
-		w.done = append(w.done, FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, SHA256: o.counter.sum()})
-		w.log.Debug("object complete", "key", o.key, "records", f.records, "bytes", o.counter.n)
 	}
 	return nil
 }
@@ -262,8 +245,12 @@ func (w *partitionWriter) drop(ctx context.Context, encoded string) {
 	}
 }
 
-// abort discards every open file; nothing of them becomes visible.
-func (w *partitionWriter) abort(ctx context.Context) { w.abortFrom(ctx, 0) }
+// abort stops the running upload (what it did not complete is aborted)
+// and discards every open file; nothing of them becomes visible.
+func (w *partitionWriter) abort(ctx context.Context) {
+	w.cancelUpload()
+	w.abortFrom(ctx, 0)
+}
 
 // abortFrom discards the open files from the from-th in opening order on
 // (those before are complete) and forgets them all.

@@ -22,8 +22,9 @@ import (
 // budget.go (fetching), worker.go (the worker's loop and its deps),
 // writer.go (the partition writer's steps), rotate.go (when it rotates),
 // parts.go (the .keys and .headers objects), schema.go (the schema
-// decision), objects.go (the store objects of a file), indexwriter.go
-// (the archive index), tally.go (the run's counts), dlq.go (bad records),
+// decision), objects.go (the store objects of a file), upload.go (a
+// rotation's store work, off the worker's path), indexwriter.go (the
+// archive index), tally.go (the run's counts), dlq.go (bad records),
 // commit.go (the offsets to commit).
 
 // poll is the fetch loop: it hands each partition's records to its worker
@@ -86,7 +87,11 @@ func (w *worker) batch(b inBatch) (finished bool, err error) {
 	finished, err = w.process(b.recs)
 	w.budget.release(b.held)
 	if err != nil {
-		_ = w.publish() // what is complete stays committable
+		// What is complete, or being uploaded, stays committable.
+		if werr := w.pw.wait(); werr != nil {
+			w.log.Warn("upload failed", "topic", w.tp.topic, "partition", w.tp.partition, "err", werr)
+		}
+		_ = w.publish()
 		return false, err
 	}
 	return finished, w.publish()
@@ -217,20 +222,26 @@ func (w *partitionWriter) write(ctx context.Context, r *format.Record) error {
 }
 
 // rotate completes every open file of the partition, with their parallel
-// objects, and writes their archive index object. On success the
-// partition's offset up to the last consumed record may be committed:
-// only then are all objects holding those records complete.
+// objects, and writes their archive index object: it closes the files'
+// format writers and hands their commits and the index object to an
+// upload (startUpload, upload.go), which runs off the worker's path after the
+// partition's previous one. When the upload is done the partition's
+// offset up to the last consumed record may be committed: only then are
+// all objects holding those records complete.
 func (w *partitionWriter) rotate(ctx context.Context) error {
 	var entries []index.Entry
+	files := make([]*openFile, 0, len(w.order))
 	for i, enc := range w.order {
 		f := w.files[enc]
-		if err := w.complete(ctx, f); err != nil {
+		if err := w.closeFile(ctx, f); err != nil {
+			abortFiles(ctx, w, files)
 			w.abortFrom(ctx, i+1)
 			return err
 		}
 		if w.indexed() {
 			entries = append(entries, w.entry(f))
 		}
+		files = append(files, f)
 		delete(w.files, enc)
 	}
 	w.order = w.order[:0]
@@ -248,10 +259,13 @@ func (w *partitionWriter) rotate(ctx context.Context) error {
 		for i := range entries {
 			entries[i].From = w.from
 		}
-		return w.putIndex(ctx, entries, w.last+1)
+		return w.putIndex(ctx, files, entries, w.last+1)
 	}
-	w.pending = w.last + 1
-	return nil
+	if len(files) == 0 {
+		w.setPending(w.last + 1)
+		return nil
+	}
+	return w.startUpload(ctx, upload{files: files, commit: w.last + 1})
 }
 
 // publish hands completed files to the tally and their offset to the

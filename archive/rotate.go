@@ -66,17 +66,21 @@ func (w *partitionWriter) rotateOnFlushSize(ctx context.Context) error {
 }
 
 // flush completes the open files (end of --once, scheduled rotation) and
-// makes every offset consumed committable.
+// makes every offset consumed committable; it returns when their upload is
+// done.
 func (w *partitionWriter) flush(ctx context.Context) error {
-	if w.count == 0 {
-		if w.last < 0 {
-			return nil
-		}
-		if w.indexed() {
-			return w.restamp(ctx, w.last+1)
-		}
-		w.pending = w.last + 1
-		return nil
+	var err error
+	switch {
+	case w.count > 0:
+		err = w.rotate(ctx)
+	case w.last < 0:
+	case w.indexed():
+		err = w.restamp(ctx, w.last+1)
+	default:
+		w.setPending(w.last + 1)
 	}
-	return w.rotate(ctx)
+	if err != nil {
+		return err
+	}
+	return w.wait()
 }

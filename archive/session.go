@@ -26,10 +26,11 @@ type session struct {
 	targets map[tp]int64 // --once: end offsets seen at start
 	done    map[tp]bool  // --once: partitions archived up to their target
 
-	budget       *budget     // bytes of fetched records in flight to workers
-	dlq          *kgo.Client // dead letter queue producer; nil without a DLQ topic
-	commitSerial sync.Mutex  // one commit request at a time
-	commitMu     sync.Mutex  // guards toCommit and committed
+	budget       *budget       // bytes of fetched records in flight to workers
+	uploads      chan struct{} // upload slots of the workers' rotations (MaxUploads)
+	dlq          *kgo.Client   // dead letter queue producer; nil without a DLQ topic
+	commitSerial sync.Mutex    // one commit request at a time
+	commitMu     sync.Mutex    // guards toCommit and committed
 	toCommit     map[tp]kgo.EpochOffset
 	committed    map[tp]int64
 	doneCh       chan struct{}
@@ -102,6 +103,7 @@ func (s *Sink) session(parent context.Context) error {
 	ss.pollCtx, ss.pollCancel = context.WithCancel(ctx)
 	defer ss.pollCancel()
 	ss.budget = newBudget(ctx, fetchBudget)
+	ss.uploads = make(chan struct{}, MaxUploads)
 
 	// Checks and --once targets use a client outside the group: a group
 	// client starts joining (and may be assigned partitions) at once.
@@ -345,7 +347,7 @@ func (ss *session) fail(err error) { ss.cancel(err) }
 func (ss *session) workerDeps() workerDeps {
 	return workerDeps{
 		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally,
-		ctx: ss.ctx, budget: ss.budget, dlq: ss.dlq,
+		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq,
 		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
 }

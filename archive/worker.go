@@ -23,8 +23,11 @@ type workerDeps struct {
 	tally *tally
 	// ctx is the session's: done when the session ends.
 	ctx    context.Context
-	budget *budget     // the fetch budget the worker's batches hold
-	dlq    *kgo.Client // the dead letter queue producer; nil without one
+	budget *budget // the fetch budget the worker's batches hold
+	// uploads are the session's upload slots (MaxUploads), shared by its
+	// workers' rotations (upload.go).
+	uploads chan struct{}
+	dlq     *kgo.Client // the dead letter queue producer; nil without one
 	// fail ends the session with err.
 	fail func(err error)
 	// done tells the session that --once archived the partition k to its
@@ -63,6 +66,7 @@ func newWorker(d workerDeps, k tp, start, target int64) *worker {
 	}
 	w.pw.onNullIgnored = func(offset int64) { d.tally.countSkip(k, offset, skipNull) }
 	w.pw.onIndex = d.tally.indexObject
+	w.pw.slots = d.uploads
 	return w
 }
 
@@ -93,9 +97,14 @@ func (w *worker) run() {
 		var err error
 		select {
 		case <-w.quit:
+			w.stopped()
 			return
 		case <-w.ctx.Done():
 			return
+		case r := <-w.pw.uploaded():
+			if err = w.pw.finish(r); err == nil {
+				err = w.publish()
+			}
 		case now := <-sched.c:
 			err = w.scheduled()
 			sched.next(now)
@@ -112,6 +121,17 @@ func (w *worker) run() {
 			w.drain()
 			return
 		}
+	}
+}
+
+// stopped lets the running upload finish, so that what it completes stays
+// committable, and publishes it; the open files are aborted after.
+func (w *worker) stopped() {
+	if err := w.pw.wait(); err != nil {
+		w.log.Warn("upload failed while the partition stopped", "topic", w.tp.topic, "partition", w.tp.partition, "err", err)
+	}
+	if err := w.publish(); err != nil {
+		w.log.Warn("publish failed while the partition stopped", "topic", w.tp.topic, "partition", w.tp.partition, "err", err)
 	}
 }
 

@@ -48,6 +48,13 @@ type partitionWriter struct {
 	last           int64       // offset of the last record consumed; -1 before any
 	pending        int64       // next offset that may be committed (all files up to it complete); -1 if none
 	done           []FileStats // completed files not yet reported
+	// slots are the session's upload slots (MaxUploads); nil runs each
+	// rotation's upload at once, inside rotate. inflight is the
+	// partition's running upload (nil if none) and afterUpload an offset
+	// that becomes pending when it is done (-1 if none).
+	slots       chan struct{}
+	inflight    *inflight
+	afterUpload int64
 
 	// The archive index (Config.IndexPrefix != ""). Every offset the
 	// writer makes committable has an index object with that commit, so
@@ -83,7 +90,7 @@ func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s
 		topic: topic, partition: p, cfg: cfg, store: store,
 		log:   log.With("topic", topic, "partition", p),
 		files: make(map[string]*openFile),
-		last:  -1, pending: -1, start: start, from: -1,
+		last:  -1, pending: -1, afterUpload: -1, start: start, from: -1,
 		indexWriter: index.WriterOf(cfg.GroupID),
 		schemas:     newSchemas(cfg.Compatibility),
 	}
@@ -255,7 +262,7 @@ func (w *partitionWriter) skip(ctx context.Context, offset int64) error {
 		return nil
 	}
 	if !w.indexed() {
-		w.pending = offset + 1
+		w.setPending(offset + 1)
 		return nil
 	}
 	if offset+1-w.from >= int64(w.cfg.FlushSize) {
