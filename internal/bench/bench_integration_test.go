@@ -51,8 +51,11 @@ const (
 	bytesEnv          = "KAFKAS3_BENCH_BYTES"
 	partitionBytesEnv = "KAFKAS3_BENCH_PARTITION_BYTES"
 	outEnv            = "KAFKAS3_BENCH_OUT"
-	// onlyEnv=index runs only the load, the raw consumes and the archive
-	// index rows (indexRows), for a quick measurement of the index's cost.
+	// onlyEnv=index runs only the load, the raw consumes, the main limit
+	// baselines and the archive index rows (indexRows), for a quick
+	// measurement of the index's cost; onlyEnv=sink runs the load, the raw
+	// consumes, the main limit baselines and the main sink rows
+	// (mainSinkRows: bytes, JSON+gzip, local bytes, JSON+gzip of the letters).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -73,22 +76,33 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" {
-		b.Fatalf("%s=%q: want index or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" {
+		b.Fatalf("%s=%q: want index, sink or unset", onlyEnv, only)
 	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
-	if only == "" {
-		e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false)
-		e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
-		e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true)
+	limits := e.mainLimits(main, "1 of 2")
+	var s3Rows, localRows []*row
+	if only != "index" {
+		s3Rows, localRows = e.mainSinkRows(main, mainBytes)
 	}
-	e.indexRows(main)
+	if only != "sink" {
+		s3Rows = append(s3Rows, e.indexRows(main)...)
+	}
+	limits = append(limits, e.mainLimits(main, "2 of 2")...)
 	raw2 := e.consumeRow("raw consume: franz-go direct consumer (2 of 2)", main)
 	rawRate := (raw1.rate() + raw2.rate()) / 2
 	for i := range e.rows {
 		if e.rows[i].kind == kindSink {
 			e.rows[i].setRatio(rawRate, "raw consume (mean)")
 		}
+	}
+	s3Limit := meanBaseline("consume + upload (mean)", limits[0], limits[2])
+	localLimit := meanBaseline("consume + file write (mean)", limits[1], limits[3])
+	for _, r := range s3Rows {
+		r.limit = s3Limit
+	}
+	for _, r := range localRows {
+		r.limit = localLimit
 	}
 
 	if only != "" {
@@ -124,8 +138,11 @@ func BenchmarkKafkas3(b *testing.B) {
 	// flush.size above the records per partition: one object per
 	// partition, open for the whole run. Both formats: gzip adds a
 	// compressor per open object.
+	manyLimit := meanBaseline("consume + upload, 200 partitions", e.limitRow(
+		"limit: consume + aws-sdk-go-v2 upload, 200 partitions, 5 MiB parts", many, int(perPart+1), manyPartSize, false))
 	for _, f := range []string{fmtBytes, fmtJSONGzip} {
 		r := e.sinkRow(fmt.Sprintf("sink %s --once, 200 partitions, s3.part.size=5 MiB", f), many, f, int(perPart+1), manyPartSize, false)
+		r.limit = manyLimit
 		e.checkMultipart(r, many, manyPartSize)
 		if r.rssKiB >= rssLimitKiB {
 			e.failures = append(e.failures, fmt.Sprintf("sink %s with %d partitions and s3.part.size=%d: peak RSS %.1f MiB, limit %d MiB",
@@ -147,6 +164,37 @@ func BenchmarkKafkas3(b *testing.B) {
 	if len(e.failures) > 0 {
 		b.Fatal(strings.Join(e.failures, "\n"))
 	}
+}
+
+// mainLimits runs the limit baselines of the main sink runs: consume +
+// upload, and consume + file write.
+func (e *env) mainLimits(d dataset, which string) []*row {
+	return []*row{
+		e.limitRow("limit: consume + aws-sdk-go-v2 upload, no formatting ("+which+")", d, mainFlushSize, 0, false),
+		e.limitRow("limit: consume + file write, no formatting ("+which+")", d, mainFlushSize, 0, true),
+	}
+}
+
+// mainSinkRows runs the main sink rows: bytes and JSON+gzip to S3, bytes to
+// a local directory, and JSON+gzip of the random-letter data set (loaded
+// here, as large as the main set) to S3. It returns the S3 rows and the
+// local rows. The gzip rows' objects are checked against one compress/gzip
+// stream of the same bytes.
+func (e *env) mainSinkRows(main dataset, n int64) (s3Rows, localRows []*row) {
+	s3Rows = append(s3Rows, e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false))
+	gz := e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
+	e.checkGzipSize(gz)
+	localRows = append(localRows, e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true))
+
+	letters := dataset{Kind: kindLetters, Topic: "bench_letters", Partitions: mainPartitions, Records: n / valueSize, ValueSize: valueSize}
+	e.facts.add("letters data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON with a text field of random lowercase letters; "+
+		"its sink row is compared with the main set's limit baseline (same record count, sizes and partitions: the baseline does not read the bytes)",
+		letters.Records, valueSize, human(letters.Bytes()), letters.Partitions))
+	e.createTopic(letters.Topic, letters.Partitions)
+	e.produceRow("load: franz-go idempotent producer, letters topic", letters, "")
+	lgz := e.sinkRow("sink json+gzip --once, random-letter data set", letters, fmtJSONGzip, mainFlushSize, 0, false)
+	e.checkGzipSize(lgz)
+	return append(s3Rows, gz, lgz), localRows
 }
 
 func withTopic(d dataset, topic string) dataset {
@@ -258,6 +306,7 @@ const (
 	kindRaw     = "raw"
 	kindSink    = "sink"
 	kindRestore = "restore"
+	kindLimit   = "limit" // a limit baseline (limit_integration_test.go)
 )
 
 // row is one measured process.
@@ -273,6 +322,8 @@ type row struct {
 	against string
 	note    string
 	bucket  string
+	// limit is the limit baseline a sink row is compared with, nil if none.
+	limit *baseline
 }
 
 func (r *row) rate() float64 { return float64(r.bytes) / r.wall.Seconds() }

@@ -61,6 +61,9 @@ type childArgs struct {
 
 	// Sink profile only.
 	SinkProfile *sinkProfileArgs `json:"sink_profile,omitempty"`
+	// Limit baselines only (modePipeline, modeFileWrite; Bucket, Endpoint,
+	// Region and the keys above name the S3 server).
+	Limit *limitArgs `json:"limit,omitempty"`
 }
 
 // childResult is what a child did.
@@ -86,7 +89,9 @@ func runChild(mode string, stdout, stderr io.Writer) int {
 	case modeProduce:
 		res, err = produce(ctx, a)
 	case modeConsume:
-		res, err = consume(ctx, a)
+		res, err = consumeEach(ctx, a, nil)
+	case modePipeline, modeFileWrite:
+		res, err = pipeline(ctx, a, mode)
 	case modeRestore:
 		res, err = restoreInProcess(ctx, a, stderr)
 	case modeSinkProfile:
@@ -154,10 +159,10 @@ func produce(ctx context.Context, a childArgs) (childResult, error) {
 	return childResult{Records: a.Data.Records, Bytes: a.Data.Bytes()}, nil
 }
 
-// consume reads a.Data.Topic from the start of every partition up to the end
-// offsets seen at start, with the fetch sizes the sink uses, and counts
-// records and value bytes.
-func consume(ctx context.Context, a childArgs) (childResult, error) {
+// consumeEach reads a.Data.Topic from the start of every partition up to the
+// end offsets seen at start, with the fetch sizes the sink uses, counts
+// records and value bytes, and passes each record to each (when not nil).
+func consumeEach(ctx context.Context, a childArgs, each func(*kgo.Record) error) (childResult, error) {
 	topic := a.Data.Topic
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(a.Brokers))
 	if err != nil {
@@ -199,14 +204,21 @@ func consume(ctx context.Context, a childArgs) (childResult, error) {
 		for _, fe := range fs.Errors() {
 			return res, fmt.Errorf("fetch %s[%d]: %w", fe.Topic, fe.Partition, fe.Err)
 		}
+		var err error
 		fs.EachRecord(func(r *kgo.Record) {
 			res.Records++
 			res.Bytes += int64(len(r.Value))
+			if each != nil && err == nil {
+				err = each(r)
+			}
 			if e, ok := end[r.Partition]; ok && r.Offset+1 >= e {
 				delete(end, r.Partition)
 				remaining--
 			}
 		})
+		if err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }

@@ -18,6 +18,10 @@ const (
 	// kindRandom is a JSON object holding base64 of random bytes: gzip
 	// shrinks it only to about 3/4, so objects stay large.
 	kindRandom = "random"
+	// kindLetters is a JSON object whose text field holds random lowercase
+	// letters (issue 12's random-letter data: gzip about 1.6x, nothing for
+	// the compressor to find beyond the letters' entropy).
+	kindLetters = "letters"
 	// kindAvro is a record of the Avro schema eventSchema in the Confluent
 	// wire format (magic byte 0, the 4-byte schema id, the Avro binary
 	// encoding), its text field drawn from the same vocabulary as kindText.
@@ -84,6 +88,12 @@ func newGenerator(d dataset) (*generator, error) {
 				sb.WriteString(g.words[rnd.IntN(len(g.words))])
 				sb.WriteByte(' ')
 			}
+		case kindLetters:
+			b := make([]byte, d.ValueSize)
+			for j := range b {
+				b[j] = byte('a' + rnd.IntN(26))
+			}
+			sb.Write(b)
 		case kindRandom:
 			raw := make([]byte, d.ValueSize)
 			for j := range raw {
@@ -114,6 +124,10 @@ func (g *generator) value(dst []byte, i int64) []byte {
 		dst = append(dst, g.words[i%int64(len(g.words))]...)
 		dst = append(dst, `","ts":`...)
 		dst = strconv.AppendInt(dst, 1_700_000_000_000+i, 10)
+		dst = append(dst, `,"text":"`...)
+	case kindLetters:
+		dst = append(dst, `{"id":`...)
+		dst = strconv.AppendInt(dst, i, 10)
 		dst = append(dst, `,"text":"`...)
 	default:
 		dst = append(dst, `{"id":`...)

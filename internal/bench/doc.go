@@ -7,8 +7,20 @@
 // BenchmarkKafkas3 measures, side by side in one run on one broker:
 //
 //   - the broker's raw consume rate with a bare franz-go consumer;
+//   - the limit baselines (limit_integration_test.go): a bare pipeline in
+//     one process, franz-go consuming the topic and aws-sdk-go-v2 uploading
+//     the same bytes, unformatted, in objects of the sink's size with the
+//     sink's part size and upload concurrency; and the same pipeline writing
+//     files to a local directory;
 //   - `kafkas3 sink --once` of the same topic in bytes and in JSON+gzip to
-//     versitygw, and in bytes to a local directory, with the ratio sink/raw;
+//     versitygw, and in bytes to a local directory, with the ratio sink/raw
+//     and, for every sink row, its throughput and CPU seconds per GB as
+//     ratios to the limit baseline run alongside (the local row's to the
+//     file write baseline);
+//   - `kafkas3 sink --once` in JSON+gzip of a random-letter JSON data set;
+//     the objects of partition 0 of both JSON+gzip runs are compressed
+//     again as one compress/gzip stream each at the same level, and the
+//     benchmark fails when the sink's are more than 3% larger;
 //   - the sink's peak RSS with 200 partitions receiving data at once and
 //     s3.part.size=5 MiB, in bytes and JSON+gzip, failing when it reaches
 //     300 MiB;
@@ -30,7 +42,10 @@
 // Sizes: KAFKAS3_BENCH_BYTES sets the main data set (default 1 GiB of 1 KiB
 // records in 12 partitions); KAFKAS3_BENCH_PARTITION_BYTES sets the bytes
 // per partition of the 200-partition run (default 8 MiB). KAFKAS3_BENCH_ONLY=index
-// runs only the load, the raw consumes and the index rows. KAFKAS3_BENCH_PROFILE
+// runs only the load, the raw consumes, the main limit baselines and the
+// index rows; KAFKAS3_BENCH_ONLY=sink the load, the raw consumes, the main
+// limit baselines and the main sink rows (bytes, JSON+gzip, local bytes, and
+// JSON+gzip of the letters). KAFKAS3_BENCH_PROFILE
 // names a directory: each sink run is then repeated once, unmeasured, in a
 // child that runs the archive package under pprof (CPU profile, and the heap
 // profile at the highest live heap).

@@ -19,8 +19,10 @@ import (
 // twice in alternation. Every run goes through a counting reverse proxy
 // in front of the S3 server, which counts the requests by method; the
 // note of each index-on row gives its extra requests and its throughput
-// against the mean of the index-off runs of the same flush.size.
-func (e *env) indexRows(d dataset) {
+// against the mean of the index-off runs of the same flush.size. It returns
+// the rows of flush.size 50,000, whose objects are the limit baseline's.
+func (e *env) indexRows(d dataset) []*row {
+	var main []*row
 	proxy, counts, reset := e.countingProxy()
 	for _, flush := range []int{mainFlushSize, 1000} {
 		var on, off []*row
@@ -42,6 +44,9 @@ func (e *env) indexRows(d dataset) {
 				}
 			}
 		}
+		if flush == mainFlushSize {
+			main = append(append(main, on...), off...)
+		}
 		offRate := (off[0].rate() + off[1].rate()) / 2
 		for i, r := range on {
 			extraPUT := onReq[i]["PUT"] - offReq[i]["PUT"]
@@ -53,6 +58,7 @@ func (e *env) indexRows(d dataset) {
 			"+%d PUT requests per run (%d with the index, %d without); throughput with/without: %.2f (mean of 2 runs each, alternating)",
 			onReq[0]["PUT"]-offReq[0]["PUT"], onReq[0]["PUT"], offReq[0]["PUT"], ((on[0].rate()+on[1].rate())/2)/offRate))
 	}
+	return main
 }
 
 func total(m map[string]int) int {

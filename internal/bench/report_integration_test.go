@@ -91,22 +91,29 @@ func (e *env) markdown() []byte {
 	fmt.Fprintf(&b, "Command: `make bench`, which runs `%s`.\n", benchCommand)
 	fmt.Fprintf(&b, "Benchmark wall time (services start, binary build, loading and every run): %s.\n\n",
 		time.Since(e.start).Round(time.Second))
-	b.WriteString("| run | records | MB | seconds | MB/s | records/s | peak RSS | ratio | CPU s: process / broker / versitygw | notes |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |\n")
+	b.WriteString("| run | records | MB | seconds | MB/s | records/s | peak RSS | ratio | CPU s: process / broker / versitygw | CPU s/GB | vs limit: MB/s × / CPU s/GB × | notes |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |\n")
 	for _, r := range e.rows {
 		ratio := ""
 		if r.against != "" {
 			ratio = fmt.Sprintf("**%.2f** × %s", r.ratio, r.against)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f MiB | %s | %.1f / %.1f / %.1f | %s |\n",
+		limit := ""
+		if r.limit != nil {
+			limit = fmt.Sprintf("**%.2f** / **%.2f** × %s", r.rate()/r.limit.rate, r.cpuPerGB()/r.limit.cpuPerGB, r.limit.name)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.1f | %.1f | %.0f | %.0f MiB | %s | %.1f / %.1f / %.1f | %.2f | %s | %s |\n",
 			r.name, r.records, float64(r.bytes)/1e6, r.wall.Seconds(), r.rate()/1e6,
 			float64(r.records)/r.wall.Seconds(), float64(r.rssKiB)/1024, ratio,
-			r.cpu.self.Seconds(), r.cpu.broker.Seconds(), r.cpu.s3.Seconds(), r.note)
+			r.cpu.self.Seconds(), r.cpu.broker.Seconds(), r.cpu.s3.Seconds(), r.cpuPerGB(), limit, r.note)
 	}
 	b.WriteString("\nMB = 10^6 bytes of Kafka record values; seconds are the wall time of the whole process " +
 		"(start, connect, group join, work, final commit, exit); peak RSS is the process's maximum resident set " +
 		"(getrusage ru_maxrss); CPU s is the user+system CPU time of the process itself and, during its run, " +
-		"of the broker and of versitygw (the machine has " + fmt.Sprint(runtime.NumCPU()) + " cores for all three).\n\n")
+		"of the broker and of versitygw (the machine has " + fmt.Sprint(runtime.NumCPU()) + " cores for all three); " +
+		"CPU s/GB is the process's own CPU seconds per 10^9 value bytes; vs limit is the row's MB/s and CPU s/GB " +
+		"divided by the mean of the limit baseline runs named (a bare franz-go consume + aws-sdk-go-v2 upload, or + file write, " +
+		"of the same bytes in objects of the same size, in one process).\n\n")
 	e.facts.add("load average at end", strings.Join(strings.Fields(readFile("/proc/loadavg"))[:3], " "))
 	for _, f := range e.facts {
 		fmt.Fprintf(&b, "- %s: %s\n", f.name, f.value)

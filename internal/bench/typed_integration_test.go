@@ -163,15 +163,19 @@ func (e *env) typedRows() {
 	e.createTopic(d.Topic, d.Partitions)
 	e.produceRow("load: franz-go idempotent producer, Avro topic", d, "")
 	raw1 := e.consumeRow("raw consume of the Avro topic (1 of 2)", d)
+	limit1 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (1 of 2)", d, mainFlushSize, 0, false)
 	rows := []*row{
 		e.sinkRow("sink avro (null codec) --once, AvroConverter fast path", d, fmtAvro, mainFlushSize, 0, false),
 		e.sinkRow("sink avro (snappy codec) --once, AvroConverter fast path", d, fmtAvroSnappy, mainFlushSize, 0, false),
 		e.sinkRow("sink parquet (snappy) --once, AvroConverter", d, fmtParquet, mainFlushSize, 0, false),
 	}
+	limit2 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (2 of 2)", d, mainFlushSize, 0, false)
 	raw2 := e.consumeRow("raw consume of the Avro topic (2 of 2)", d)
 	rate := (raw1.rate() + raw2.rate()) / 2
+	limit := meanBaseline("consume + upload of the Avro topic (mean)", limit1, limit2)
 	for _, r := range rows {
 		r.setRatio(rate, "raw consume of the Avro topic (mean)")
+		r.limit = limit
 	}
 }
 
