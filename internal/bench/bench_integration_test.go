@@ -55,7 +55,8 @@ const (
 	// baselines and the archive index rows (indexRows), for a quick
 	// measurement of the index's cost; onlyEnv=sink runs the load, the raw
 	// consumes, the main limit baselines and the main sink rows
-	// (mainSinkRows: bytes, JSON+gzip, local bytes, JSON+gzip of the letters).
+	// (mainSinkRows: bytes, JSON+gzip, local bytes, JSON+gzip of the letters);
+	// onlyEnv=bytes the same without the gzip rows.
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -76,16 +77,16 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" {
-		b.Fatalf("%s=%q: want index, sink or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" {
+		b.Fatalf("%s=%q: want index, sink, bytes or unset", onlyEnv, only)
 	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
 	limits := e.mainLimits(main, "1 of 2")
 	var s3Rows, localRows []*row
 	if only != "index" {
-		s3Rows, localRows = e.mainSinkRows(main, mainBytes)
+		s3Rows, localRows = e.mainSinkRows(main, mainBytes, only != "bytes")
 	}
-	if only != "sink" {
+	if only == "" || only == "index" {
 		s3Rows = append(s3Rows, e.indexRows(main)...)
 	}
 	limits = append(limits, e.mainLimits(main, "2 of 2")...)
@@ -175,16 +176,19 @@ func (e *env) mainLimits(d dataset, which string) []*row {
 	}
 }
 
-// mainSinkRows runs the main sink rows: bytes and JSON+gzip to S3, bytes to
-// a local directory, and JSON+gzip of the random-letter data set (loaded
-// here, as large as the main set) to S3. It returns the S3 rows and the
-// local rows. The gzip rows' objects are checked against one compress/gzip
-// stream of the same bytes.
-func (e *env) mainSinkRows(main dataset, n int64) (s3Rows, localRows []*row) {
+// mainSinkRows runs the main sink rows: bytes to S3 and to a local
+// directory and, with gzip, JSON+gzip of the main set and of the
+// random-letter data set (loaded here, as large as the main set) to S3. It
+// returns the S3 rows and the local rows. The gzip rows' objects are
+// checked against one compress/gzip stream of the same bytes.
+func (e *env) mainSinkRows(main dataset, n int64, gzip bool) (s3Rows, localRows []*row) {
 	s3Rows = append(s3Rows, e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false))
+	localRows = append(localRows, e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true))
+	if !gzip {
+		return s3Rows, localRows
+	}
 	gz := e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
 	e.checkGzipSize(gz)
-	localRows = append(localRows, e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true))
 
 	letters := dataset{Kind: kindLetters, Topic: "bench_letters", Partitions: mainPartitions, Records: n / valueSize, ValueSize: valueSize}
 	e.facts.add("letters data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON with a text field of random lowercase letters; "+

@@ -45,7 +45,8 @@
 // runs only the load, the raw consumes, the main limit baselines and the
 // index rows; KAFKAS3_BENCH_ONLY=sink the load, the raw consumes, the main
 // limit baselines and the main sink rows (bytes, JSON+gzip, local bytes, and
-// JSON+gzip of the letters). KAFKAS3_BENCH_PROFILE
+// JSON+gzip of the letters); KAFKAS3_BENCH_ONLY=bytes the same without the
+// gzip rows. KAFKAS3_BENCH_PROFILE
 // names a directory: each sink run is then repeated once, unmeasured, in a
 // child that runs the archive package under pprof (CPU profile, and the heap
 // profile at the highest live heap).

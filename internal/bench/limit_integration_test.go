@@ -6,14 +6,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -30,8 +34,11 @@ import (
 // uploaded with PutObject when an object fits in one part and as a
 // multipart upload of s3.part.size parts otherwise, at most
 // s3store.DefaultBackgroundUploads requests at a time (the sink's upload
-// concurrency). The SDK client has the settings s3store uses (checksums
-// only when required; SigV4 with its defaults). Parts are held in memory,
+// concurrency). The requests have the shape s3store's have: each body sent
+// unsigned (UNSIGNED-PAYLOAD) with its CRC32C in x-amz-checksum-crc32c,
+// which the server verifies, multipart uploads created with CRC32C and
+// completed with the parts' checksums; the SDK's own checksums only when
+// required. Parts are held in memory,
 // so the baseline's RSS is not a memory reference. modeFileWrite is the
 // same pipeline writing each object to a file in a directory (write, fsync,
 // rename, directory fsync, as the local store commits), the baseline of the
@@ -72,6 +79,19 @@ func pipeline(ctx context.Context, a childArgs, mode string) (childResult, error
 		err = cerr
 	}
 	return res, err
+}
+
+// crc32c is the base64 of the big-endian CRC32C of b, as
+// x-amz-checksum-crc32c wants it.
+func crc32c(b []byte) *string {
+	sum := crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))
+	return aws.String(base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum)))
+}
+
+// unsignedPayload drops SigV4's SHA-256 of the body, as s3store does on
+// requests that carry the body's CRC32C.
+func unsignedPayload(o *s3.Options) {
+	o.APIOptions = append(o.APIOptions, v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 }
 
 func objectKey(topic string, p int32, offset int64, ext string) string {
@@ -196,7 +216,8 @@ func (l *s3Limit) async(fn func() error) {
 // part uploads body as o's next part, starting the multipart upload first.
 func (l *s3Limit) part(o *s3Object, body []byte) error {
 	if o.uploadID == "" {
-		out, err := l.cl.CreateMultipartUpload(l.ctx, &s3.CreateMultipartUploadInput{Bucket: &l.bucket, Key: &o.key})
+		out, err := l.cl.CreateMultipartUpload(l.ctx, &s3.CreateMultipartUploadInput{Bucket: &l.bucket, Key: &o.key,
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c})
 		if err != nil {
 			return fmt.Errorf("create multipart upload %s: %w", o.key, err)
 		}
@@ -208,13 +229,15 @@ func (l *s3Limit) part(o *s3Object, body []byte) error {
 	l.async(func() error {
 		defer o.pending.Done()
 		defer l.release(body)
+		crc := crc32c(body)
 		out, err := l.cl.UploadPart(l.ctx, &s3.UploadPartInput{Bucket: &l.bucket, Key: &o.key, UploadId: &o.uploadID,
-			PartNumber: aws.Int32(n), Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+			PartNumber: aws.Int32(n), Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+			ChecksumCRC32C: crc}, unsignedPayload)
 		if err != nil {
 			return fmt.Errorf("upload part %d of %s: %w", n, o.key, err)
 		}
 		o.mu.Lock()
-		o.parts = append(o.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag})
+		o.parts = append(o.parts, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag, ChecksumCRC32C: crc})
 		o.mu.Unlock()
 		return nil
 	})
@@ -229,7 +252,7 @@ func (l *s3Limit) finish(o *s3Object) error {
 		l.async(func() error {
 			defer l.release(body)
 			_, err := l.cl.PutObject(l.ctx, &s3.PutObjectInput{Bucket: &l.bucket, Key: &o.key,
-				Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+				Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))), ChecksumCRC32C: crc32c(body)}, unsignedPayload)
 			if err != nil {
 				return fmt.Errorf("put %s: %w", o.key, err)
 			}
