@@ -56,7 +56,8 @@ const (
 	// measurement of the index's cost; onlyEnv=sink runs the load, the raw
 	// consumes, the main limit baselines and the main sink rows
 	// (mainSinkRows: bytes, JSON+gzip, local bytes, JSON+gzip of the letters);
-	// onlyEnv=bytes the same without the gzip rows.
+	// onlyEnv=bytes the same without the gzip rows; onlyEnv=thousand only
+	// the 1,000-partition rows (thousandRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -65,6 +66,14 @@ const (
 // Run it with -benchtime 1x (make bench).
 func BenchmarkKafkas3(b *testing.B) {
 	e := setup(b)
+	if os.Getenv(onlyEnv) == "thousand" {
+		e.thousandRows() // only the 1,000-partition rows
+		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
+		return
+	}
 	mainBytes := envSize(b, bytesEnv, defaultBytes)
 	partBytes := envSize(b, partitionBytesEnv, defaultPartitionBytes)
 	main := dataset{Kind: kindText, Topic: "bench", Partitions: mainPartitions,
@@ -153,6 +162,7 @@ func BenchmarkKafkas3(b *testing.B) {
 			r.note += fmt.Sprintf(", under the %d MiB limit", rssLimitKiB>>10)
 		}
 	}
+	e.thousandRows()
 
 	e.report()
 	for _, r := range e.rows {

@@ -24,6 +24,9 @@
 //   - the sink's peak RSS with 200 partitions receiving data at once and
 //     s3.part.size=5 MiB, in bytes and JSON+gzip, failing when it reaches
 //     300 MiB;
+//   - the same with 1,000 partitions (256 KiB each, one object per
+//     partition open for the whole run), bytes and JSON+gzip, failing
+//     when the peak RSS reaches 300 MiB;
 //   - `kafkas3 source` of the archives into new topics against a bare
 //     franz-go idempotent producer writing the same records, with the ratio.
 //   - the archive index's cost: `kafkas3 sink --once` in bytes with
@@ -46,8 +49,10 @@
 // index rows; KAFKAS3_BENCH_ONLY=sink the load, the raw consumes, the main
 // limit baselines and the main sink rows (bytes, JSON+gzip, local bytes, and
 // JSON+gzip of the letters); KAFKAS3_BENCH_ONLY=bytes the same without the
-// gzip rows. KAFKAS3_BENCH_PROFILE
-// names a directory: each sink run is then repeated once, unmeasured, in a
-// child that runs the archive package under pprof (CPU profile, and the heap
+// gzip rows; KAFKAS3_BENCH_ONLY=thousand only the 1,000-partition rows (256
+// KiB per partition, bytes and JSON+gzip, every object open to the end,
+// failing when the peak RSS reaches 300 MiB), which the full run ends with.
+// KAFKAS3_BENCH_PROFILE names a directory: each sink run is then repeated
+// once, unmeasured, in a child that runs the archive package under pprof (CPU profile, and the heap
 // profile at the highest live heap).
 package bench
