@@ -20,13 +20,20 @@ import (
 // in front of the S3 server, which counts the requests by method; the
 // note of each index-on row gives its extra requests and its throughput
 // against the mean of the index-off runs of the same flush.size. It returns
-// the rows of flush.size 50,000, whose objects are the limit baseline's.
+// the rows of flush.size 50,000, whose objects are the main limit
+// baseline's; the rows of flush.size 1,000 get a limit baseline of their
+// own (1,000-record objects, run before and after them, straight to the S3
+// server, not through the proxy).
 func (e *env) indexRows(d dataset) []*row {
 	var main []*row
 	proxy, counts, reset := e.countingProxy()
 	for _, flush := range []int{mainFlushSize, 1000} {
-		var on, off []*row
+		var on, off, limits []*row
 		var onReq, offReq []map[string]int
+		limitName := fmt.Sprintf("limit: consume + aws-sdk-go-v2 upload, no formatting, flush.size=%d", flush)
+		if flush != mainFlushSize {
+			limits = append(limits, e.limitRow(limitName+" (1 of 2)", d, flush, 0, false))
+		}
 		for round := 1; round <= 2; round++ {
 			for _, enabled := range []bool{true, false} {
 				reset()
@@ -46,6 +53,12 @@ func (e *env) indexRows(d dataset) []*row {
 		}
 		if flush == mainFlushSize {
 			main = append(append(main, on...), off...)
+		} else {
+			limits = append(limits, e.limitRow(limitName+" (2 of 2)", d, flush, 0, false))
+			limit := meanBaseline(fmt.Sprintf("consume + upload, flush.size=%d (mean)", flush), limits...)
+			for _, r := range append(append([]*row{}, on...), off...) {
+				r.limit = limit
+			}
 		}
 		offRate := (off[0].rate() + off[1].rate()) / 2
 		for i, r := range on {

@@ -106,6 +106,7 @@ type s3Limit struct {
 	topic    string
 	flush    int
 	partSize int64
+	bufCap   int           // a part, or a whole object when smaller, and the record that passes it
 	slots    chan struct{} // upload concurrency
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -138,7 +139,8 @@ func newS3Limit(ctx context.Context, a childArgs) *s3Limit {
 		o.UsePathStyle = true
 	})
 	return &s3Limit{ctx: ctx, cl: cl, bucket: a.Bucket, topic: a.Data.Topic, flush: a.Limit.FlushSize,
-		partSize: a.Limit.PartSize, slots: make(chan struct{}, a.Limit.Concurrency), open: map[int32]*s3Object{}}
+		partSize: a.Limit.PartSize, slots: make(chan struct{}, a.Limit.Concurrency), open: map[int32]*s3Object{},
+		bufCap: int(min(a.Limit.PartSize, int64(a.Limit.FlushSize)*int64(a.Data.ValueSize+1))) + 64<<10}
 }
 
 func (l *s3Limit) add(r *kgo.Record) error {
@@ -178,7 +180,7 @@ func (l *s3Limit) buffer() []byte {
 		l.free = l.free[:n-1]
 		return b[:0]
 	}
-	return make([]byte, 0, l.partSize+64<<10) // a part and the record that passes it
+	return make([]byte, 0, l.bufCap)
 }
 
 // release returns an uploaded body's buffer.
