@@ -196,7 +196,7 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 	for p := range parts {
 		// Proven: both sink runs' index objects survive (their keys name
 		// the writer's group), so every object has an entry.
-		row := fmt.Sprintf("%s/%d  15       15000    0..14999  10500       0     proven", topic, p)
+		row := fmt.Sprintf("%s/%d  15       15000    0..14999  10500       0     by offset  proven", topic, p)
 		if !strings.Contains(out, row) {
 			t.Fatalf("dry run (exit %d) lacks %q", code, row)
 		}
