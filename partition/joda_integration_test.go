@@ -3,12 +3,9 @@
 package partition
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testbed.Main(m)) }
 
-// jodaCase is one line for testdata/JodaOracle.java.
+// jodaCase is one case for testbed.JodaOracle.
 type jodaCase struct {
 	pattern, zone string
 	ms, duration  int64
@@ -27,32 +24,18 @@ type jodaCase struct {
 
 // TestPathFormatMatchesJodaTimeIntegration prints thousands of paths with
 // kafkas3 and with Joda-Time itself (on the test bed's JVM, the jar from
-// Maven Central) and requires every bucket start and every path to be
+// Maven Central; testbed.JodaOracle) and requires every bucket start and every path to be
 // equal: the year boundary 2026/2027, the 2027 DST changes in
 // America/Los_Angeles and Europe/Berlin (and zones with half-hour offsets
 // and a half-hour DST), week years, the hourly and daily presets and
 // patterns with every supported letter.
 func TestPathFormatMatchesJodaTimeIntegration(t *testing.T) {
-	java, jar := testbed.JodaTime(t)
 	cases := jodaCases()
-	var in bytes.Buffer
+	var in []string
 	for _, c := range cases {
-		fmt.Fprintf(&in, "%s\t%s\ten\t%d\t%d\n", c.pattern, c.zone, c.ms, c.duration)
+		in = append(in, fmt.Sprintf("%s\t%s\ten\t%d\t%d", c.pattern, c.zone, c.ms, c.duration))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-cp", jar, "testdata/JodaOracle.java")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("Joda-Time oracle: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(cases) {
-		t.Fatalf("oracle printed %d lines for %d cases\n%s", len(lines), len(cases), stderr.String())
-	}
+	lines := testbed.JodaOracle(t, in)
 	bad := 0
 	for i, c := range cases {
 		wantStart, wantPath, _ := strings.Cut(lines[i], "\t")

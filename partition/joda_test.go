@@ -8,7 +8,7 @@ import (
 )
 
 // The expected paths below were printed by Joda-Time 2.15.1 itself
-// (testdata/JodaOracle.java); TestPathFormatMatchesJodaTimeIntegration
+// (testbed.JodaOracle); TestPathFormatMatchesJodaTimeIntegration
 // compares thousands more against it on the test bed.
 func TestPathFormatKnownPaths(t *testing.T) {
 	for _, tc := range []struct {

@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,12 +22,11 @@ import (
 // inside the hour a DST change skips), with timestamp.extractor=Record, and
 // requires every object key to be the one Joda-Time computes. The expected
 // keys are computed without kafkas3: Joda-Time itself (from Maven Central,
-// on the test bed's JVM, partition/testdata/JodaOracle.java) prints each
+// on the test bed's JVM, testbed.JodaOracle) prints each
 // record's bucket path, and the key is that path with the first offset of
 // the bucket (every bucket's file stays open until --once ends).
 func TestIntegrationTimeLayoutKeysMatchJodaTime(t *testing.T) {
 	b := newBed(t)
-	java, jar := testbed.JodaTime(t)
 	instants := timeLayoutInstants(t)
 	for _, tc := range []struct {
 		name, partitioner, format, zone string
@@ -57,7 +52,7 @@ func TestIntegrationTimeLayoutKeysMatchJodaTime(t *testing.T) {
 			if sum.records != int64(len(instants)) {
 				t.Fatalf("sink summary %s, want %d records", sum.line, len(instants))
 			}
-			paths := jodaPaths(t, java, jar, tc.format, tc.zone, tc.duration, instants)
+			paths := jodaPaths(t, tc.format, tc.zone, tc.duration, instants)
 			want := map[string][]int{} // key -> offsets
 			first := map[string]int{}
 			for off, p := range paths {
@@ -143,29 +138,16 @@ func (b *bed) produceAt(t *testing.T, topic string, instants []time.Time) {
 }
 
 // jodaPaths prints each instant's bucket path with Joda-Time itself.
-func jodaPaths(t *testing.T, java, jar, pattern, zone string, duration int64, instants []time.Time) []string {
+func jodaPaths(t *testing.T, pattern, zone string, duration int64, instants []time.Time) []string {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	oracle := filepath.Join(filepath.Dir(here), "..", "..", "partition", "testdata", "JodaOracle.java")
-	var in bytes.Buffer
+	var cases []string
 	for _, at := range instants {
-		fmt.Fprintf(&in, "%s\t%s\ten\t%d\t%d\n", pattern, zone, at.UnixMilli(), duration)
-	}
-	cmd := exec.Command(java, "-cp", jar, oracle)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("Joda-Time oracle: %v\n%s", err, stderr.String())
+		cases = append(cases, fmt.Sprintf("%s\t%s\ten\t%d\t%d", pattern, zone, at.UnixMilli(), duration))
 	}
 	var paths []string
-	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	for _, line := range testbed.JodaOracle(t, cases) {
 		_, p, _ := strings.Cut(line, "\t")
 		paths = append(paths, p)
-	}
-	if len(paths) != len(instants) {
-		t.Fatalf("oracle printed %d paths for %d instants", len(paths), len(instants))
 	}
 	return paths
 }

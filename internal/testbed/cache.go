@@ -164,6 +164,9 @@ const JodaTimeVersion = "2.15.1"
 //go:embed joda-pom.xml
 var jodaPOM []byte
 
+//go:embed JodaOracle.java
+var jodaOracleJava []byte
+
 // jodaJar returns the path of the Joda-Time jar, resolving it with Maven
 // the first time.
 func jodaJar(ctx context.Context, opts Options) (string, error) {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -217,14 +219,17 @@ func Tool(t testing.TB, name, install string) string {
 	return p
 }
 
-// JodaTime returns the java 17+ binary and the Joda-Time jar (resolved with
-// Maven into the cache the first time), for tests that compare kafkas3's
-// path.format with Joda-Time's own DateTimeFormat. It skips the test with
-// one line when java or mvn is missing (fails it with
-// KAFKAS3_REQUIRE_TESTBED=1).
-func JodaTime(t testing.TB) (java, jar string) {
+// JodaOracle prints object paths with Joda-Time itself, as Confluent's
+// TimeBasedPartitioner computes them (JodaOracle.java, run on the test
+// bed's java 17+ with the Joda-Time jar from Maven Central, resolved into
+// the cache the first time). Each case is "pattern TAB zone TAB locale TAB
+// timestamp-ms TAB partition.duration.ms"; each answer, in the same order,
+// is "bucket-start-ms TAB path". It skips the test with one line when java
+// or mvn is missing (fails it with KAFKAS3_REQUIRE_TESTBED=1).
+func JodaOracle(t testing.TB, cases []string) []string {
 	t.Helper()
 	ctx, opts, err := current.state()
+	var java, jar string
 	if err == nil {
 		java, err = findJava(ctx)
 	}
@@ -234,5 +239,21 @@ func JodaTime(t testing.TB) (java, jar string) {
 	if err != nil {
 		skipOrFail(t, err)
 	}
-	return java, jar
+	src := filepath.Join(t.TempDir(), "JodaOracle.java")
+	if err := os.WriteFile(src, jodaOracleJava, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, java, "-cp", jar, src)
+	cmd.Stdin = strings.NewReader(strings.Join(cases, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("Joda-Time oracle: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("Joda-Time oracle printed %d lines for %d cases\n%s", len(lines), len(cases), stderr.String())
+	}
+	return lines
 }

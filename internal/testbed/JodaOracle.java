@@ -1,7 +1,7 @@
 // JodaOracle prints object paths the way Confluent's TimeBasedPartitioner does,
 // with Joda-Time itself: for each input line "pattern TAB zone TAB locale TAB
 // timestamp-ms TAB partition.duration.ms" it prints "bucket-start-ms TAB path".
-// Run with: java -cp joda-time.jar JodaOracle.java < cases.tsv
+// testbed.JodaOracle runs it: java -cp joda-time.jar JodaOracle.java < cases.tsv
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
