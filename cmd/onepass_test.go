@@ -6,16 +6,18 @@ import (
 )
 
 // TestConfigProblemsInOnePass: a config with an unknown key, a bad value,
-// a missing required key, an unsupported combination and a key that needs
-// another key reports all five in one run, with exit code 2, for the sink
-// and (with the keys that apply to it) for the source.
+// a missing required key, an unsupported combination, a key that needs
+// another key and a bucket name S3 refuses reports all six in one run,
+// with exit code 2, for the sink and (with the keys that apply to it) for
+// the source.
 func TestConfigProblemsInOnePass(t *testing.T) {
 	ctx := cliContext(t)
 	sink := writeFile(t, "sink.properties", `name=orders
 bootstrap.servers=localhost:9092
 topics=orders
-s3.bucket.name=b
+s3.bucket.name=Bad_Bucket!
 format.class=io.confluent.connect.s3.format.json.JsonFormat
+# a bucket name S3 refuses
 # unknown key
 flush.sise=1000
 # bad value
@@ -28,7 +30,8 @@ rotate.schedule.interval.ms=60000
 `) // and flush.size, a required key, is missing
 	r := mustRun(t, ctx, ExitConfig, "sink", "-c", sink)
 	for _, want := range []string{
-		"5 configuration problems:",
+		"6 configuration problems:",
+		`s3.bucket.name: "Bad_Bucket!" has 'B'; want only lowercase letters, digits, '.' and '-'`,
 		`flush.sise: unknown key; did you mean "flush.size"?`,
 		"flush.size: required key is not set",
 		`s3.part.size: "1024" is out of range`,

@@ -422,8 +422,8 @@ func declare(d *declarer) *Keys {
 			Doc: "kafkas3 only: write objects under this local directory instead of S3. Setting it selects the local store; the S3 keys are then not needed."}),
 
 		// S3.
-		S3BucketName: d.str(Spec{Name: "s3.bucket.name", Commands: Both, Allowed: "bucket name; required for S3",
-			Doc: "Bucket that holds the archive."}),
+		S3BucketName: d.str(Spec{Name: "s3.bucket.name", Commands: Both, Allowed: "S3 bucket name; required for S3",
+			Doc: "Bucket that holds the archive. Checked at load time against S3's naming rules for general purpose buckets (3 to 63 lowercase letters, digits, '.' and '-', starting and ending with a letter or digit, no '..', not an IP address, none of the prefixes and suffixes AWS reserves), so a name S3 would refuse is reported with the other problems instead of as a 400 from the store; not checked with store.local.dir."}),
 		S3Region: d.str(Spec{Name: "s3.region", Default: "us-west-2", Commands: Both, Allowed: "non-empty string",
 			Doc: "Region of the bucket."}),
 		StoreURL: d.str(Spec{Name: "store.url", Commands: Both, Allowed: "URL; https:// is added when there is no scheme",

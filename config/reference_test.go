@@ -45,7 +45,7 @@ func TestKeyTableComplete(t *testing.T) {
 // validation, by loading a config that sets only the required keys.
 func TestDefaultsParse(t *testing.T) {
 	st, err := Load(Input{Command: Sink, Params: []string{
-		"name=n", "bootstrap.servers=h:1", "topics=t", "flush.size=1", "s3.bucket.name=b", "format.class=json"}})
+		"name=n", "bootstrap.servers=h:1", "topics=t", "flush.size=1", "s3.bucket.name=bkt", "format.class=json"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestReference(t *testing.T) {
 func TestRequiredKeys(t *testing.T) {
 	full := map[Command]map[string]string{
 		Sink: {"name": "n", "bootstrap.servers": "h:1", "topics": "t", "flush.size": "1",
-			"s3.bucket.name": "b", "format.class": "json"},
-		Source: {"bootstrap.servers": "h:1", "s3.bucket.name": "b", "format.class": "json"},
+			"s3.bucket.name": "bkt", "format.class": "json"},
+		Source: {"bootstrap.servers": "h:1", "s3.bucket.name": "bkt", "format.class": "json"},
 	}
 	// Needed only depending on another key: topics (or topics.regex) and
 	// s3.bucket.name (unless store.local.dir). The table leaves them

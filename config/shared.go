@@ -257,8 +257,10 @@ func (p *valueParser) store() StoreConfig {
 		return o // the rule local-needs-dir reports it
 	}
 	o.S3.Bucket = p.str(p.k.S3BucketName)
-	if o.LocalDir == "" && strings.ContainsAny(o.S3.Bucket, "/ \t\n") {
-		p.fail(p.k.S3BucketName, o.S3.Bucket, "is not a bucket name; want a name without '/' or spaces")
+	if o.LocalDir == "" && o.S3.Bucket != "" {
+		if why := bucketNameProblem(o.S3.Bucket); why != "" {
+			p.fail(p.k.S3BucketName, o.S3.Bucket, why+"; "+bucketNameRules)
+		}
 	}
 	o.S3.Region = p.nonEmpty(p.k.S3Region)
 	o.S3.Endpoint = p.endpoint(p.k.StoreURL)
