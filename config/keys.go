@@ -140,6 +140,13 @@ type Keys struct {
 	SSLCALocation                  StringKey // ssl.ca.location
 	SSLCertificateLocation         StringKey // ssl.certificate.location
 	SSLKeyLocation                 StringKey // ssl.key.location
+	SSLTruststoreLocation          StringKey // ssl.truststore.location
+	SSLTruststorePassword          StringKey // ssl.truststore.password
+	SSLTruststoreType              ChoiceKey // ssl.truststore.type
+	SSLKeystoreLocation            StringKey // ssl.keystore.location
+	SSLKeystorePassword            StringKey // ssl.keystore.password
+	SSLKeystoreType                ChoiceKey // ssl.keystore.type
+	SSLKeyPassword                 StringKey // ssl.key.password
 	IsolationLevel                 ChoiceKey // isolation.level
 	ConsumerOverrideIsolationLevel ChoiceKey // consumer.override.isolation.level
 	SASLJaasConfig                 OtherKey  // sasl.jaas.config
@@ -360,6 +367,22 @@ func declare(d *declarer) *Keys {
 			Doc: "Client certificate for TLS client authentication; needs ssl.key.location."}),
 		SSLKeyLocation: d.str(Spec{Name: "ssl.key.location", Commands: Both, Allowed: "path to a PEM file",
 			Doc: "Private key of ssl.certificate.location."}),
+		SSLTruststoreLocation: d.str(Spec{Name: "ssl.truststore.location", Commands: Both, Allowed: "path to a JKS or PKCS12 file",
+			Doc: "Java truststore (as in a Kafka Connect worker config) whose certificates are the CAs to trust for TLS to the brokers; instead of ssl.ca.location."}),
+		SSLTruststorePassword: d.str(Spec{Name: "ssl.truststore.password", Secret: true, Commands: Both,
+			Doc: "Password of ssl.truststore.location; kafkas3 checks the file's integrity with it, so it is needed."}),
+		SSLTruststoreType: d.choice(Spec{Name: "ssl.truststore.type", Default: "JKS", Commands: Both,
+			Choices: []Choice{{Name: "JKS"}, {Name: "PKCS12"}},
+			Doc:     "File format of ssl.truststore.location; Kafka's default JKS."}),
+		SSLKeystoreLocation: d.str(Spec{Name: "ssl.keystore.location", Commands: Both, Allowed: "path to a JKS or PKCS12 file",
+			Doc: "Java keystore holding the client's private key and certificate chain for TLS client authentication; instead of ssl.certificate.location and ssl.key.location. It must hold exactly one private key entry."}),
+		SSLKeystorePassword: d.str(Spec{Name: "ssl.keystore.password", Secret: true, Commands: Both,
+			Doc: "Password of ssl.keystore.location; required with it."}),
+		SSLKeystoreType: d.choice(Spec{Name: "ssl.keystore.type", Default: "JKS", Commands: Both,
+			Choices: []Choice{{Name: "JKS"}, {Name: "PKCS12"}},
+			Doc:     "File format of ssl.keystore.location; Kafka's default JKS."}),
+		SSLKeyPassword: d.str(Spec{Name: "ssl.key.password", Secret: true, Commands: Both,
+			Doc: "Password of the private key in ssl.keystore.location when it differs from ssl.keystore.password (JKS only: a PKCS12 key has the store's password)."}),
 		IsolationLevel: d.choice(Spec{Name: "isolation.level", Default: "read_committed", Commands: Sink,
 			Choices: []Choice{{Name: "read_committed"}, {Name: "read_uncommitted"}},
 			Doc:     "Which records the sink reads. read_committed archives committed records only: records of aborted transactions never reach the archive, and --once stops at the last stable offset. Kafka Connect's consumer defaults to read_uncommitted, which archives aborted records as if they were committed; set read_uncommitted to archive exactly what such a connector did."}),

@@ -51,9 +51,26 @@ func rules(k *Keys) []rule {
 		{"ssl.certificate.location and ssl.key.location go together", Both, func(p *valueParser) {
 			p.pair(k.SSLCertificateLocation, k.SSLKeyLocation)
 		}},
+		{"ssl.truststore.location replaces ssl.ca.location, and ssl.keystore.location ssl.certificate.location and ssl.key.location: set one form", Both, func(p *valueParser) {
+			p.oneOf(k.SSLTruststoreLocation, k.SSLCALocation)
+			p.oneOf(k.SSLKeystoreLocation, k.SSLCertificateLocation)
+			p.oneOf(k.SSLKeystoreLocation, k.SSLKeyLocation)
+		}},
+		{"ssl.keystore.location needs ssl.keystore.password, and ssl.truststore.location ssl.truststore.password", Both, func(p *valueParser) {
+			if p.str(k.SSLKeystoreLocation) != "" {
+				p.needWith(k.SSLKeystorePassword, "ssl.keystore.location is set")
+			}
+			if p.str(k.SSLTruststoreLocation) != "" {
+				p.needWith(k.SSLTruststorePassword, "ssl.truststore.location is set; kafkas3 checks the truststore's integrity with it")
+			}
+		}},
 		{"ssl.*.location needs a TLS security.protocol", Both, func(p *valueParser) {
 			proto := p.choice(k.SecurityProtocol)
-			if (p.str(k.SSLCALocation) != "" || p.str(k.SSLCertificateLocation) != "") && proto != "SSL" && proto != "SASL_SSL" && p.ok(k.SecurityProtocol) {
+			anySSL := false
+			for _, h := range []StringKey{k.SSLCALocation, k.SSLCertificateLocation, k.SSLTruststoreLocation, k.SSLKeystoreLocation} {
+				anySSL = anySSL || p.str(h) != ""
+			}
+			if anySSL && proto != "SSL" && proto != "SASL_SSL" && p.ok(k.SecurityProtocol) {
 				p.fail(k.SecurityProtocol, proto, "does not use TLS, but ssl.*.location is set; want SSL or SASL_SSL")
 			}
 		}},
@@ -163,6 +180,14 @@ func (p *valueParser) pair(a, b StringKey) {
 		p.missing(b, a.Name+" is set")
 	case va == "" && vb != "":
 		p.missing(a, b.Name+" is set")
+	}
+}
+
+// oneOf reports b when a and b are both set: a is the Java keystore form
+// of what b gives as a PEM file.
+func (p *valueParser) oneOf(a, b StringKey) {
+	if p.str(a) != "" && p.str(b) != "" && p.ok(a) && p.ok(b) {
+		p.fail(b, p.raw(b), "is set together with "+a.Name+"; set one of them")
 	}
 }
 

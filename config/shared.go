@@ -52,6 +52,8 @@ func (p *valueParser) brokers() []string {
 // missing file is a config problem) and SASL.
 func (p *valueParser) kafkaOpts() []kgo.Opt {
 	var opts []kgo.Opt
+	p.choice(p.k.SSLTruststoreType) // checked whatever the protocol
+	p.choice(p.k.SSLKeystoreType)
 	switch p.choice(p.k.SecurityProtocol) {
 	case "SSL", "SASL_SSL":
 		if tc := p.tlsConfig(); tc != nil {
@@ -71,7 +73,8 @@ func (p *valueParser) kafkaOpts() []kgo.Opt {
 }
 
 // tlsConfig reads ssl.ca.location, ssl.certificate.location and
-// ssl.key.location; nil after a problem.
+// ssl.key.location (PEM), or the Java keystores of ssl.truststore.* and
+// ssl.keystore.*; nil after a problem.
 func (p *valueParser) tlsConfig() *tls.Config {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if ca := p.str(p.k.SSLCALocation); ca != "" {
@@ -96,7 +99,36 @@ func (p *valueParser) tlsConfig() *tls.Config {
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
+	if !p.javaStores(tc) {
+		return nil
+	}
 	return tc
+}
+
+// javaStores reads ssl.truststore.* and ssl.keystore.* into tc (the
+// rules keep them apart from the PEM keys); false after a problem.
+func (p *valueParser) javaStores(tc *tls.Config) bool {
+	k := p.k
+	if path := p.str(k.SSLTruststoreLocation); path != "" {
+		certs, err := loadTrustStore(path, p.choice(k.SSLTruststoreType), p.str(k.SSLTruststorePassword))
+		if err != nil {
+			p.fail(k.SSLTruststoreLocation, path, err.Error())
+			return false
+		}
+		tc.RootCAs = x509.NewCertPool()
+		for _, c := range certs {
+			tc.RootCAs.AddCert(c)
+		}
+	}
+	if path := p.str(k.SSLKeystoreLocation); path != "" {
+		pair, err := loadKeyStore(path, p.choice(k.SSLKeystoreType), p.str(k.SSLKeystorePassword), p.str(k.SSLKeyPassword))
+		if err != nil {
+			p.fail(k.SSLKeystoreLocation, path, err.Error())
+			return false
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return true
 }
 
 // keyLayout reads the object layout keys.
