@@ -15,7 +15,8 @@
 // and Settings.Source type and validate the values, report every problem
 // of a configuration in one pass (the load's included), and fill
 // archive.Config and restore.Config with the formats, partitioner,
-// converters and client options built. Settings.Effective lists every key
+// converters and client options built (TLS from PEM files or from Java
+// keystores, JKS or PKCS12: keystore.go). Settings.Effective lists every key
 // with its value and origin for `kafkas3 config`; Reference renders the
 // declarations as the Markdown behind `kafkas3 config-keys` and the
 // README.

@@ -140,8 +140,8 @@ func loadTLS(t *testing.T, params ...string) (*tls.Config, error) {
 
 // handshake runs a TLS handshake of tc against a server that presents the
 // PKI's server certificate and requires a client certificate of its CA;
-// it returns the client's error and the client certificate the server saw.
-func (k testPKI) handshake(t *testing.T, tc *tls.Config) (error, string) {
+// it returns the client certificate the server saw and the client's error.
+func (k testPKI) handshake(t *testing.T, tc *tls.Config) (string, error) {
 	t.Helper()
 	roots := x509.NewCertPool()
 	roots.AddCert(k.ca)
@@ -172,7 +172,7 @@ func (k testPKI) handshake(t *testing.T, tc *tls.Config) (error, string) {
 		_, _ = conn.Read(make([]byte, 1)) // TLS 1.3: the server's verdict on the client certificate
 		conn.Close()
 	}
-	return err, <-seen
+	return <-seen, err
 }
 
 // TestJavaKeystores: a JKS and a PKCS12 truststore and keystore, written
@@ -196,7 +196,7 @@ func TestJavaKeystores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err, cn := pki.handshake(t, tc); err != nil || cn != "client" {
+			if cn, err := pki.handshake(t, tc); err != nil || cn != "client" {
 				t.Fatalf("handshake: %v; server saw client %q", err, cn)
 			}
 		})
@@ -208,7 +208,7 @@ func TestJavaKeystores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err, _ := pki.handshake(t, tc); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		if _, err := pki.handshake(t, tc); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 			t.Fatalf("handshake with a truststore of another CA: %v, want unknown authority", err)
 		}
 	})
