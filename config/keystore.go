@@ -2,11 +2,13 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -66,8 +68,8 @@ func readStore(path, typ, typeKey string) ([]byte, error) {
 }
 
 // loadTrustStore returns the certificates of a truststore: every trusted
-// certificate entry, and the chains of private key entries as Java's
-// TrustManager takes them.
+// certificate entry, and the certificate of each private key entry, as
+// Java's TrustManager takes them.
 func loadTrustStore(path, typ, password string) ([]*x509.Certificate, error) {
 	data, err := readStore(path, typ, "ssl.truststore.type")
 	if err != nil {
@@ -75,6 +77,13 @@ func loadTrustStore(path, typ, password string) ([]*x509.Certificate, error) {
 	}
 	if typ == storePKCS12 {
 		certs, err := pkcs12.DecodeTrustStore(data, password)
+		if err != nil && !errors.Is(err, pkcs12.ErrIncorrectPassword) {
+			// A keystore with a private key entry (keytool -genkeypair):
+			// Java's TrustManager trusts the entry's certificate.
+			if _, leaf, _, chainErr := pkcs12.DecodeChain(data, password); chainErr == nil {
+				certs, err = []*x509.Certificate{leaf}, nil
+			}
+		}
 		if err != nil {
 			return nil, pkcs12Error(err)
 		}
@@ -206,4 +215,30 @@ func keyPair(key crypto.PrivateKey, chain [][]byte) (tls.Certificate, error) {
 		return tls.Certificate{}, errors.New("holds a private key that does not match its certificate")
 	}
 	return tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// tlsDialer dials a broker and runs the TLS handshake with tc (the server
+// name is the broker's host unless tc sets one, as kgo.DialTLSConfig
+// does). A failed handshake names TLS, the broker and the keys that
+// choose what is trusted, so a wrong CA is not taken for a network fault.
+func tlsDialer(tc *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
+	return func(ctx context.Context, network, host string) (net.Conn, error) {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, network, host)
+		if err != nil {
+			return nil, err
+		}
+		cfg := tc.Clone()
+		if cfg.ServerName == "" {
+			if name, _, err := net.SplitHostPort(host); err == nil {
+				cfg.ServerName = name
+			}
+		}
+		tlsConn := tls.Client(conn, cfg)
+		if err := tlsConn.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("TLS handshake with broker %s failed (check ssl.truststore.location or ssl.ca.location, and the client certificate): %w", host, err)
+		}
+		return tlsConn, nil
+	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +10,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	pemlib "encoding/pem"
+	"errors"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -166,10 +169,14 @@ func (k testPKI) handshake(t *testing.T, tc *tls.Config) (string, error) {
 		}
 		seen <- tlsConn.ConnectionState().PeerCertificates[0].Subject.CommonName
 	}()
-	conn, err := tls.Dial("tcp", ln.Addr().String(), tc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := tlsDialer(tc)(ctx, "tcp", ln.Addr().String()) // the Kafka client's dialer
 	if err == nil {
-		err = conn.Handshake()
-		_, _ = conn.Read(make([]byte, 1)) // TLS 1.3: the server's verdict on the client certificate
+		_, err = conn.Read(make([]byte, 1)) // TLS 1.3: the server's verdict on the client certificate
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
 		conn.Close()
 	}
 	return <-seen, err
@@ -201,6 +208,15 @@ func TestJavaKeystores(t *testing.T) {
 			}
 		})
 	}
+	t.Run("keystore as truststore", func(t *testing.T) {
+		// Java's TrustManager trusts the certificate of a private key entry.
+		for path, typ := range map[string]string{jksKey: storeJKS, p12Key: storePKCS12} {
+			certs, err := loadTrustStore(path, typ, "storepass")
+			if err != nil || len(certs) != 1 || !certs[0].Equal(pki.clientLeaf) {
+				t.Errorf("%s truststore of a keystore: %d certificates, %v; want the client certificate", typ, len(certs), err)
+			}
+		}
+	})
 	t.Run("foreign CA", func(t *testing.T) {
 		other := t.TempDir()
 		trust, _ := pki.writeJKS(t, other, "storepass", "keypass", pki.foreign)
@@ -208,7 +224,8 @@ func TestJavaKeystores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pki.handshake(t, tc); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		_, err = pki.handshake(t, tc)
+		if err == nil || !strings.Contains(err.Error(), "TLS handshake with broker 127.0.0.1:") || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 			t.Fatalf("handshake with a truststore of another CA: %v, want unknown authority", err)
 		}
 	})

@@ -57,7 +57,7 @@ func (p *valueParser) kafkaOpts() []kgo.Opt {
 	switch p.choice(p.k.SecurityProtocol) {
 	case "SSL", "SASL_SSL":
 		if tc := p.tlsConfig(); tc != nil {
-			opts = append(opts, kgo.DialTLSConfig(tc))
+			opts = append(opts, kgo.Dialer(tlsDialer(tc)))
 		}
 	}
 	user, pass := p.str(p.k.SASLUsername), p.str(p.k.SASLPassword)

@@ -63,6 +63,10 @@ type Options struct {
 	// third faster on a busy machine but has lower peak throughput, so it
 	// suits tests and not benchmarks. Kafka (the testing accessor) sets it.
 	QuickJVM bool
+	// SASLSSL adds a SASL_SSL listener with SCRAM-SHA-256 and SCRAM-SHA-512
+	// (KafkaBroker.SASLSSLAddr) whose key the JDK's keytool generates; the
+	// test creates its SCRAM users through the admin API (CreateSCRAMUser).
+	SASLSSL bool
 	// Logger receives progress lines. Nil discards them.
 	Logger *slog.Logger
 }

@@ -29,6 +29,11 @@
 // dies with the test binary even when that binary is killed. Main stops
 // everything after the tests, and on SIGINT or SIGTERM.
 //
+// Options.SASLSSL gives a broker (started with StartKafka) a second,
+// SASL_SSL listener with SCRAM (KafkaBroker.SASLSSLAddr): keytool generates
+// its key and self-signed certificate (KafkaBroker.CAPath), and
+// KafkaBroker.CreateSCRAMUser adds users through the admin API.
+//
 // StartKafka, StartS3 and Prepare are the same machinery without testing.TB,
 // for `make testbed` (cmd/testbed) and benchmarks.
 package testbed

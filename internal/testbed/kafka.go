@@ -40,6 +40,12 @@ type KafkaBroker struct {
 	Dir string
 	// LogPath is the broker log (stdout and stderr of the JVM).
 	LogPath string
+	// SASLSSLAddr is the SASL_SSL (SCRAM) listener, 127.0.0.1:port, when
+	// Options.SASLSSL; CAPath is then the PEM certificate clients trust
+	// (the broker's, self-signed) and Keytool the JDK's keytool.
+	SASLSSLAddr, CAPath, Keytool string
+
+	keystore string
 
 	mu     sync.Mutex
 	proc   *child
@@ -98,24 +104,20 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	brokerPort, err := freePort()
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
-	}
-	controllerPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	for controllerPort == brokerPort {
-		if controllerPort, err = freePort(); err != nil {
-			return nil, err
-		}
 	}
 	k := &KafkaBroker{
-		Addr:           fmt.Sprintf("127.0.0.1:%d", brokerPort),
-		ControllerAddr: fmt.Sprintf("127.0.0.1:%d", controllerPort),
+		Addr:           fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		Dir:            dir,
 		LogPath:        filepath.Join(dir, "broker.log"),
+	}
+	if opts.SASLSSL {
+		if err := k.makeSASLSSL(ctx, fmt.Sprintf("127.0.0.1:%d", ports[2])); err != nil {
+			return nil, err
+		}
 	}
 	props := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(props, []byte(k.serverProperties(filepath.Join(dir, "data"))), 0o644); err != nil {
@@ -174,11 +176,8 @@ func (k *KafkaBroker) serverProperties(dataDir string) string {
 		"process.roles=broker,controller",
 		"node.id=1",
 		"controller.quorum.voters=1@" + k.ControllerAddr,
-		"listeners=PLAINTEXT://" + k.Addr + ",CONTROLLER://" + k.ControllerAddr,
-		"advertised.listeners=PLAINTEXT://" + k.Addr,
 		"controller.listener.names=CONTROLLER",
 		"inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"log.dirs=" + dataDir,
 		"num.partitions=1",
 		"default.replication.factor=1",
@@ -204,7 +203,7 @@ func (k *KafkaBroker) serverProperties(dataDir string) string {
 		// the broker's clock; ten years ahead are accepted here.
 		"log.message.timestamp.after.max.ms=315360000000",
 	}
-	return strings.Join(lines, "\n") + "\n"
+	return strings.Join(append(lines, k.listenerProperties()...), "\n") + "\n"
 }
 
 // waitReady polls the broker with metadata requests until one succeeds.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +112,21 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePorts returns n distinct ports freePort found.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for len(ports) < n {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
 }
 
 // makeTempDir makes a fresh temp dir for one service under parent (the system
