@@ -15,6 +15,8 @@
 //     Commit. Abort, and any failure, aborts the multipart upload.
 //   - NewLocal: a directory; keys become paths. Commit is fsync, rename and
 //     directory fsync of a hidden temp file written next to the target.
+//     Objects get mode 0666 and directories 0777, less the process umask
+//     (read when the store is built) and never world-writable.
 //   - NewMemory: a map, for tests.
 //
 // # Integrity

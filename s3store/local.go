@@ -31,9 +31,12 @@ type LocalConfig struct {
 // A key cannot be both an object and a directory ("a" and "a/b"); the
 // second Create of such a pair fails.
 type Local struct {
-	dir     string
-	log     *slog.Logger
-	readDir func(string) ([]os.DirEntry, error) // os.ReadDir; tests record the walk
+	dir string
+	log *slog.Logger
+	// fileMode and dirMode are what objects and directories get: the
+	// process umask applied to 0666 and 0777, never world-writable.
+	fileMode, dirMode fs.FileMode
+	readDir           func(string) ([]os.DirEntry, error) // os.ReadDir; tests record the walk
 }
 
 var _ Store = (*Local)(nil)
@@ -56,7 +59,9 @@ func NewLocal(cfg LocalConfig, log *slog.Logger) (*Local, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Local{dir: dir, log: log, readDir: os.ReadDir}, nil
+	umask := processUmask()
+	return &Local{dir: dir, log: log, readDir: os.ReadDir,
+		fileMode: 0o666 &^ umask &^ 0o002, dirMode: 0o777 &^ umask &^ 0o002}, nil
 }
 
 // Dir returns the absolute root directory.
@@ -101,14 +106,14 @@ func (l *Local) Create(ctx context.Context, key string) (ObjectWriter, error) {
 		return nil, fmt.Errorf("local store: create %q: %w", key, err)
 	}
 	dir, name := filepath.Split(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, l.dirMode); err != nil {
 		return nil, fmt.Errorf("local store: create %q: %w", key, err)
 	}
 	f, err := os.CreateTemp(dir, "."+name+tmpMarker+"*")
 	if err != nil {
 		return nil, fmt.Errorf("local store: create %q: %w", key, err)
 	}
-	return &localWriter{key: key, path: p, f: f, bw: bufio.NewWriterSize(f, localBufferSize)}, nil
+	return &localWriter{key: key, path: p, f: f, mode: l.fileMode, bw: bufio.NewWriterSize(f, localBufferSize)}, nil
 }
 
 // Open opens the object's file.
@@ -227,7 +232,7 @@ func (l *Local) walk(ctx context.Context, rel, prefix string, fn func(ObjectInfo
 // Check creates the directory if missing and proves it writable by creating
 // and removing a probe file.
 func (l *Local) Check(ctx context.Context) error {
-	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+	if err := os.MkdirAll(l.dir, l.dirMode); err != nil {
 		return fmt.Errorf("local store: directory %q: %w", l.dir, mapFSError(err))
 	}
 	st, err := os.Stat(l.dir)
@@ -252,6 +257,7 @@ func (l *Local) Check(ctx context.Context) error {
 
 type localWriter struct {
 	key, path string
+	mode      fs.FileMode // the object's mode on Commit
 	f         *os.File
 	bw        *bufio.Writer
 	done      bool
@@ -281,7 +287,7 @@ func (w *localWriter) Commit(ctx context.Context) error {
 		err = w.bw.Flush()
 	}
 	if err == nil {
-		err = w.f.Chmod(0o644)
+		err = w.f.Chmod(w.mode)
 	}
 	if err == nil {
 		err = w.f.Sync()
