@@ -1,12 +1,10 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -231,23 +229,6 @@ func TestSnapshotIntervalHonoured(t *testing.T) {
 	}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSnapshotMissingACLsWarnOnce: a group whose offsets the sink may not
 // read (GROUP_AUTHORIZATION_FAILED) gives one warning for the whole run,
 // is left out, and archiving goes on; a cluster that refuses the group
@@ -270,7 +251,7 @@ func TestSnapshotMissingACLsWarnOnce(t *testing.T) {
 			commitGroup(t, brokers, "open", "orders", map[int32]int64{0: 2})
 			commitGroup(t, brokers, "secret", "orders", map[int32]int64{0: 3})
 			c.Fault(tc.fault)
-			var logs syncBuf
+			var logs syncBuffer
 			st := s3store.NewMemory()
 			cfg := snapshotConfig(brokers, 50*time.Millisecond, "orders")
 			cfg.Once = false

@@ -82,6 +82,12 @@ func (a *archive) put(topic string, p int32, start int64, recs []*format.Record)
 	key := a.keys.ObjectKey(partition.ObjectName{
 		Topic: topic, Encoded: fmt.Sprintf("partition=%d", p), Partition: p, StartOffset: start, Ext: a.f.Extension(),
 	})
+	return a.putRecords(key, recs)
+}
+
+// putRecords stores recs under key in the archive's format and returns key.
+func (a *archive) putRecords(key string, recs []*format.Record) string {
+	a.t.Helper()
 	a.putRaw(key, func(w io.Writer) {
 		rw, err := a.f.NewWriter(w)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -105,21 +104,7 @@ func layoutRecord(p int32, off int64) *format.Record {
 func (a *archive) putIn(topic string, p int32, folder string, recs []*format.Record) string {
 	a.t.Helper()
 	key := a.keys.ObjectKey(partition.ObjectName{Topic: topic, Encoded: folder, Partition: p, StartOffset: recs[0].Offset, Ext: a.f.Extension()})
-	a.putRaw(key, func(w io.Writer) {
-		rw, err := a.f.NewWriter(w)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		for _, r := range recs {
-			if err := rw.Write(r); err != nil {
-				a.t.Fatal(err)
-			}
-		}
-		if err := rw.Close(); err != nil {
-			a.t.Fatal(err)
-		}
-	})
-	return key
+	return a.putRecords(key, recs)
 }
 
 // writeSunk writes objs into topic/p; withIndex adds each commit's index
@@ -588,24 +573,7 @@ func TestResumeInterleavedFolders(t *testing.T) {
 	cfg.CreateTopics = false
 	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(100)}
 	want := map[int32][]*format.Record{0: layoutValues(0, n)}
-	held := 0
-	for _, at := range []int64{planOpens + 2, planOpens + 5} {
-		ctx, cancel := context.WithCancel(testContext(t))
-		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = r.Run(ctx, nil)
-		cancel()
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("run cancelled at open %d: err = %v", at, err)
-		}
-		now := checkPrefix(t, brokers, "dst", want)
-		if now <= held {
-			t.Fatalf("cancelled at open %d: target holds %d records, before %d", at, now, held)
-		}
-		held = now
-	}
+	held := cancelRuns(t, cfg, a, brokers, want, planOpens+2, planOpens+5)
 	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
 	if err != nil || sum.AlreadyPresent != int64(held) || sum.Records != int64(n-held) {
 		t.Fatalf("final run %+v after %d held: %v", sum, held, err)

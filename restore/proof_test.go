@@ -487,11 +487,29 @@ func TestResumeOverlappingArchive(t *testing.T) {
 	cfg.Rename = "dst"
 	cfg.Parallelism = 1
 	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(300)}
+	held := cancelRuns(t, cfg, a, brokers, want, int64(objects)+4, int64(objects)+9)
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AlreadyPresent != int64(held) || sum.Records != int64(2*n-held) {
+		t.Fatalf("final run %+v after %d held", sum, held)
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(2) {
+		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+}
+
+// cancelRuns runs the restore once per entry of opens, each cancelled at
+// that store open, and requires the target to hold a longer prefix of want
+// after each; it returns the records the target holds.
+func cancelRuns(t *testing.T, cfg Config, a *archive, brokers []string, want map[int32][]*format.Record, opens ...int64) int {
+	t.Helper()
 	held := 0
-	for _, at := range []int64{int64(objects) + 4, int64(objects) + 9} {
+	for _, at := range opens {
 		ctx, cancel := context.WithCancel(testContext(t))
-		store := &cancelStore{Store: a.store, n: at, cancel: cancel}
-		r, err := New(cfg, store, nil)
+		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,15 +524,5 @@ func TestResumeOverlappingArchive(t *testing.T) {
 		}
 		held = now
 	}
-	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.AlreadyPresent != int64(held) || sum.Records != int64(2*n-held) {
-		t.Fatalf("final run %+v after %d held", sum, held)
-	}
-	got := readTopic(t, brokers, "dst")
-	for p := range int32(2) {
-		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
-	}
+	return held
 }
