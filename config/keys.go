@@ -137,6 +137,21 @@ type Keys struct {
 	SASLMechanism                  ChoiceKey // sasl.mechanism
 	SASLUsername                   StringKey // sasl.username
 	SASLPassword                   StringKey // sasl.password
+	SASLJaasConfig                 StringKey // sasl.jaas.config
+	SASLOAuthTokenEndpointURL      StringKey // sasl.oauthbearer.token.endpoint.url
+	SASLOAuthClientID              StringKey // sasl.oauthbearer.client.credentials.client.id
+	SASLOAuthClientSecret          StringKey // sasl.oauthbearer.client.credentials.client.secret
+	SASLOAuthScope                 StringKey // sasl.oauthbearer.scope
+	SASLOAuthHeaderURLEncode       BoolKey   // sasl.oauthbearer.header.urlencode
+	SASLLoginCallbackHandlerClass  ChoiceKey // sasl.login.callback.handler.class
+	SASLClientCallbackHandlerClass ChoiceKey // sasl.client.callback.handler.class
+	SASLLoginConnectTimeoutMs      IntKey    // sasl.login.connect.timeout.ms
+	SASLLoginReadTimeoutMs         IntKey    // sasl.login.read.timeout.ms
+	SASLKerberosServiceName        StringKey // sasl.kerberos.service.name
+	Kafkas3Krb5Conf                StringKey // kafkas3.krb5.conf
+	SASLLoginRefreshFamily         OtherKey  // sasl.login.refresh.
+	SASLLoginRetryFamily           OtherKey  // sasl.login.retry.
+	SASLKerberosTicketFamily       OtherKey  // sasl.kerberos.ticket.
 	SSLCALocation                  StringKey // ssl.ca.location
 	SSLCertificateLocation         StringKey // ssl.certificate.location
 	SSLKeyLocation                 StringKey // ssl.key.location
@@ -149,7 +164,6 @@ type Keys struct {
 	SSLKeyPassword                 StringKey // ssl.key.password
 	IsolationLevel                 ChoiceKey // isolation.level
 	ConsumerOverrideIsolationLevel ChoiceKey // consumer.override.isolation.level
-	SASLJaasConfig                 OtherKey  // sasl.jaas.config
 
 	// What to read.
 	Topics      ListKey   // topics
@@ -355,12 +369,52 @@ func declare(d *declarer) *Keys {
 			Doc:     "How to talk to the brokers: plain TCP or TLS, with or without SASL."}),
 		SASLMechanism: d.choice(Spec{Name: "sasl.mechanism", Commands: Both,
 			Choices: []Choice{{Name: "PLAIN"}, {Name: "SCRAM-SHA-256"}, {Name: "SCRAM-SHA-512"},
-				{Name: "GSSAPI", Unsupported: true}, {Name: "OAUTHBEARER", Unsupported: true}},
-			Doc: "SASL mechanism; required when security.protocol is SASL_PLAINTEXT or SASL_SSL."}),
+				{Name: "OAUTHBEARER"}, {Name: "AWS_MSK_IAM"}, {Name: "GSSAPI"}},
+			Doc: "SASL mechanism; required when security.protocol is SASL_PLAINTEXT or SASL_SSL. " +
+				"PLAIN and SCRAM take a user and password; OAUTHBEARER a token file or OAuth client credentials (sasl.oauthbearer.*); " +
+				"AWS_MSK_IAM signs with AWS credentials of the default chain (Amazon MSK); GSSAPI is Kerberos with a keytab. See the README's Kafka authentication section."}),
 		SASLUsername: d.str(Spec{Name: "sasl.username", Commands: Both,
-			Doc: "SASL user name (kafkas3's simple form of sasl.jaas.config)."}),
+			Doc: "SASL user name of PLAIN and SCRAM (kafkas3's simple form of sasl.jaas.config's username)."}),
 		SASLPassword: d.str(Spec{Name: "sasl.password", Secret: true, Commands: Both,
-			Doc: "SASL password."}),
+			Doc: "SASL password of PLAIN and SCRAM."}),
+		SASLJaasConfig: d.str(Spec{Name: "sasl.jaas.config", Secret: true, Commands: Both, Allowed: "one JAAS login module line: <class> required key=\"value\" ... ;",
+			Doc: "The JAAS login line of Java clients, as Kafka Connect worker configs carry it; the login module must be the one of sasl.mechanism. Options kafkas3 understands: " +
+				"PlainLoginModule and ScramLoginModule: username, password. OAuthBearerLoginModule: clientId, clientSecret, scope, extension_<name> (SASL extensions). " +
+				"IAMLoginModule (AWS_MSK_IAM): awsProfileName, awsRoleArn, awsRoleSessionName, awsRoleExternalId, awsStsRegion (awsDebugCreds, awsMaxRetries, awsMaxBackOffTimeMs are accepted without effect). " +
+				"Krb5LoginModule (GSSAPI): useKeyTab=true, keyTab, principal, serviceName (storeKey, doNotPrompt, useTicketCache=false, isInitiator, refreshKrb5Config, debug are accepted without effect). Any other option is an error."}),
+		SASLOAuthTokenEndpointURL: d.str(Spec{Name: "sasl.oauthbearer.token.endpoint.url", Commands: Both, Allowed: "file:/path, or an http(s) URL",
+			Doc: "OAUTHBEARER: as in Kafka, a file: URL names a file holding the token (a JWT), read again at every authentication, so a token rotated in place (for example a Kubernetes projected token) is used from the next connection or re-authentication on; " +
+				"an http(s) URL is the OAuth 2 token endpoint, asked with the client_credentials grant (an https endpoint is verified against the system's CAs). kafkas3 connects only where this key says; Java's org.apache.kafka.sasl.oauthbearer.allowed.urls allow list has no counterpart."}),
+		SASLOAuthClientID: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.id", Commands: Both,
+			Doc: "OAUTHBEARER client id for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientId is the older form)."}),
+		SASLOAuthClientSecret: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.secret", Secret: true, Commands: Both,
+			Doc: "OAUTHBEARER client secret for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientSecret is the older form)."}),
+		SASLOAuthScope: d.str(Spec{Name: "sasl.oauthbearer.scope", Commands: Both,
+			Doc: "OAUTHBEARER scope requested from the token endpoint; none when unset (sasl.jaas.config's scope is the older form)."}),
+		SASLOAuthHeaderURLEncode: d.bool(Spec{Name: "sasl.oauthbearer.header.urlencode", Default: "false", Commands: Both,
+			Doc: "URL-encode the client id and secret before they are joined in the token request's Basic Authorization header, as Kafka does with this key."}),
+		SASLLoginCallbackHandlerClass: d.choice(Spec{Name: "sasl.login.callback.handler.class", Commands: Both,
+			Choices: []Choice{{Name: "OAuthBearerLoginCallbackHandler", Aliases: []string{
+				"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+				"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler"}}},
+			Doc: "Accepted with Kafka's OAuthBearerLoginCallbackHandler, which Java clients need for sasl.oauthbearer.token.endpoint.url; kafkas3 needs no class."}),
+		SASLClientCallbackHandlerClass: d.choice(Spec{Name: "sasl.client.callback.handler.class", Commands: Both,
+			Choices: []Choice{{Name: "IAMClientCallbackHandler", Aliases: []string{"software.amazon.msk.auth.iam.IAMClientCallbackHandler"}}},
+			Doc: "Accepted with aws-msk-iam-auth's IAMClientCallbackHandler, which Java clients need for AWS_MSK_IAM; kafkas3 needs no class."}),
+		SASLLoginConnectTimeoutMs: d.int(Spec{Name: "sasl.login.connect.timeout.ms", Default: "10000", Min: 1, Max: maxInt32, Commands: Both,
+			Doc: "OAUTHBEARER: how long connecting to the token endpoint may take."}),
+		SASLLoginReadTimeoutMs: d.int(Spec{Name: "sasl.login.read.timeout.ms", Default: "10000", Min: 1, Max: maxInt32, Commands: Both,
+			Doc: "OAUTHBEARER: how long the token endpoint may take to answer."}),
+		SASLKerberosServiceName: d.str(Spec{Name: "sasl.kerberos.service.name", Commands: Both,
+			Doc: "GSSAPI: the Kerberos service name of the brokers (the primary of their principal, usually kafka); kafkas3 asks for a ticket of <service>/<broker host>. sasl.jaas.config's serviceName is the older form."}),
+		Kafkas3Krb5Conf: d.str(Spec{Name: "kafkas3.krb5.conf", Default: "/etc/krb5.conf", Commands: Both, Allowed: "path to a krb5.conf file",
+			Doc: "kafkas3 only: the Kerberos configuration (realms, KDCs, default_realm) of GSSAPI; Java clients take it from -Djava.security.krb5.conf."}),
+		SASLLoginRefreshFamily: d.other(Spec{Name: "sasl.login.refresh.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Java's token refresh timing; kafkas3 reads a token file at every authentication and renews a client-credentials token after 80% of its lifetime."}),
+		SASLLoginRetryFamily: d.other(Spec{Name: "sasl.login.retry.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Java's token request retries; kafkas3 retries the authentication as it retries a connection."}),
+		SASLKerberosTicketFamily: d.other(Spec{Name: "sasl.kerberos.ticket.", Prefix: true, Status: Ignored, Commands: Both,
+			Doc: "Java's Kerberos ticket renewal timing; kafkas3's Kerberos client renews its tickets itself."}),
 		SSLCALocation: d.str(Spec{Name: "ssl.ca.location", Commands: Both, Allowed: "path to a PEM file",
 			Doc: "CA certificates to trust for TLS to the brokers; the system pool when unset."}),
 		SSLCertificateLocation: d.str(Spec{Name: "ssl.certificate.location", Commands: Both, Allowed: "path to a PEM file",
@@ -390,8 +444,6 @@ func declare(d *declarer) *Keys {
 			Choices: []Choice{{Name: "read_committed"}, {Name: "read_uncommitted"}},
 			Allowed: "read_committed, read_uncommitted; unset means isolation.level",
 			Doc:     "Kafka Connect's per-connector form of isolation.level; it wins over isolation.level when set, as in Connect."}),
-		SASLJaasConfig: d.other(Spec{Name: "sasl.jaas.config", Status: Unsupported, Secret: true, Commands: Both,
-			Doc: "The JAAS login line of Java clients; set sasl.username and sasl.password instead."}),
 
 		// What to read.
 		Topics: d.list(Spec{Name: "topics", Commands: Both, Allowed: "comma-separated topic names",

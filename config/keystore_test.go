@@ -291,26 +291,3 @@ func TestJavaKeystoresNeedTLS(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
-
-// TestUnsupportedSASLMechanismOneError: a recognised mechanism this
-// version lacks is one problem, not also "sasl.mechanism: required key is
-// not set" or missing sasl.username/sasl.password.
-func TestUnsupportedSASLMechanismOneError(t *testing.T) {
-	for _, mech := range []string{"OAUTHBEARER", "GSSAPI"} {
-		for _, cmd := range []Command{Sink, Source} {
-			st, err := Load(Input{Command: cmd, ConfigFile: writeFile(t, "c.yaml", minimalYAML),
-				Params: []string{"security.protocol=SASL_SSL", "sasl.mechanism=" + mech}})
-			if err == nil {
-				if cmd == Sink {
-					_, err = st.Sink(nil)
-				} else {
-					_, err = st.Source(nil)
-				}
-			}
-			want := `sasl.mechanism: "` + mech + `" is not supported yet by this version; want one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (from -p sasl.mechanism)`
-			if err == nil || err.Error() != want {
-				t.Errorf("%s %s: error\n%v\nwant only\n%s", cmd, mech, err, want)
-			}
-		}
-	}
-}

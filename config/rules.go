@@ -42,11 +42,17 @@ func rules(k *Keys) []rule {
 				p.fail(k.SASLMechanism, mech, "needs security.protocol SASL_PLAINTEXT or SASL_SSL, not "+proto)
 			}
 		}},
-		{"sasl.mechanism needs sasl.username and sasl.password", Both, func(p *valueParser) {
-			if mech := p.choice(k.SASLMechanism); mech != "" {
-				p.needWith(k.SASLUsername, "sasl.mechanism is "+mech)
-				p.needWith(k.SASLPassword, "sasl.mechanism is "+mech)
-			}
+		{"sasl.mechanism PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 need sasl.username and sasl.password, or sasl.jaas.config's username and password (one form)", Both, func(p *valueParser) {
+			p.saslUserPassNeeds()
+		}},
+		{"sasl.mechanism OAUTHBEARER needs sasl.oauthbearer.token.endpoint.url; an http(s) URL (a token endpoint) also needs sasl.oauthbearer.client.credentials.client.id and .client.secret, or sasl.jaas.config's clientId and clientSecret (one form), and a file: URL (a token file) takes neither", Both, func(p *valueParser) {
+			p.oauthNeeds()
+		}},
+		{"sasl.mechanism GSSAPI needs sasl.kerberos.service.name (or sasl.jaas.config's serviceName) and sasl.jaas.config's Krb5LoginModule with useKeyTab=true, keyTab and principal", Both, func(p *valueParser) {
+			p.gssapiNeeds()
+		}},
+		{"the keys of one SASL mechanism are refused with another: sasl.username and sasl.password belong to PLAIN and SCRAM, sasl.oauthbearer.* to OAUTHBEARER, sasl.kerberos.service.name to GSSAPI", Both, func(p *valueParser) {
+			p.saslForeignKeys()
 		}},
 		{"ssl.certificate.location and ssl.key.location go together", Both, func(p *valueParser) {
 			p.pair(k.SSLCertificateLocation, k.SSLKeyLocation)

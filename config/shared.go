@@ -14,8 +14,6 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // The parts below are shared by Sink and Source: each reads one group of
@@ -60,14 +58,8 @@ func (p *valueParser) kafkaOpts() []kgo.Opt {
 			opts = append(opts, kgo.Dialer(tlsDialer(tc)))
 		}
 	}
-	user, pass := p.str(p.k.SASLUsername), p.str(p.k.SASLPassword)
-	switch p.choice(p.k.SASLMechanism) {
-	case "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
-	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
-	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+	if m := p.saslMechanism(); m != nil {
+		opts = append(opts, kgo.SASL(m))
 	}
 	return opts
 }
