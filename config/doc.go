@@ -16,7 +16,9 @@
 // of a configuration in one pass (the load's included), and fill
 // archive.Config and restore.Config with the formats, partitioner,
 // converters and client options built (TLS from PEM files or from Java
-// keystores, JKS or PKCS12: keystore.go). Settings.Effective lists every key
+// keystores, JKS or PKCS12: keystore.go; the SASL mechanism from
+// sasl.mechanism, its keys and sasl.jaas.config, built by package
+// kafkaauth: sasl.go). Settings.Effective lists every key
 // with its value and origin for `kafkas3 config`; Reference renders the
 // declarations as the Markdown behind `kafkas3 config-keys` and the
 // README.

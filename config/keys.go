@@ -400,7 +400,7 @@ func declare(d *declarer) *Keys {
 			Doc: "Accepted with Kafka's OAuthBearerLoginCallbackHandler, which Java clients need for sasl.oauthbearer.token.endpoint.url; kafkas3 needs no class."}),
 		SASLClientCallbackHandlerClass: d.choice(Spec{Name: "sasl.client.callback.handler.class", Commands: Both,
 			Choices: []Choice{{Name: "IAMClientCallbackHandler", Aliases: []string{"software.amazon.msk.auth.iam.IAMClientCallbackHandler"}}},
-			Doc: "Accepted with aws-msk-iam-auth's IAMClientCallbackHandler, which Java clients need for AWS_MSK_IAM; kafkas3 needs no class."}),
+			Doc:     "Accepted with aws-msk-iam-auth's IAMClientCallbackHandler, which Java clients need for AWS_MSK_IAM; kafkas3 needs no class."}),
 		SASLLoginConnectTimeoutMs: d.int(Spec{Name: "sasl.login.connect.timeout.ms", Default: "10000", Min: 1, Max: maxInt32, Commands: Both,
 			Doc: "OAUTHBEARER: how long connecting to the token endpoint may take."}),
 		SASLLoginReadTimeoutMs: d.int(Spec{Name: "sasl.login.read.timeout.ms", Default: "10000", Min: 1, Max: maxInt32, Commands: Both,
