@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // KafkaVersion is the Apache Kafka release the test bed runs; pom.xml names it.
@@ -67,6 +68,15 @@ type Options struct {
 	// (KafkaBroker.SASLSSLAddr) whose key the JDK's keytool generates; the
 	// test creates its SCRAM users through the admin API (CreateSCRAMUser).
 	SASLSSL bool
+	// OAuthJWKSURL, with SASLSSL, also offers OAUTHBEARER on the SASL_SSL
+	// listener, validating tokens (RS256 JWTs with sub and exp, no clock
+	// skew) against the JSON Web Key Set at this URL, which must answer
+	// before the broker starts; sessions last at most OAuthReauth (default
+	// 3 s), so clients re-authenticate.
+	OAuthJWKSURL string
+	// OAuthReauth is the listener's connections.max.reauth.ms with
+	// OAuthJWKSURL.
+	OAuthReauth time.Duration
 	// Logger receives progress lines. Nil discards them.
 	Logger *slog.Logger
 }

@@ -32,7 +32,11 @@
 // Options.SASLSSL gives a broker (started with StartKafka) a second,
 // SASL_SSL listener with SCRAM (KafkaBroker.SASLSSLAddr): keytool generates
 // its key and self-signed certificate (KafkaBroker.CAPath), and
-// KafkaBroker.CreateSCRAMUser adds users through the admin API.
+// KafkaBroker.CreateSCRAMUser adds users through the admin API. With
+// Options.OAuthJWKSURL the listener also offers OAUTHBEARER, validating
+// tokens against that JWKS (Kafka's OAuthBearerValidatorCallbackHandler,
+// the URL allowed through org.apache.kafka.sasl.oauthbearer.allowed.urls)
+// with short sessions, so clients re-authenticate.
 //
 // StartKafka, StartS3 and Prepare are the same machinery without testing.TB,
 // for `make testbed` (cmd/testbed) and benchmarks.

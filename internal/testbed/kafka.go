@@ -46,6 +46,9 @@ type KafkaBroker struct {
 	SASLSSLAddr, CAPath, Keytool string
 
 	keystore string
+	// oauthJWKS and oauthReauth are Options.OAuthJWKSURL and OAuthReauth.
+	oauthJWKS   string
+	oauthReauth time.Duration
 
 	mu     sync.Mutex
 	proc   *child
@@ -113,6 +116,8 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 		ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		Dir:            dir,
 		LogPath:        filepath.Join(dir, "broker.log"),
+		oauthJWKS:      opts.OAuthJWKSURL,
+		oauthReauth:    opts.OAuthReauth,
 	}
 	if opts.SASLSSL {
 		if err := k.makeSASLSSL(ctx, fmt.Sprintf("127.0.0.1:%d", ports[2])); err != nil {
@@ -146,6 +151,7 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 	if opts.QuickJVM {
 		args = append(args, "-XX:TieredStopAtLevel=1")
 	}
+	args = append(args, k.oauthJVMProps()...)
 	args = append(args, "-Djava.awt.headless=true", "-Dlog4j2.configurationFile=file:"+log4j,
 		"-cp", classpath, "kafka.Kafka", props)
 	cmd := exec.Command(java, args...)

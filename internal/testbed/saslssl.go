@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,17 +50,52 @@ func (k *KafkaBroker) listenerProperties() []string {
 		}
 	}
 	const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-	return []string{
+	mechs := "SCRAM-SHA-256,SCRAM-SHA-512"
+	if k.oauthJWKS != "" {
+		mechs += ",OAUTHBEARER"
+	}
+	lines := []string{
 		"listeners=PLAINTEXT://" + k.Addr + ",CONTROLLER://" + k.ControllerAddr + ",SASL_SSL://" + k.SASLSSLAddr,
 		"advertised.listeners=PLAINTEXT://" + k.Addr + ",SASL_SSL://" + k.SASLSSLAddr,
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
-		"sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512",
+		"sasl.enabled.mechanisms=" + mechs,
 		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=" + scram,
 		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=" + scram,
 		"listener.name.sasl_ssl.ssl.keystore.location=" + k.keystore,
 		"listener.name.sasl_ssl.ssl.keystore.password=" + saslSSLStorePass,
 		"listener.name.sasl_ssl.ssl.keystore.type=PKCS12",
 	}
+	return append(lines, k.oauthProperties()...)
+}
+
+// oauthProperties are the OAUTHBEARER lines of the SASL_SSL listener:
+// Kafka's validator callback handler with the JWKS of Options.OAuthJWKSURL.
+func (k *KafkaBroker) oauthProperties() []string {
+	if k.oauthJWKS == "" {
+		return nil
+	}
+	reauth := k.oauthReauth
+	if reauth <= 0 {
+		reauth = 3 * time.Second
+	}
+	const l = "listener.name.sasl_ssl.oauthbearer."
+	return []string{
+		l + "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+		l + "sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		l + "connections.max.reauth.ms=" + strconv.FormatInt(reauth.Milliseconds(), 10),
+		"sasl.oauthbearer.jwks.endpoint.url=" + k.oauthJWKS,
+		"sasl.oauthbearer.clock.skew.seconds=0",
+	}
+}
+
+// oauthJVMProps lets the broker fetch the JWKS: Kafka 4 reads only the
+// URLs of the org.apache.kafka.sasl.oauthbearer.allowed.urls system
+// property (empty by default).
+func (k *KafkaBroker) oauthJVMProps() []string {
+	if k.oauthJWKS == "" {
+		return nil
+	}
+	return []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + k.oauthJWKS}
 }
 
 // CreateSCRAMUser creates (or updates) a SCRAM-SHA-512 user through the
