@@ -75,17 +75,29 @@ func batchBytes(recs []*kgo.Record) int64 {
 	return n
 }
 
-// detach copies the keys, values and header values of a batch into one
-// buffer of its own. Fetched records alias the fetch response (up to
-// FetchMaxBytes); a few records queued per partition would otherwise keep
-// many whole responses alive, and memory would grow with the partitions.
+// detach copies the keys, values and header values of a batch's records
+// that alias the fetch response into one buffer of its own. Records of an
+// uncompressed record batch alias the fetch response (up to
+// FetchMaxBytes, shared by many partitions); a few records queued per
+// partition would otherwise keep many whole responses alive, and memory
+// would grow with the partitions. Records of a compressed batch alias only
+// their batch's decompressed bytes, a fresh buffer the client allocates
+// for that batch alone (no decompression pool is configured, so it is
+// never reused), which is about the size batchBytes charges to the fetch
+// budget: they are left as they are, saving a copy of every byte.
 func detach(recs []*kgo.Record) {
 	var n int
 	for _, r := range recs {
+		if r.Attrs.CompressionType() != 0 {
+			continue
+		}
 		n += len(r.Key) + len(r.Value)
 		for _, h := range r.Headers {
 			n += len(h.Value)
 		}
+	}
+	if n == 0 {
+		return
 	}
 	buf := make([]byte, 0, n)
 	clone := func(b []byte) []byte {
@@ -97,6 +109,9 @@ func detach(recs []*kgo.Record) {
 		return buf[start:len(buf):len(buf)]
 	}
 	for _, r := range recs {
+		if r.Attrs.CompressionType() != 0 {
+			continue
+		}
 		r.Key = clone(r.Key)
 		r.Value = clone(r.Value)
 		for i := range r.Headers {

@@ -54,3 +54,29 @@ func TestDetachCopiesAndKeepsNulls(t *testing.T) {
 		t.Fatalf("null key or empty value not kept: key %v value %v", recs[1].Key, recs[1].Value)
 	}
 }
+
+// A compressed batch's records alias a buffer the client decompressed for
+// that batch alone: detach leaves them (no copy), and still copies the
+// records of an uncompressed batch in the same fetch.
+func TestDetachLeavesCompressedBatches(t *testing.T) {
+	resp := []byte("plainvalue")
+	decompressed := []byte("snappyvalueHV")
+	snappy := kgo.NewRecordAttrs(kgo.RecordAttrsOpts{Codec: kgo.CodecSnappy})
+	recs := []*kgo.Record{
+		{Value: resp[0:5]},
+		{Key: decompressed[0:6], Value: decompressed[6:11], Attrs: snappy,
+			Headers: []kgo.RecordHeader{{Key: "h", Value: decompressed[11:13]}}},
+	}
+	detach(recs)
+	copy(resp, "XXXXXXXXXX")
+	if string(recs[0].Value) != "plain" {
+		t.Fatalf("uncompressed record not copied: %q", recs[0].Value)
+	}
+	r := recs[1]
+	if &r.Key[0] != &decompressed[0] || &r.Value[0] != &decompressed[6] || &r.Headers[0].Value[0] != &decompressed[11] {
+		t.Fatal("compressed batch's record was copied")
+	}
+	if string(r.Key) != "snappy" || string(r.Value) != "value" || string(r.Headers[0].Value) != "HV" {
+		t.Fatalf("compressed record changed: %q %q %q", r.Key, r.Value, r.Headers[0].Value)
+	}
+}

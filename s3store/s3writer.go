@@ -44,7 +44,7 @@ type s3Writer struct {
 	spare *os.File // empty spool ready for reuse, or nil
 	bw    *bufio.Writer
 	n     int64  // bytes written to cur, buffered ones included
-	crc   uint32 // CRC32C of the bytes written to cur
+	crc   uint32 // CRC32C of the bytes in cur, buffered ones not included
 	total int64  // bytes written to the object
 
 	uploadID string // "" until the first full part
@@ -88,7 +88,23 @@ type partResult struct {
 
 func newS3Writer(ctx context.Context, s *S3, key string, spool *os.File) *s3Writer {
 	ctx, cancel := context.WithCancel(ctx)
-	return &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool, bw: bufio.NewWriterSize(spool, spoolBufferSize)}
+	w := &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool}
+	w.bw = bufio.NewWriterSize(spoolWriter{w}, spoolBufferSize)
+	return w
+}
+
+// spoolWriter is what the writer's bufio buffer flushes to: the current
+// spool file, with the CRC32C of the part updated over each flushed block
+// (a buffer of spoolBufferSize, or a larger write that bypasses the
+// buffer) rather than over each small Write, which costs several times
+// more per byte. A part's bytes reach the spool only through it, and a
+// part ends only after a Flush, so crc covers exactly the part.
+type spoolWriter struct{ w *s3Writer }
+
+func (sw spoolWriter) Write(p []byte) (int, error) {
+	n, err := sw.w.cur.Write(p)
+	sw.w.crc = crc32.Update(sw.w.crc, sw.w.s.crc32c, p[:n])
+	return n, err
 }
 
 func (w *s3Writer) Write(p []byte) (int, error) {
@@ -102,7 +118,6 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		chunk := p[:min(int64(len(p)), w.s.cfg.PartSize-w.n)]
 		m, err := w.bw.Write(chunk)
-		w.crc = crc32.Update(w.crc, w.s.crc32c, chunk[:m])
 		written += m
 		w.n += int64(m)
 		w.total += int64(m)
@@ -167,7 +182,6 @@ func (w *s3Writer) flushPart() error {
 			return fmt.Errorf("s3 write %s: spool: %w", w.s.url(w.key), err)
 		}
 	}
-	w.bw.Reset(w.cur)
 	w.n, w.crc = 0, 0
 	return nil
 }

@@ -56,8 +56,11 @@ const (
 	// measurement of the index's cost; onlyEnv=sink runs the load, the raw
 	// consumes, the main limit baselines and the main sink rows
 	// (mainSinkRows: bytes, JSON+gzip, local bytes, JSON+gzip of the letters);
-	// onlyEnv=bytes the same without the gzip rows; onlyEnv=thousand only
-	// the 1,000-partition rows (thousandRows).
+	// onlyEnv=bytes the same without the gzip rows; onlyEnv=typed the load,
+	// the raw consumes, the main limit baselines, JSON without compression
+	// and the typed rows (typedRows: Avro and Parquet, with the Avro
+	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
+	// rows (thousandRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -86,14 +89,17 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" {
-		b.Fatalf("%s=%q: want index, sink, bytes or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" {
+		b.Fatalf("%s=%q: want index, sink, bytes, typed or unset", onlyEnv, only)
 	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
 	limits := e.mainLimits(main, "1 of 2")
 	var s3Rows, localRows []*row
-	if only != "index" {
+	if only != "index" && only != "typed" {
 		s3Rows, localRows = e.mainSinkRows(main, mainBytes, only != "bytes")
+	}
+	if only == "" || only == "typed" {
+		s3Rows = append(s3Rows, e.sinkRow("sink json --once (no compression)", main, fmtJSON, mainFlushSize, 0, false))
 	}
 	if only == "" || only == "index" {
 		s3Rows = append(s3Rows, e.indexRows(main)...)
@@ -116,6 +122,9 @@ func BenchmarkKafkas3(b *testing.B) {
 	}
 
 	if only != "" {
+		if only == "typed" {
+			e.typedRows() // with their own limit baseline
+		}
 		e.report()
 		return
 	}
@@ -462,7 +471,10 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 		keys["aws.access.key.id"] = e.s3.AccessKey
 		keys["aws.secret.access.key"] = e.s3.SecretKey
 	}
-	if f == fmtJSONGzip {
+	switch f {
+	case fmtJSON:
+		keys["format.class"] = "json"
+	case fmtJSONGzip:
 		keys["format.class"] = "json"
 		keys["s3.compression.type"] = "gzip"
 	}

@@ -42,6 +42,7 @@ const (
 // Archive formats the sink runs write.
 const (
 	fmtBytes    = "bytes"
+	fmtJSON     = "json" // JSON without compression
 	fmtJSONGzip = "json+gzip"
 )
 

@@ -12,8 +12,9 @@
 //     the same bytes, unformatted, in objects of the sink's size with the
 //     sink's part size and upload concurrency; and the same pipeline writing
 //     files to a local directory;
-//   - `kafkas3 sink --once` of the same topic in bytes and in JSON+gzip to
-//     versitygw, and in bytes to a local directory, with the ratio sink/raw
+//   - `kafkas3 sink --once` of the same topic in bytes, in JSON (no
+//     compression) and in JSON+gzip to versitygw, and in bytes to a local
+//     directory, with the ratio sink/raw
 //     and, for every sink row, its throughput and CPU seconds per GB as
 //     ratios to the limit baseline run alongside (the local row's to the
 //     file write baseline);
@@ -49,10 +50,16 @@
 // index rows; KAFKAS3_BENCH_ONLY=sink the load, the raw consumes, the main
 // limit baselines and the main sink rows (bytes, JSON+gzip, local bytes, and
 // JSON+gzip of the letters); KAFKAS3_BENCH_ONLY=bytes the same without the
-// gzip rows; KAFKAS3_BENCH_ONLY=thousand only the 1,000-partition rows (256
+// gzip rows; KAFKAS3_BENCH_ONLY=typed the load, the raw consumes, the main
+// limit baselines, `sink json --once` without compression (in the full run
+// too) and the typed rows (Avro with the null and snappy codecs and
+// Parquet, from an Avro topic of KAFKAS3_BENCH_AVRO_BYTES, default 256 MiB,
+// each with the vs-limit columns against that topic's own limit baseline,
+// run before and after them); KAFKAS3_BENCH_ONLY=thousand only the 1,000-partition rows (256
 // KiB per partition, bytes and JSON+gzip, every object open to the end,
 // failing when the peak RSS reaches 300 MiB), which the full run ends with.
-// KAFKAS3_BENCH_PROFILE names a directory: each sink run is then repeated
-// once, unmeasured, in a child that runs the archive package under pprof (CPU profile, and the heap
-// profile at the highest live heap).
+// KAFKAS3_BENCH_PROFILE names a directory: each sink run of bytes or JSON
+// is then repeated once, unmeasured, in a child that runs the archive
+// package under pprof (CPU profile, and the heap profile at the highest
+// live heap), with the archive index on as in the measured run.
 package bench

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -50,6 +51,8 @@ func sinkInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childRes
 	switch a.Format {
 	case fmtBytes:
 		f, err = format.NewBytes(format.DefaultBytesConfig())
+	case fmtJSON:
+		f = format.NewJSON()
 	case fmtJSONGzip:
 		f, err = format.WithGzip(format.NewJSON(), -1)
 	default:
@@ -69,6 +72,7 @@ func sinkInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childRes
 		Name: p.Name, Brokers: []string{a.Brokers}, GroupID: "connect-" + p.Name, Topics: []string{a.Data.Topic},
 		FlushSize: p.FlushSize, Keys: partition.DefaultKeyConfig(), Format: f, Partitioner: partition.NewDefault(),
 		NullValues: archive.NullFail, Once: true,
+		IndexPrefix: index.DefaultPrefix, // kafkas3.index.enabled's default, as the measured run has it
 	}, st, log)
 	if err != nil {
 		return childResult{}, err
