@@ -6,8 +6,9 @@
 // order; the details of each stop live in the file of its stage:
 //
 //  1. session.poll fetches (fetch.go decides when the loop ends), and
-//     session.dispatch hands each partition's batch, copied out of the
-//     fetch response within the fetch budget (budget.go), to its worker.
+//     session.dispatch hands each partition's batch, within the fetch
+//     budget and copied out of the fetch response unless its record batch
+//     was compressed (detach, budget.go), to its worker.
 //  2. worker.run (worker.go) receives it; worker.batch and worker.process
 //     give each record, in offset order up to the --once target, to
 //     worker.archive. A control record is only consumed

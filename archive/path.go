@@ -48,8 +48,8 @@ func (ss *session) poll() error {
 }
 
 // dispatch hands each partition's fetched records to its worker, copied
-// out of the fetch response (detach) and holding their share of the fetch
-// budget until the worker has written them.
+// out of the fetch response where they alias it (detach) and holding their
+// share of the fetch budget until the worker has written them.
 func (ss *session) dispatch(fetches kgo.Fetches) {
 	// The worker set cannot change between PollRecords and
 	// AllowRebalance, so look workers up first and send unlocked (a
@@ -127,6 +127,9 @@ func (w *worker) archive(kr *kgo.Record) error {
 	err := w.convert(&w.rec)
 	if err == nil {
 		err = w.pw.write(w.ctx, &w.rec)
+	}
+	if err == nil {
+		return nil // before bad: errors.As makes it escape, an allocation per record
 	}
 	var bad *BadRecordError
 	if errors.As(err, &bad) {

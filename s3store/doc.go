@@ -10,7 +10,12 @@
 //     buffer; each full part (s3.part.size) is uploaded as it fills, so
 //     memory stays at about 32 KiB per open object whatever the part size,
 //     and temp disk at one part per object (two while a part uploads in the
-//     background). An object smaller than one part is sent with one
+//     background), plus up to 8 idle spool files the store keeps and the
+//     next objects write over without truncating them, which costs about
+//     half of writing a new file (the kernel neither allocates nor frees
+//     their pages; a part is read back as its own first n bytes only,
+//     never the stale rest). The spool's CRC32C is computed over each
+//     32 KiB block as it is flushed. An object smaller than one part is sent with one
 //     PutObject on Commit; a larger one is a multipart upload completed on
 //     Commit. Abort, and any failure, aborts the multipart upload.
 //   - NewLocal: a directory; keys become paths. Commit is fsync, rename and

@@ -73,7 +73,8 @@ type S3Config struct {
 
 	// SpoolDir holds the per-object spool files; "" means os.TempDir().
 	// Each open object uses one spool file of up to PartSize bytes, two
-	// while a part uploads in the background.
+	// while a part uploads in the background; up to 8 more are kept idle
+	// for reuse (spoolPool).
 	SpoolDir string
 	// BackgroundUploads bounds the part uploads that run in the background
 	// while their writers keep writing, across all objects of the store; a
@@ -97,6 +98,7 @@ type S3 struct {
 	// uploadSlots is the semaphore of background part uploads.
 	uploadSlots chan struct{}
 	crc32c      *crc32.Table // Castagnoli, for the checksums of uploads
+	spools      *spoolPool   // spool files for reuse
 }
 
 var _ Store = (*S3)(nil)
@@ -223,6 +225,7 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 
 		uploadSlots: make(chan struct{}, cfg.BackgroundUploads),
 		crc32c:      crc32.MakeTable(crc32.Castagnoli),
+		spools:      &spoolPool{dir: cfg.SpoolDir},
 	}
 	if s.where == "" {
 		s.where = "AWS S3 region " + cfg.Region
@@ -461,7 +464,7 @@ func (s *S3) Create(ctx context.Context, key string) (ObjectWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("s3 create %s: %w", s.url(key), err)
 	}
-	spool, err := newSpool(s.cfg.SpoolDir)
+	spool, err := s.spools.get()
 	if err != nil {
 		return nil, fmt.Errorf("s3 create %s: spool file: %w", s.url(key), err)
 	}

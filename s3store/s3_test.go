@@ -326,14 +326,7 @@ func TestS3SpoolsToDisk(t *testing.T) {
 	if left, _ := os.ReadDir(spool); len(left) != 0 {
 		t.Fatalf("spool directory holds %d files; want none (unlinked spool)", len(left))
 	}
-	var spools []string
-	fds, _ := os.ReadDir("/proc/self/fd")
-	for _, fd := range fds {
-		p := filepath.Join("/proc/self/fd", fd.Name())
-		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, filepath.Join(spool, "kafkas3-spool-")) && strings.HasSuffix(target, "(deleted)") {
-			spools = append(spools, p)
-		}
-	}
+	spools := openSpools(spool)
 	if len(spools) != 1 {
 		t.Fatalf("open unlinked spool files = %v, want one", spools)
 	}
@@ -346,6 +339,86 @@ func TestS3SpoolsToDisk(t *testing.T) {
 	}
 	if fake.Count(s3fake.OpCreateMultipartUpload)+fake.Count(s3fake.OpPutObject) != 0 {
 		t.Error("upload started before a part was full")
+	}
+}
+
+// openSpools lists this process's open, unlinked spool files in dir, as
+// /proc/self/fd paths.
+func openSpools(dir string) []string {
+	var spools []string
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		p := filepath.Join("/proc/self/fd", fd.Name())
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, filepath.Join(dir, "kafkas3-spool-")) && strings.HasSuffix(target, "(deleted)") {
+			spools = append(spools, p)
+		}
+	}
+	return spools
+}
+
+// TestS3ReusesSpoolFiles: a finished object's spool file is kept and
+// written over by the next object without truncation; the next object
+// still stores exactly its own bytes (the stale tail is never sent), in
+// one PutObject and in parts, and at most 8 idle spool files are kept.
+func TestS3ReusesSpoolFiles(t *testing.T) {
+	fake := newFake(t)
+	spool := t.TempDir()
+	st, bucket := fakeStore(t, fake, func(c *s3store.S3Config) { c.SpoolDir = spool })
+	ctx := t.Context()
+	put := func(key string, data []byte) {
+		t.Helper()
+		w, err := st.Create(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if key == "small" {
+			// The spool is the big object's, written over: larger than
+			// what this object wrote.
+			spools := openSpools(spool)
+			if len(spools) != 1 {
+				t.Fatalf("open spool files while writing %s: %v, want the reused one", key, spools)
+			}
+			if fi, err := os.Stat(spools[0]); err != nil || fi.Size() < 4<<20 {
+				t.Fatalf("spool of %s: %v, %v; want the 4 MiB file of the object before, reused", key, fi, err)
+			}
+		}
+		if err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := fake.Object(bucket, key); !bytes.Equal(got, data) {
+			t.Fatalf("%s: stored %d bytes, want its own %d", key, len(got), len(data))
+		}
+	}
+	big := pattern(4 << 20)
+	put("big", big)
+	put("small", bytes.Repeat([]byte("s"), 1<<20))
+	put("multipart", pattern(2*s3store.MinPartSize+3<<20)) // spare spools reused between parts
+	put("small-again", []byte("tiny"))
+
+	ws := make([]s3store.ObjectWriter, 12)
+	for i := range ws {
+		w, err := st.Create(ctx, fmt.Sprintf("open/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	if n := len(openSpools(spool)); n != 12 {
+		t.Fatalf("%d spool files for 12 open objects", n)
+	}
+	for _, w := range ws {
+		if err := w.Abort(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(openSpools(spool)); n != 8 {
+		t.Fatalf("%d idle spool files after aborting 12 objects, want 8 kept", n)
 	}
 }
 

@@ -157,7 +157,7 @@ func (w *s3Writer) flushPart() error {
 		next := w.spare
 		if next == nil {
 			var err error
-			if next, err = newSpool(w.s.cfg.SpoolDir); err != nil {
+			if next, err = w.s.spools.get(); err != nil {
 				<-w.s.uploadSlots
 				return fmt.Errorf("s3 write %s: spool file: %w", w.s.url(w.key), err)
 			}
@@ -205,35 +205,6 @@ func (w *s3Writer) wait() error {
 	}
 	w.spare = r.f
 	return nil
-}
-
-func rewind(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err := f.Seek(0, io.SeekStart)
-	return err
-}
-
-// newSpool creates a spool file and unlinks it at once: the open file keeps
-// its data, and nothing is left behind if the process is killed.
-func newSpool(dir string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, "kafkas3-spool-*")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// closeRemove closes a spool file (already unlinked by newSpool).
-func closeRemove(f *os.File) {
-	if f != nil {
-		_ = f.Close()
-	}
 }
 
 func (w *s3Writer) createMultipart(ctx context.Context) error {
@@ -321,7 +292,7 @@ func (w *s3Writer) Commit(ctx context.Context) error {
 		return w.fail(err)
 	}
 	w.done = true
-	w.cleanup()
+	w.cleanup(true)
 	w.cancel()
 	return nil
 }
@@ -421,7 +392,7 @@ func (w *s3Writer) Abort(ctx context.Context) error {
 	w.cancel() // stops a background part upload early
 	w.discardPending()
 	err := w.abortMultipart(ctx)
-	w.cleanup()
+	w.cleanup(true)
 	return err
 }
 
@@ -434,7 +405,7 @@ func (w *s3Writer) fail(err error) error {
 	if aerr := w.abortMultipart(w.ctx); aerr != nil {
 		err = errors.Join(err, aerr)
 	}
-	w.cleanup()
+	w.cleanup(false)
 	w.err = err
 	return err
 }
@@ -473,9 +444,18 @@ func (w *s3Writer) abortMultipart(ctx context.Context) error {
 	return nil
 }
 
-func (w *s3Writer) cleanup() {
-	closeRemove(w.cur)
-	closeRemove(w.spare)
+// cleanup releases the spool files: back to the store's pool when reuse
+// is set (after Commit or Abort, when nothing reads them any more), else
+// closed (after a failure, when a request that failed may still be
+// reading its body).
+func (w *s3Writer) cleanup(reuse bool) {
+	for _, f := range []*os.File{w.cur, w.spare} {
+		if reuse {
+			w.s.spools.put(f)
+		} else {
+			closeRemove(f)
+		}
+	}
 	w.cur, w.spare = nil, nil
 	w.bw = nil
 }
