@@ -60,7 +60,9 @@ const (
 	// the raw consumes, the main limit baselines, JSON without compression
 	// and the typed rows (typedRows: Avro and Parquet, with the Avro
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
-	// rows (thousandRows).
+	// rows (thousandRows); onlyEnv=restore the load, the bytes and
+	// JSON+gzip archives (restoreArchives) and the restore rows in two
+	// rounds between producer baselines (restoreRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -89,8 +91,15 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" {
-		b.Fatalf("%s=%q: want index, sink, bytes, typed or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" && only != "restore" {
+		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore or unset", onlyEnv, only)
+	}
+	if only == "restore" {
+		e.restoreOnly = true
+		e.restoreArchives(main)
+		e.restoreRows(main, 2)
+		e.report()
+		return
 	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)
 	limits := e.mainLimits(main, "1 of 2")
@@ -134,16 +143,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.typedRows()
 
 	// Restore against a bare idempotent producer writing the same records.
-	base1 := e.produceRow("baseline: franz-go idempotent producer (1 of 2)", withTopic(main, "baseline_1"), "new")
-	e.restoreRow("source bytes archive → copy_of_bench", main, fmtBytes, "copy_of_$0")
-	e.restoreRow("source json+gzip archive → copy_json_of_bench", main, fmtJSONGzip, "copy_json_of_$0")
-	base2 := e.produceRow("baseline: franz-go idempotent producer (2 of 2)", withTopic(main, "baseline_2"), "new")
-	prodRate := (base1.rate() + base2.rate()) / 2
-	for i := range e.rows {
-		if e.rows[i].kind == kindRestore {
-			e.rows[i].setRatio(prodRate, "idempotent producer (mean)")
-		}
-	}
+	e.restoreRows(main, 1)
 
 	// Memory with many partitions: every partition receives data, and each
 	// object grows past one 5 MiB part.
@@ -227,13 +227,14 @@ func withTopic(d dataset, topic string) dataset {
 
 // env is one benchmark run: the services, the kafkas3 binary, the rows.
 type env struct {
-	b         *testing.B
-	ctx       context.Context
-	kafka     *testbed.KafkaBroker
-	s3        *testbed.S3Server
-	bin       string
-	dir       string
-	hasSource bool
+	b     *testing.B
+	ctx   context.Context
+	kafka *testbed.KafkaBroker
+	s3    *testbed.S3Server
+	bin   string
+	dir   string
+	// restoreOnly is KAFKAS3_BENCH_ONLY=restore: sink runs are not profiled.
+	restoreOnly bool
 	// brokerPID and s3PID are the service processes whose CPU time each
 	// run reports; 0 if not found.
 	brokerPID, s3PID int
@@ -278,7 +279,6 @@ func setup(b *testing.B) *env {
 	if bErr != nil {
 		b.Fatal(bErr)
 	}
-	e.hasSource = exec.Command(e.bin, "source", "--help").Run() == nil
 	e.brokerPID = findPID(filepath.Join(e.kafka.Dir, "server.properties"))
 	e.s3PID = findPID(e.s3.DataDir)
 	e.facts.collect(e)
@@ -555,7 +555,7 @@ func (e *env) sinkRowWith(name string, d dataset, f string, flushSize int, partS
 	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions {
 		e.archives[f] = bucket
 	}
-	if !local && !typedFormat(f) && more == nil { // the in-process profile run has no converters
+	if !local && !typedFormat(f) && more == nil && !e.restoreOnly { // the in-process profile run has no converters
 		e.profileSink(name, d, f, flushSize, partSize)
 	}
 	return e.add(&row{name: name, kind: kindSink, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
@@ -583,25 +583,6 @@ func localObjects(b *testing.B, dir string) []object {
 		b.Fatalf("list %s: %v", dir, err)
 	}
 	return objs
-}
-
-// restoreRow restores the main sink run's archive of d in format f into
-// the topic that rename names, and checks the target's end offsets.
-func (e *env) restoreRow(name string, d dataset, f, rename string) *row {
-	bucket := e.archives[f]
-	target := strings.ReplaceAll(rename, "$0", d.Topic)
-	var pr procResult
-	note := "kafkas3 source subprocess"
-	if e.hasSource {
-		cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
-		pr = e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
-	} else {
-		note = "restore package in a child process (binary has no source command yet)"
-		pr, _ = e.child(name, modeRestore, childArgs{Data: d, Format: f, Rename: rename, Bucket: bucket,
-			Endpoint: e.s3.Endpoint, Region: e.s3.Region, AccessKey: e.s3.AccessKey, SecretKey: e.s3.SecretKey})
-	}
-	e.checkEndOffsets(name, target, d.Records)
-	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu, note: note})
 }
 
 // checkEndOffsets fails unless topic holds want records in all.

@@ -5,20 +5,13 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"regexp"
 	"sync"
 	"syscall"
 
-	"github.com/kafkas3/kafkas3/format"
-	"github.com/kafkas3/kafkas3/partition"
-	"github.com/kafkas3/kafkas3/restore"
-	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -36,7 +29,6 @@ const (
 const (
 	modeProduce = "produce" // idempotent producer writes a data set
 	modeConsume = "consume" // consumer reads a topic from start to end
-	modeRestore = "restore" // restore package in process (when the binary has no source command)
 )
 
 // Archive formats the sink runs write.
@@ -51,9 +43,8 @@ type childArgs struct {
 	Brokers string  `json:"brokers"`
 	Data    dataset `json:"data"`
 
-	// Restore only.
+	// Sink profile and limit baselines.
 	Format    string `json:"format,omitempty"`
-	Rename    string `json:"rename,omitempty"`
 	Bucket    string `json:"bucket,omitempty"`
 	Endpoint  string `json:"endpoint,omitempty"`
 	Region    string `json:"region,omitempty"`
@@ -62,6 +53,8 @@ type childArgs struct {
 
 	// Sink profile only.
 	SinkProfile *sinkProfileArgs `json:"sink_profile,omitempty"`
+	// Restore profile only.
+	RestoreProfile *restoreProfileArgs `json:"restore_profile,omitempty"`
 	// Limit baselines only (modePipeline, modeFileWrite; Bucket, Endpoint,
 	// Region and the keys above name the S3 server).
 	Limit *limitArgs `json:"limit,omitempty"`
@@ -93,7 +86,7 @@ func runChild(mode string, stdout, stderr io.Writer) int {
 		res, err = consumeEach(ctx, a, nil)
 	case modePipeline, modeFileWrite:
 		res, err = pipeline(ctx, a, mode)
-	case modeRestore:
+	case modeRestoreProfile:
 		res, err = restoreInProcess(ctx, a, stderr)
 	case modeSinkProfile:
 		res, err = sinkInProcess(ctx, a, stderr)
@@ -222,49 +215,4 @@ func consumeEach(ctx context.Context, a childArgs, each func(*kgo.Record) error)
 		}
 	}
 	return res, nil
-}
-
-// restoreInProcess restores an archive with the restore package, for a
-// kafkas3 binary that has no source command yet.
-func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childResult, error) {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	var f format.Format
-	switch a.Format {
-	case fmtBytes:
-		var err error
-		if f, err = format.NewBytes(format.DefaultBytesConfig()); err != nil {
-			return childResult{}, err
-		}
-	case fmtJSONGzip:
-		var err error
-		if f, err = format.WithGzip(format.NewJSON(), -1); err != nil {
-			return childResult{}, err
-		}
-	default:
-		return childResult{}, fmt.Errorf("unknown archive format %q", a.Format)
-	}
-	st, err := s3store.NewS3(ctx, s3store.S3Config{
-		Bucket: a.Bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: true,
-		AccessKeyID: a.AccessKey, SecretAccessKey: a.SecretKey,
-	}, log)
-	if err != nil {
-		return childResult{}, err
-	}
-	r, err := restore.New(restore.Config{
-		Brokers: []string{a.Brokers}, Topics: []string{a.Data.Topic},
-		RenameRegex: regexp.MustCompile(`.*`), Rename: a.Rename,
-		Keys: partition.DefaultKeyConfig(), Format: f, CreateTopics: true,
-		Identity: a.Endpoint + "/" + a.Bucket,
-	}, st, log)
-	if err != nil {
-		return childResult{}, err
-	}
-	sum, err := r.Run(ctx, nil)
-	if err != nil {
-		return childResult{}, err
-	}
-	if sum.Records == 0 {
-		return childResult{}, errors.New("restored no records")
-	}
-	return childResult{Records: sum.Records}, nil
 }

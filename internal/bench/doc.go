@@ -28,8 +28,12 @@
 //   - the same with 1,000 partitions (256 KiB each, one object per
 //     partition open for the whole run), bytes and JSON+gzip, failing
 //     when the peak RSS reaches 300 MiB;
-//   - `kafkas3 source` of the archives into new topics against a bare
-//     franz-go idempotent producer writing the same records, with the ratio.
+//   - `kafkas3 source --create-topics` of the bytes and JSON+gzip archives
+//     into new topics against a bare franz-go idempotent producer writing
+//     the same records to a new topic (acks=all, the restore's 128 MiB
+//     buffer limit), run before and after: every restore row reports its
+//     throughput and CPU seconds per GB as ratios to the mean of the
+//     producer runs;
 //   - the archive index's cost: `kafkas3 sink --once` in bytes with
 //     kafkas3.index.enabled true and false, at flush.size 50,000 and 1,000,
 //     alternating, through a reverse proxy in front of versitygw that counts
@@ -58,8 +62,16 @@
 // run before and after them); KAFKAS3_BENCH_ONLY=thousand only the 1,000-partition rows (256
 // KiB per partition, bytes and JSON+gzip, every object open to the end,
 // failing when the peak RSS reaches 300 MiB), which the full run ends with.
+// KAFKAS3_BENCH_ONLY=restore runs the load, the sink runs that write the
+// bytes and JSON+gzip archives (not profiled), and then two rounds of a
+// producer baseline followed by a restore of each archive, and a last
+// producer baseline: producer and restore runs alternate, and each restore
+// row's ratios are to the mean of the three producer runs.
 // KAFKAS3_BENCH_PROFILE names a directory: each sink run of bytes or JSON
 // is then repeated once, unmeasured, in a child that runs the archive
 // package under pprof (CPU profile, and the heap profile at the highest
-// live heap), with the archive index on as in the measured run.
+// live heap), with the archive index on as in the measured run; so is each
+// restore run, in a child that builds the restore config from the same
+// config file with package config, as `kafkas3 source` does, and restores
+// into another new topic.
 package bench

@@ -41,9 +41,6 @@ func (f *facts) collect(e *env) {
 		testbed.KafkaVersion, javaVersion()))
 	f.add("s3", "versitygw "+testbed.VersitygwVersion+", posix backend on the same disk, loopback")
 	f.add("load average at start", strings.Join(strings.Fields(readFile("/proc/loadavg"))[:3], " "))
-	if !e.hasSource {
-		f.add("restore", "the kafkas3 binary has no `source` command yet: restores ran the restore package in a child process")
-	}
 }
 
 func readFile(path string) string {

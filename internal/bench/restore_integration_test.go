@@ -1,0 +1,171 @@
+//go:build integration
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/restore"
+)
+
+// restoreFormats are the archives the restore rows restore: the main sink
+// runs' bytes and JSON+gzip archives.
+var restoreFormats = []string{fmtBytes, fmtJSONGzip}
+
+// restoreRows measures `kafkas3 source` of the main archives against a bare
+// franz-go idempotent producer writing the same records: rounds times a
+// producer baseline followed by one restore of each archive, then a last
+// baseline, so every restore runs between two baselines. Each restore row
+// gets its throughput and CPU seconds per GB as ratios to the mean of all
+// the baselines.
+func (e *env) restoreRows(main dataset, rounds int) {
+	var bases, restores []*row
+	for i := 1; i <= rounds+1; i++ {
+		name := fmt.Sprintf("baseline: franz-go idempotent producer (%d of %d)", i, rounds+1)
+		bases = append(bases, e.produceRow(name, withTopic(main, fmt.Sprintf("baseline_%d", i)), "new"))
+		if i > rounds {
+			break
+		}
+		for _, f := range restoreFormats {
+			rename := fmt.Sprintf("copy%d_%s_of_$0", i, strings.NewReplacer("+", "_").Replace(f))
+			name := fmt.Sprintf("source %s archive → %s", f, strings.ReplaceAll(rename, "$0", main.Topic))
+			restores = append(restores, e.restoreRow(name, main, f, rename))
+		}
+	}
+	prod := meanBaseline("idempotent producer (mean)", bases...)
+	for _, r := range restores {
+		r.setRatio(prod.rate, prod.name)
+		r.limit = prod
+	}
+}
+
+// restoreArchives writes the archives the restore rows need (KAFKAS3_BENCH_ONLY=restore):
+// `kafkas3 sink --once` of the main set in each restore format, measured
+// like the other sink rows but not profiled.
+func (e *env) restoreArchives(main dataset) {
+	for _, f := range restoreFormats {
+		if _, ok := e.archives[f]; !ok {
+			e.sinkRow("sink "+f+" --once (the archive to restore)", main, f, mainFlushSize, 0, false)
+		}
+	}
+}
+
+// restoreRow restores the main sink run's archive of d in format f into
+// the topic that rename names with `kafkas3 source --create-topics`, and
+// checks the target's end offsets. With KAFKAS3_BENCH_PROFILE the restore
+// is repeated, unmeasured, under the profiler (profileRestore).
+func (e *env) restoreRow(name string, d dataset, f, rename string) *row {
+	bucket, ok := e.archives[f]
+	if !ok {
+		e.b.Fatalf("%s: no %s archive of %s to restore", name, f, d.Topic)
+	}
+	target := strings.ReplaceAll(rename, "$0", d.Topic)
+	cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
+	pr := e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
+	e.checkEndOffsets(name, target, d.Records)
+	e.profileRestore(name, d, cfg, "profile_"+rename)
+	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
+		note: "kafkas3 source subprocess"})
+}
+
+// modeRestoreProfile runs the restore in process with profiles.
+const modeRestoreProfile = "restore-profile"
+
+// restoreProfileArgs are the extra inputs of modeRestoreProfile.
+type restoreProfileArgs struct {
+	Config  string `json:"config"`  // the config file of the measured run
+	Rename  string `json:"rename"`  // --topic-rename
+	Profile string `json:"profile"` // path prefix of the profile files
+}
+
+// profileRestore repeats a restore in a profiled child process into another
+// new topic, when KAFKAS3_BENCH_PROFILE is set; the profiles are
+// <dir>/<run>.cpu.pprof and <dir>/<run>.heap.pprof.
+func (e *env) profileRestore(name string, d dataset, cfg, rename string) {
+	dir := os.Getenv(profileEnv)
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.b.Fatal(err)
+	}
+	prefix := filepath.Join(dir, profileFile(name))
+	_, res := e.child("profile: "+name, modeRestoreProfile, childArgs{Data: d,
+		RestoreProfile: &restoreProfileArgs{Config: cfg, Rename: rename, Profile: prefix}})
+	if res.Records != d.Records {
+		e.b.Fatalf("profile: %s: restored %d records, want %d", name, res.Records, d.Records)
+	}
+	e.checkEndOffsets("profile: "+name, strings.ReplaceAll(rename, "$0", d.Topic), d.Records)
+	fmt.Fprintf(os.Stderr, "bench: profiles %s.{cpu,heap}.pprof (peak live heap %.1f MiB)\n", prefix, float64(res.Bytes)/(1<<20))
+}
+
+// profileFile turns a row name into a file name.
+func profileFile(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
+}
+
+// restoreInProcess restores like `kafkas3 source --config FILE
+// --topic-rename RENAME --create-topics`, with the restore config built
+// from the file by package config as the command builds it, under the CPU
+// profiler; it writes the heap profile at the highest live heap seen.
+func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childResult, error) {
+	p := a.RestoreProfile
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	settings, err := config.Load(config.Input{Command: config.Source, ConfigFile: p.Config})
+	if err != nil {
+		return childResult{}, err
+	}
+	sc, err := settings.Source(log)
+	if err != nil {
+		return childResult{}, err
+	}
+	store, ident, err := sc.Store.Open(ctx, log)
+	if err != nil {
+		return childResult{}, err
+	}
+	cfg := sc.Restore
+	cfg.Topics = cfg.ArchiveTopics
+	cfg.RenameRegex, cfg.Rename = regexp.MustCompile(`.*`), p.Rename
+	cfg.CreateTopics = true
+	cfg.Identity = ident + "/" + cfg.Keys.TopicsDir
+	r, err := restore.New(cfg, store, log)
+	if err != nil {
+		return childResult{}, err
+	}
+	cpu, err := os.Create(p.Profile + ".cpu.pprof")
+	if err != nil {
+		return childResult{}, err
+	}
+	defer cpu.Close()
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return childResult{}, err
+	}
+	stopHeap := watchHeap(p.Profile + ".heap.pprof")
+	sum, err := r.Run(ctx, nil)
+	pprof.StopCPUProfile()
+	peak := stopHeap()
+	fmt.Fprintf(stderr, "profile: peak live heap %.1f MiB\n", float64(peak)/(1<<20))
+	if err != nil {
+		return childResult{}, err
+	}
+	if sum.Records == 0 {
+		return childResult{}, errors.New("restored no records")
+	}
+	return childResult{Records: sum.Records, Bytes: int64(peak)}, nil
+}
