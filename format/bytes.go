@@ -138,11 +138,12 @@ func (bw *bytesWriter) Close() error {
 }
 
 type bytesReader struct {
-	br  *bufio.Reader
-	sep []byte
-	cur []byte // scratch for the record being assembled
-	n   int    // records returned so far
-	err error  // sticky: io.EOF or a read error
+	br   *bufio.Reader
+	sep  []byte
+	cur  []byte // scratch for the record being assembled
+	slab slab   // the values' bytes
+	n    int    // records returned so far
+	err  error  // sticky: io.EOF or a read error
 }
 
 func (br *bytesReader) Read() (*Record, error) {
@@ -150,10 +151,13 @@ func (br *bytesReader) Read() (*Record, error) {
 		return nil, br.err
 	}
 	last := br.sep[len(br.sep)-1]
-	br.cur = br.cur[:0]
+	chunk, err := br.br.ReadSlice(last)
+	if err == nil && bytes.HasSuffix(chunk, br.sep) {
+		// The common case: the value and its separator are in the buffer.
+		return br.record(chunk[:len(chunk)-len(br.sep)]), nil
+	}
+	br.cur = append(br.cur[:0], chunk...)
 	for {
-		chunk, err := br.br.ReadSlice(last)
-		br.cur = append(br.cur, chunk...)
 		switch {
 		case err == nil:
 			if bytes.HasSuffix(br.cur, br.sep) {
@@ -171,14 +175,16 @@ func (br *bytesReader) Read() (*Record, error) {
 			br.err = fmt.Errorf("bytes format: reading record %d: %w", br.n+1, err)
 			return nil, br.err
 		}
+		chunk, err = br.br.ReadSlice(last)
+		br.cur = append(br.cur, chunk...)
 	}
 }
 
+// record returns the record of value v, copied out of the reader's
+// buffers.
 func (br *bytesReader) record(v []byte) *Record {
 	br.n++
-	val := make([]byte, len(v))
-	copy(val, v)
-	return &Record{Value: val}
+	return &Record{Value: br.slab.clone(v)}
 }
 
 // writeAll writes p to w, turning a short write into an error.

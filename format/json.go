@@ -126,7 +126,7 @@ func (jw *jsonWriter) Close() error {
 // appendJSONLine appends the JSON line for value v, without the newline,
 // to dst, following the rules of NewJSON.
 func appendJSONLine(dst, v []byte) []byte {
-	if c := firstNonSpace(v); c != 0 && utf8.Valid(v) && json.Valid(v) {
+	if c := firstNonSpace(v); c != 0 && utf8.Valid(v) && validJSON(v) {
 		if bytes.IndexByte(v, '\n') < 0 {
 			return append(dst, v...)
 		}
@@ -196,14 +196,16 @@ type jsonReader struct {
 	br    *bufio.Reader
 	line  int
 	err   error
-	nulls bool // NewNullableJSON
+	nulls bool   // NewNullableJSON
+	long  []byte // a line longer than br's buffer
+	slab  slab   // the values' bytes
 }
 
 func (jr *jsonReader) Read() (*Record, error) {
 	if jr.err != nil {
 		return nil, jr.err
 	}
-	line, err := jr.br.ReadBytes('\n')
+	line, err := jr.readLine()
 	if err != nil && !errors.Is(err, io.EOF) {
 		jr.err = fmt.Errorf("json format: reading line %d: %w", jr.line+1, err)
 		return nil, jr.err
@@ -219,7 +221,7 @@ func (jr *jsonReader) Read() (*Record, error) {
 	if jr.nulls && string(line) == jsonNull {
 		return &Record{}, nil
 	}
-	v, derr := parseJSONLine(line)
+	v, derr := parseJSONLine(line, &jr.slab)
 	if derr != nil {
 		jr.err = fmt.Errorf("json format: line %d: %w", jr.line, derr)
 		return nil, jr.err
@@ -227,24 +229,48 @@ func (jr *jsonReader) Read() (*Record, error) {
 	return &Record{Value: v}, nil
 }
 
+// readLine returns the next line with its "\n" (without one at the end of
+// the input). The line is only valid until the next call: it is in the
+// reader's buffer, or in jr.long for a line longer than the buffer.
+func (jr *jsonReader) readLine() ([]byte, error) {
+	line, err := jr.br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	jr.long = append(jr.long[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = jr.br.ReadSlice('\n')
+		jr.long = append(jr.long, line...)
+	}
+	if cap(jr.long) > maxKeptLine {
+		defer func() { jr.long = nil }() // a rare huge line: let it go after this record
+	}
+	return jr.long, err
+}
+
+// maxKeptLine bounds the buffer a jsonReader keeps for lines longer than
+// its bufio buffer.
+const maxKeptLine = 1 << 20
+
 // ErrBadJSONLine is wrapped by the JSON reader for a line that is not one
 // JSON value.
 var ErrBadJSONLine = errors.New("not a JSON value")
 
 // parseJSONLine restores the value of one JSON line (without its newline),
-// following the rules of NewJSON. The result is never nil.
-func parseJSONLine(line []byte) ([]byte, error) {
-	if !json.Valid(line) {
+// following the rules of NewJSON; a value that is the line itself is
+// copied into s. The result is never nil.
+func parseJSONLine(line []byte, s *slab) ([]byte, error) {
+	if !validJSON(line) {
 		return nil, fmt.Errorf("%w: %s", ErrBadJSONLine, quoteSnippet(line))
 	}
 	if firstNonSpace(line) != '"' {
-		return bytes.Clone(line), nil
+		return s.clone(line), nil
 	}
 	return decodeJSONString(line)
 }
 
 // decodeJSONString decodes the single JSON string literal in line, which
-// json.Valid has accepted, mapping lone \udc80..\udcff escapes to bytes.
+// validJSON has accepted, mapping lone \udc80..\udcff escapes to bytes.
 func decodeJSONString(line []byte) ([]byte, error) {
 	i := bytes.IndexByte(line, '"') + 1
 	out := make([]byte, 0, len(line))

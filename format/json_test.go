@@ -68,7 +68,7 @@ func TestJSONLines(t *testing.T) {
 		if !json.Valid(got) || !utf8.Valid(got) || bytes.IndexByte(got, '\n') >= 0 {
 			t.Errorf("line %q is not one line of valid UTF-8 JSON", got)
 		}
-		back, err := parseJSONLine(got)
+		back, err := parseJSONLine(got, new(slab))
 		want := tt.value
 		if strings.Contains(tt.value, "\n") && tt.value[0] == '{' {
 			want = tt.line // compacted
@@ -112,7 +112,7 @@ func TestJSONReadForeignLines(t *testing.T) {
 		{"\"raw \xff byte\"", "raw \xff byte"}, // foreign raw invalid UTF-8 is kept
 	}
 	for _, tt := range tests {
-		got, err := parseJSONLine([]byte(tt.line))
+		got, err := parseJSONLine([]byte(tt.line), new(slab))
 		if err != nil || string(got) != tt.want {
 			t.Errorf("parseJSONLine(%q) = %q, %v; want %q", tt.line, got, err, tt.want)
 		}
@@ -200,7 +200,7 @@ func FuzzJSONValueRoundTrip(f *testing.F) {
 		if !json.Valid(line) || !utf8.Valid(line) || bytes.IndexByte(line, '\n') >= 0 {
 			t.Fatalf("value %q gave line %q: not one line of valid UTF-8 JSON", v, line)
 		}
-		back, err := parseJSONLine(line)
+		back, err := parseJSONLine(line, new(slab))
 		if err != nil {
 			t.Fatalf("value %q gave line %q that does not parse: %v", v, line, err)
 		}
@@ -278,4 +278,25 @@ func mustWriter(t *testing.T, f Format) RecordWriter {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestJSONLongLines: lines around the reader's 64 KiB buffer and past the
+// 1 MiB it keeps for long lines read back exactly, and so do the short
+// lines after them.
+func TestJSONLongLines(t *testing.T) {
+	var values [][]byte
+	for _, n := range []int{64<<10 - 3, 64<<10 - 2, 64<<10 - 1, 64 << 10, 64<<10 + 1, 2 << 20, 10} {
+		values = append(values, []byte(`"`+strings.Repeat("a", n)+`"`), []byte(`[`+strings.Repeat("1,", n/2)+`1]`), []byte("7"))
+	}
+	got, err := readAllValues(NewJSON(), writeAllRecords(t, NewJSON(), values...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A JSON string literal value comes back as its content.
+	for i := 0; i < len(values); i += 3 {
+		values[i] = values[i][1 : len(values[i])-1]
+	}
+	if !equalValues(got, values) {
+		t.Fatalf("long lines did not read back: %d values", len(got))
+	}
 }
