@@ -110,7 +110,10 @@ type Config struct {
 	// TempDir (empty: os.TempDir()). Zero means DefaultSpillBytes. Objects
 	// of one partition whose offsets interleave (several folders) are
 	// loaded together and share it: each keeps SpillBytes divided by how
-	// many are loaded at most at once.
+	// many are loaded at most at once. Each stream also reads its next
+	// object ahead while it produces one; across the restore, loaded
+	// objects keep at most Parallelism × SpillBytes of decoded records in
+	// memory, and records past that go to the temporary files too.
 	SpillBytes int64
 	TempDir    string
 

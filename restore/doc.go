@@ -125,6 +125,15 @@
 // (folders of one partition) stay loaded together until their last
 // segment.
 //
+// Each partition stream reads one object ahead (prefetch.go): while it
+// produces an object, its prefetcher loads the next one it needs, so
+// downloading and decoding overlap producing, in parallel across the
+// Config.Parallelism streams. The decoded records that loaded objects keep
+// in memory, across the whole restore, stay within Config.Parallelism ×
+// Config.SpillBytes (a record past it goes to its object's temporary
+// file); the producer buffers at most 128 MiB of records until the broker
+// acknowledges them.
+//
 // # Record order across folders (order.go)
 //
 // With a field partitioner, and with a time-based one that gets late

@@ -379,11 +379,12 @@ type loadedObject struct {
 }
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
-// (memory up to spill bytes, then an unlinked temporary file) and checks
+// (memory up to spill bytes while the restore's memBudget allows, then an
+// unlinked temporary file) and checks
 // that it is the object the plan proved (same record count and SHA-256).
 // Nothing of obj can be produced before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
-	buf := newRecordBuffer(spill, r.cfg.TempDir)
+	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
 	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
 	if err == nil && obj.proof != nil {
 		switch {

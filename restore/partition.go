@@ -34,8 +34,8 @@ type partitionResult struct {
 // writer, and stops the stream.
 func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) (partitionResult, error) {
 	s := r.newStream(ctx, cl, j, progress)
-	defer s.cancel(nil)
-	defer s.closeLoaded()
+	defer s.stop()
+	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, s.already-s.window), s.loadObject)
 	if s.already > 0 && !j.trust {
 		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)
 	}
@@ -106,6 +106,7 @@ type stream struct {
 	spill  int64
 	loaded map[int]*loadedObject // objects read and checked, by index
 	pos    map[int]int64         // next record index of each loaded object
+	pre    *prefetcher           // loads the objects one ahead (nil until started)
 	res    partitionResult
 }
 
@@ -227,8 +228,14 @@ func (s *stream) done(i int) {
 	s.covered(o)
 }
 
-// closeLoaded releases the objects still loaded.
-func (s *stream) closeLoaded() {
+// stop ends the stream: its context is cancelled, its prefetcher has
+// returned (releasing an object it loaded and did not hand over), and the
+// objects still loaded are released.
+func (s *stream) stop() {
+	s.cancel(nil)
+	if s.pre != nil {
+		s.pre.wait()
+	}
 	for _, lo := range s.loaded {
 		lo.buf.close()
 	}
@@ -268,21 +275,31 @@ func (s *stream) segment(seg segment) error {
 }
 
 // load returns object i read completely and checked (loadObject,
-// checkSize), reading it on first use. Nothing of it is produced before.
+// checkSize), taking it from the prefetcher on first use. Nothing of it is
+// produced before.
 func (s *stream) load(i int) (*loadedObject, error) {
 	if lo := s.loaded[i]; lo != nil {
 		return lo, nil
 	}
-	obj := s.j.part.Objects[i]
-	lo, err := s.r.loadObject(s.ctx, obj, s.target, s.spill)
+	lo, err := s.pre.take(s.ctx, i)
 	if err != nil {
-		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
+		return nil, err
 	}
-	if err := s.r.checkSize(s.j, obj, lo.proof); err != nil {
+	if err := s.r.checkSize(s.j, s.j.part.Objects[i], lo.proof); err != nil {
 		lo.buf.close()
 		return nil, err
 	}
 	s.loaded[i] = lo
+	return lo, nil
+}
+
+// loadObject reads object i of the stream completely and checks it
+// (Restorer.loadObject); the prefetcher calls it.
+func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
+	lo, err := s.r.loadObject(ctx, s.j.part.Objects[i], s.target, s.spill)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
+	}
 	return lo, nil
 }
 

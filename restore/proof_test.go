@@ -389,7 +389,7 @@ func TestRestoreSpillsToDisk(t *testing.T) {
 // records go to an unlinked file, and all come back in order, equal.
 func TestRecordBufferSpillsAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	b := newRecordBuffer(300, dir)
+	b := newRecordBuffer(300, dir, nil)
 	defer b.close()
 	var want []*format.Record
 	for i := range 50 {

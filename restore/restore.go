@@ -60,6 +60,9 @@ type Restorer struct {
 	// (key -> size), so Summary.Bytes counts each once in follow mode.
 	covered map[string]int64
 	memo    map[topicPartition]partitionMemo
+	// mem bounds the decoded records loaded objects keep in memory, across
+	// every stream (Config.Parallelism × Config.SpillBytes).
+	mem *memBudget
 	// streams holds, in follow mode, each source partition's stream as
 	// the last pass restored it (checkStreams).
 	streams map[topicPartition][]streamPart
@@ -101,6 +104,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		memo:      map[topicPartition]partitionMemo{},
 		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
+		mem:       newMemBudget(int64(cfg.Parallelism) * cfg.SpillBytes),
 	}
 	if err := r.compile(); err != nil {
 		return nil, err
@@ -305,6 +309,10 @@ func (r *Restorer) finishGroups(ctx context.Context, adm *kadm.Client, groups []
 	return err
 }
 
+// producerBufferBytes bounds the records the producer holds until the
+// broker acknowledges them (kgo.MaxBufferedBytes).
+const producerBufferBytes = 128 << 20
+
 // newProducer builds the idempotent producer: acks=all, records go to the
 // partition they name, topics are never auto-created.
 func (r *Restorer) newProducer() (*kgo.Client, error) {
@@ -312,7 +320,7 @@ func (r *Restorer) newProducer() (*kgo.Client, error) {
 		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedBytes(128 << 20),
+		kgo.MaxBufferedBytes(producerBufferBytes),
 		// Batches follow each target's max.message.bytes (describeLimits),
 		// so records as large as the target accepts are produced.
 		kgo.ProducerBatchMaxBytesFn(r.batchBytes),

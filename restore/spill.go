@@ -19,12 +19,15 @@ const DefaultSpillBytes = 64 << 20
 
 // recordBuffer holds the decoded records of one object between reading
 // the object and producing it. Records are kept in memory up to limit
-// bytes (their encoded size); past it every further record is appended to
+// bytes (recordSize) while the restore's budget has room; past either every
+// further record is appended to
 // an unlinked temporary file, so memory stays bounded whatever the object
 // size. Records are handed back in the order they were added.
 type recordBuffer struct {
-	limit int64
-	dir   string
+	limit  int64
+	dir    string
+	budget *memBudget // shared by every loaded object of the restore; nil: none
+	held   int64      // bytes of records in mem taken from budget
 
 	mem      []*format.Record
 	memBytes int64
@@ -36,11 +39,11 @@ type recordBuffer struct {
 	scratch  []byte
 }
 
-func newRecordBuffer(limit int64, dir string) *recordBuffer {
+func newRecordBuffer(limit int64, dir string, budget *memBudget) *recordBuffer {
 	if limit <= 0 {
 		limit = DefaultSpillBytes
 	}
-	return &recordBuffer{limit: limit, dir: dir}
+	return &recordBuffer{limit: limit, dir: dir, budget: budget}
 }
 
 // Len is the number of records added.
@@ -52,9 +55,10 @@ func (b *recordBuffer) Spilled() bool { return b.file != nil }
 // add appends rec. It keeps rec (the caller must not change it) while
 // the buffer is below its limit.
 func (b *recordBuffer) add(rec *format.Record) error {
-	if b.file == nil && b.memBytes+recordSize(rec) <= b.limit {
+	if size := recordSize(rec); b.file == nil && b.memBytes+size <= b.limit && b.budget.take(size) {
 		b.mem = append(b.mem, rec)
-		b.memBytes += recordSize(rec)
+		b.memBytes += size
+		b.held += size
 		return nil
 	}
 	if b.file == nil {
@@ -102,6 +106,9 @@ func (b *recordBuffer) get() (*format.Record, error) {
 		rec := b.mem[b.next]
 		b.mem[b.next] = nil // handed over: let it go
 		b.next++
+		size := recordSize(rec)
+		b.held -= size
+		b.budget.give(size)
 		return rec, nil
 	}
 	if b.next >= b.Len() {
@@ -121,6 +128,8 @@ func (b *recordBuffer) get() (*format.Record, error) {
 // close releases the memory and the temporary file.
 func (b *recordBuffer) close() {
 	b.mem = nil
+	b.budget.give(b.held)
+	b.held = 0
 	if b.file != nil {
 		_ = b.file.Close()
 		b.file = nil

@@ -1,0 +1,216 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+)
+
+// TestPrefetchLoadsOneAhead: the prefetcher loads the next object while
+// the stream has the current one, and no further: after the stream took
+// object 0 it loads object 1 without being asked, and object 2 only once
+// object 1 is taken. Objects come out in the order given, each once.
+func TestPrefetchLoadsOneAhead(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(testContext(t))
+	defer cancel(nil)
+	var mu sync.Mutex
+	var loads []int
+	loaded := make(chan int, 10)
+	load := func(_ context.Context, i int) (*loadedObject, error) {
+		mu.Lock()
+		loads = append(loads, i)
+		mu.Unlock()
+		loaded <- i
+		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectProof{records: int64(i)}}, nil
+	}
+	p := startPrefetch(ctx, []int{4, 1, 7}, load)
+	waitLoad := func(want int) {
+		t.Helper()
+		select {
+		case got := <-loaded:
+			if got != want {
+				t.Fatalf("loaded object %d, want %d", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("object %d was not loaded ahead", want)
+		}
+	}
+	waitLoad(4)
+	if lo, err := p.take(ctx, 4); err != nil || lo.proof.records != 4 {
+		t.Fatalf("take(4) = %+v, %v", lo, err)
+	}
+	waitLoad(1) // loaded while the stream holds object 4
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	n := len(loads)
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("loads %v before object 1 was taken: more than one object ahead", loads)
+	}
+	if _, err := p.take(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitLoad(7)
+	if _, err := p.take(ctx, 1); !errors.Is(err, errPrefetchOrder) {
+		t.Fatalf("taking object 1 again: %v, want errPrefetchOrder", err)
+	}
+	cancel(nil)
+	p.wait()
+}
+
+// TestPrefetchStopsOnError: a failed load is handed over in its place,
+// and nothing after it is loaded; a cancelled stream's prefetcher returns
+// and releases what it loaded.
+func TestPrefetchStopsOnError(t *testing.T) {
+	boom := errors.New("boom")
+	var calls []int
+	load := func(_ context.Context, i int) (*loadedObject, error) {
+		calls = append(calls, i)
+		if i == 1 {
+			return nil, boom
+		}
+		return &loadedObject{buf: newRecordBuffer(1, "", nil)}, nil
+	}
+	ctx, cancel := context.WithCancelCause(testContext(t))
+	p := startPrefetch(ctx, []int{0, 1, 2}, load)
+	if _, err := p.take(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.take(ctx, 1); !errors.Is(err, boom) {
+		t.Fatalf("take(1) = %v, want the load's error", err)
+	}
+	p.wait()
+	if fmt.Sprint(calls) != "[0 1]" {
+		t.Fatalf("loads %v, want [0 1]", calls)
+	}
+	cancel(nil)
+
+	// Cancelled while an object waits to be taken.
+	budget := newMemBudget(1 << 20)
+	ctx, cancel = context.WithCancelCause(testContext(t))
+	p = startPrefetch(ctx, []int{0}, func(context.Context, int) (*loadedObject, error) {
+		b := newRecordBuffer(1<<20, "", budget)
+		if err := b.add(&format.Record{Value: []byte("v")}); err != nil {
+			return nil, err
+		}
+		return &loadedObject{buf: b}, nil
+	})
+	for budget.used.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel(errors.New("stop"))
+	p.wait()
+	if u := budget.used.Load(); u != 0 {
+		t.Fatalf("%d bytes of the budget still used after the prefetcher stopped", u)
+	}
+}
+
+// TestLoadOrder: the objects a stream loads, in the order it first needs
+// them, leaving out the segments skipped unread.
+func TestLoadOrder(t *testing.T) {
+	segs := []segment{{obj: 0, from: 0, to: 10}, {obj: 1, from: 0, to: 5}, {obj: 0, from: 10, to: 20}, {obj: 2, from: 0, to: 5}, {obj: 1, from: 5, to: 10}}
+	for _, tc := range []struct {
+		skip int64
+		want string
+	}{
+		{0, "[0 1 2]"}, {9, "[0 1 2]"}, {10, "[1 0 2]"}, {15, "[0 2 1]"}, {25, "[2 1]"}, {30, "[1]"}, {35, "[]"}, {100, "[]"},
+	} {
+		if got := fmt.Sprint(loadOrder(segs, tc.skip)); got != tc.want {
+			t.Errorf("loadOrder(skip %d) = %s, want %s", tc.skip, got, tc.want)
+		}
+	}
+}
+
+// TestRecordBuffersShareTheBudget: loaded objects together keep at most
+// the budget in memory; what does not fit goes to their temporary files,
+// and every record comes back, in order. Handing a record over and closing
+// a buffer give its bytes back.
+func TestRecordBuffersShareTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	budget := newMemBudget(5000)
+	var bufs []*recordBuffer
+	var want [][]*format.Record
+	for b := range 3 {
+		buf := newRecordBuffer(4000, dir, budget)
+		bufs = append(bufs, buf)
+		var recs []*format.Record
+		for i := range 20 {
+			rec := &format.Record{Key: fmt.Appendf(nil, "k%d-%d", b, i), Value: bytes.Repeat([]byte{byte(i)}, 100)}
+			if err := buf.add(rec); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, rec)
+		}
+		want = append(want, recs)
+		if used := budget.used.Load(); used > budget.limit {
+			t.Fatalf("after object %d: %d bytes in memory, budget %d", b, used, budget.limit)
+		}
+	}
+	if !bufs[1].Spilled() || !bufs[2].Spilled() {
+		t.Fatal("objects past the budget did not spill")
+	}
+	if p := budget.peak.Load(); p > budget.limit || p < budget.limit-300 {
+		t.Fatalf("peak %d, budget %d", p, budget.limit)
+	}
+	for b, buf := range bufs {
+		if err := buf.rewind(); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want[b] {
+			got, err := buf.get()
+			if err != nil || !bytes.Equal(got.Key, w.Key) || !bytes.Equal(got.Value, w.Value) {
+				t.Fatalf("object %d record %d: %+v, %v", b, i, got, err)
+			}
+			if i == 9 && b == 0 {
+				buf.close() // half handed over
+				break
+			}
+		}
+		buf.close()
+	}
+	if u := budget.used.Load(); u != 0 {
+		t.Fatalf("%d bytes still taken after every buffer closed", u)
+	}
+}
+
+// TestRestoreWithinMemoryBudget restores partitions of several objects each,
+// read one ahead, with a budget (Parallelism × SpillBytes) far below the
+// decoded archive: the decoded records kept in memory never exceed it,
+// the rest goes through the temporary files, every bit of the budget is
+// given back, and every partition holds exactly its records, in order.
+func TestRestoreWithinMemoryBudget(t *testing.T) {
+	const parts, perObject, objects = 3, 200, 4
+	brokers := newCluster(t, parts, "dst")
+	a := newArchive(t, format.NewJSON())
+	want := map[int32][]*format.Record{}
+	for p := range int32(parts) {
+		for o := range objects {
+			a.putAt("src", p, o*perObject, perObject)
+		}
+		want[p] = offsetValues("v", 0, objects*perObject)
+	}
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Parallelism, cfg.SpillBytes, cfg.TempDir = "dst", 2, 8000, t.TempDir()
+	r := mustNew(t, cfg, a, nil)
+	sum, err := r.Run(testContext(t), nil)
+	if err != nil || sum.Records != parts*objects*perObject {
+		t.Fatalf("restore: %+v, %v", sum, err)
+	}
+	// Each object decodes to about 200 × 100 bytes, five times its share.
+	if peak, limit := r.mem.peak.Load(), r.mem.limit; peak > limit || peak == 0 || limit != 16000 {
+		t.Fatalf("peak %d bytes of decoded records in memory, budget %d", peak, limit)
+	}
+	if u := r.mem.used.Load(); u != 0 {
+		t.Fatalf("%d bytes of the budget still taken after the restore", u)
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(parts) {
+		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+}
