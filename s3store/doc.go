@@ -24,6 +24,23 @@
 //     (read when the store is built) and never world-writable.
 //   - NewMemory: a map, for tests.
 //
+// # Credentials, proxy, tags
+//
+// The S3 store signs with aws.access.key.id/aws.secret.access.key, else
+// with the SDK's default chain (environment, shared files, web identity
+// from AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN as EKS IRSA sets them,
+// container and instance roles). S3Config.AssumeRole
+// (s3.credentials.provider.class AwsAssumeRoleCredentialsProvider) makes
+// it sign with a role's temporary credentials from STS AssumeRole (role
+// ARN, session name, external id), obtained with those credentials,
+// cached and renewed before they expire; AWS_ENDPOINT_URL_STS overrides
+// the STS endpoint. S3Config.Proxy (s3.proxy.url) sends the store's
+// requests, and its AssumeRole requests, through an HTTP proxy; otherwise
+// HTTPS_PROXY and NO_PROXY apply. Tagger.Tag (PutObjectTagging) tags a
+// complete object; the Memory store implements it too. A 301 or 400 that
+// names another region in x-amz-bucket-region is reported with that
+// region and the key to set (s3.region).
+//
 // # Integrity
 //
 // Each PutObject and UploadPart carries the CRC32C of its body

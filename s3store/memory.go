@@ -15,6 +15,7 @@ import (
 type Memory struct {
 	mu      sync.Mutex
 	objects map[string]memObject
+	tags    map[string]map[string]string // by key, set by Tag
 }
 
 type memObject struct {

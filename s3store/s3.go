@@ -51,6 +51,12 @@ type S3Config struct {
 	// container or instance roles).
 	AccessKeyID     string
 	SecretAccessKey string
+	// AssumeRole, when its RoleARN is set, makes the store sign with a
+	// role's temporary credentials from STS, obtained with the static keys
+	// or the default chain.
+	AssumeRole AssumeRoleConfig
+	// Proxy sends the store's requests through an HTTP proxy.
+	Proxy ProxyConfig
 
 	// PartSize is s3.part.size in bytes, MinPartSize..MaxPartSize; 0 means
 	// DefaultPartSize. Each open object spools up to one part to a temp
@@ -127,6 +133,9 @@ func (cfg S3Config) normalize() (S3Config, error) {
 	}
 	if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
 		return cfg, errors.New("aws.access.key.id and aws.secret.access.key: set both or neither")
+	}
+	if _, err := cfg.Proxy.proxyURL(); err != nil {
+		return cfg, err
 	}
 	switch {
 	case cfg.PartSize == 0:
@@ -206,7 +215,17 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 store: loading AWS configuration: %w", err)
 	}
+	hc, err := cfg.Proxy.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AssumeRole.RoleARN != "" {
+		awsCfg.Credentials = assumeRole(awsCfg, cfg, hc)
+	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if hc != nil {
+			o.HTTPClient = hc
+		}
 		o.UsePathStyle = cfg.PathStyle
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
@@ -256,6 +275,9 @@ func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) e
 		return nil
 	}
 	err = mapS3Error(err)
+	if hint := s.regionHint(err); hint != nil {
+		err = hint
+	}
 	if n > 1 {
 		return fmt.Errorf("s3 %s (after %d attempts): %w", what, n, err)
 	}
@@ -372,13 +394,8 @@ func (s *S3) List(ctx context.Context, prefix string, fn func(ObjectInfo) error)
 // (HeadBucket). Errors name s3.bucket.name, the endpoint and, for access
 // denied, where the credentials came from.
 func (s *S3) Check(ctx context.Context) error {
-	var hdr http.Header
 	err := s.do(ctx, "head bucket "+s.cfg.Bucket, func(ctx context.Context) error {
 		_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
-		var re *awshttp.ResponseError
-		if errors.As(err, &re) && re.Response != nil {
-			hdr = re.Response.Header
-		}
 		return err
 	})
 	if err == nil {
@@ -409,12 +426,6 @@ func (s *S3) Check(ctx context.Context) error {
 			why = " (" + code + ")"
 		}
 		return fmt.Errorf("s3.bucket.name %q: access denied%s at %s with %s: %w", s.cfg.Bucket, why, s.where, s.credentialsSource(ctx), err)
-	case status == http.StatusMovedPermanently:
-		region := "another region"
-		if r := hdr.Get("X-Amz-Bucket-Region"); r != "" {
-			region = "region " + r
-		}
-		return fmt.Errorf("s3.bucket.name %q: bucket is in %s, not s3.region %q: %w", s.cfg.Bucket, region, s.cfg.Region, err)
 	}
 	return fmt.Errorf("s3.bucket.name %q at %s: %w", s.cfg.Bucket, s.where, err)
 }
@@ -440,18 +451,6 @@ func (s *S3) probeErrorCode(ctx context.Context) string {
 		return ae.ErrorCode()
 	}
 	return ""
-}
-
-// credentialsSource describes where the credentials come from.
-func (s *S3) credentialsSource(ctx context.Context) string {
-	if s.cfg.AccessKeyID != "" {
-		return fmt.Sprintf("credentials from aws.access.key.id %q", s.cfg.AccessKeyID)
-	}
-	c, err := s.creds.Retrieve(ctx)
-	if err != nil {
-		return fmt.Sprintf("no credentials from the default credential chain (%v)", err)
-	}
-	return fmt.Sprintf("credentials from the default credential chain (%s, access key %q)", c.Source, c.AccessKeyID)
 }
 
 // Create starts an object at key. Written bytes are spooled to a temp file

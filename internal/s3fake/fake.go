@@ -63,18 +63,22 @@ type Server struct {
 	deny        bool
 	counts      map[string]int
 	headers     map[string]http.Header
+	history     map[string][]http.Header // every request's headers, by operation
+	regions     map[string]bucketRegion  // SetBucketRegion
 }
 
 type object struct {
 	data []byte
 	etag string
 	mod  time.Time
+	meta objectMeta
 }
 
 type upload struct {
 	bucket, key string
 	parts       map[int]*object
 	created     time.Time
+	meta        objectMeta // of the object it completes
 }
 
 type fault struct {
@@ -94,6 +98,8 @@ func New() *Server {
 		uploads:     map[string]*upload{},
 		counts:      map[string]int{},
 		headers:     map[string]http.Header{},
+		history:     map[string][]http.Header{},
+		regions:     map[string]bucketRegion{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
@@ -213,9 +219,10 @@ func (s *Server) Object(bucket, key string) ([]byte, bool) {
 
 // s3Error is an S3 error response.
 type s3Error struct {
-	status  int
-	code    string
-	message string
+	status       int
+	code         string
+	message      string
+	bucketRegion string // sent as x-amz-bucket-region
 }
 
 func (e *s3Error) Error() string { return e.code + ": " + e.message }
@@ -241,6 +248,12 @@ func classify(r *http.Request, key string) string {
 			}
 		}
 		return ""
+	}
+	switch {
+	case q.Has("tagging") && r.Method == http.MethodPut:
+		return OpPutObjectTagging
+	case q.Has("tagging") && r.Method == http.MethodGet:
+		return OpGetObjectTagging
 	}
 	switch r.Method {
 	case http.MethodPut:
@@ -275,6 +288,7 @@ func (s *Server) injected(r *http.Request, op string) (*s3Error, bool) {
 	defer s.mu.Unlock()
 	s.counts[op]++
 	s.headers[op] = r.Header.Clone()
+	s.history[op] = append(s.history[op], r.Header.Clone())
 	if s.deny {
 		return errf(http.StatusForbidden, "AccessDenied", "Access Denied"), false
 	}
@@ -314,6 +328,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		err = errf(http.StatusNotImplemented, "NotImplemented", "%s %s is not supported", r.Method, r.URL.RequestURI())
 	default:
 		e, after := s.injected(r, op)
+		if e == nil {
+			if re := s.wrongRegion(r, bucket); re != nil {
+				e, after = re, false
+			}
+		}
 		switch {
 		case e == nil:
 			err = s.handle(w, r, op, bucket, key)
@@ -332,6 +351,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		e = errf(http.StatusInternalServerError, "InternalError", "%v", err)
 	}
 	w.Header().Set("Content-Type", "application/xml")
+	if e.bucketRegion != "" {
+		w.Header().Set("X-Amz-Bucket-Region", e.bucketRegion)
+	}
 	w.WriteHeader(e.status)
 	if r.Method == http.MethodHead {
 		return
@@ -380,8 +402,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return s.listUploads(w, bucket)
 	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject:
 		return s.handleObject(w, r, op, objects, key, body)
+	case OpPutObjectTagging, OpGetObjectTagging:
+		o, ok := objects[key]
+		if !ok {
+			return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
+		}
+		return s.handleTagging(w, op, o, body)
 	case OpCreateMultipartUpload:
-		return s.createUpload(w, bucket, key)
+		return s.createUpload(w, r, bucket, key)
 	}
 	u, ok := s.uploads[q.Get("uploadId")]
 	if !ok || u.bucket != bucket || u.key != key {
@@ -392,6 +420,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		n, err := strconv.Atoi(q.Get("partNumber"))
 		if err != nil || n < 1 || n > 10000 {
 			return errf(http.StatusBadRequest, "InvalidArgument", "bad partNumber %q", q.Get("partNumber"))
+		}
+		if err := u.meta.checkCustomerKey(r.Header); err != nil {
+			return err
 		}
 		o := newObject(body)
 		u.parts[n] = o
@@ -407,6 +438,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		if err != nil {
 			return err
 		}
+		o.meta = u.meta
 		objects[key] = o
 		delete(s.uploads, q.Get("uploadId"))
 		type result struct {
@@ -430,7 +462,12 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 		if r.Header.Get("X-Amz-Copy-Source") != "" {
 			return errf(http.StatusNotImplemented, "NotImplemented", "CopyObject is not supported")
 		}
+		meta, err := metaFrom(r.Header)
+		if err != nil {
+			return err
+		}
 		o := newObject(body)
+		o.meta = meta
 		objects[key] = o
 		w.Header().Set("ETag", o.etag)
 		w.WriteHeader(http.StatusOK)
@@ -444,7 +481,11 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 	if !ok {
 		return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
 	}
+	if err := o.meta.checkCustomerKey(r.Header); err != nil {
+		return err
+	}
 	h := w.Header()
+	o.meta.setHeaders(h)
 	h.Set("ETag", o.etag)
 	h.Set("Last-Modified", o.mod.UTC().Format(http.TimeFormat))
 	h.Set("Content-Length", strconv.Itoa(len(o.data)))
@@ -457,10 +498,14 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 }
 
 // createUpload starts a multipart upload. The caller holds s.mu.
-func (s *Server) createUpload(w http.ResponseWriter, bucket, key string) error {
+func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	meta, err := metaFrom(r.Header)
+	if err != nil {
+		return err
+	}
 	s.nextUpload++
 	id := fmt.Sprintf("upload-%d", s.nextUpload)
-	s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now()}
+	s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now(), meta: meta}
 	type result struct {
 		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 		NS       string   `xml:"xmlns,attr"`
