@@ -183,6 +183,9 @@ type Config struct {
 	// committed records only (read_committed).
 	ReadUncommitted bool
 
+	// Tagging is s3.object.tagging: tags on the complete objects.
+	Tagging TaggingConfig
+
 	// KafkaOpts are extra client options (security, client id, ...).
 	KafkaOpts []kgo.Opt
 }

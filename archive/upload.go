@@ -151,6 +151,12 @@ func runUpload(ctx context.Context, w *partitionWriter, up upload) uploadResult 
 			}
 			r.stats = append(r.stats, fileStats(f, o))
 			w.log.Debug("object complete", "key", o.key, "records", f.records, "bytes", o.counter.n)
+			if err := w.tag(ctx, f, o); err != nil {
+				abortObjects(ctx, w, f.objects()[j+1:])
+				abortFiles(ctx, w, up.files[i+1:])
+				r.err = err
+				return r
+			}
 		}
 	}
 	if up.indexKey != "" {

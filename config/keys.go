@@ -211,6 +211,16 @@ type Keys struct {
 	AWSAccessKeyID             StringKey // aws.access.key.id
 	AWSSecretAccessKey         StringKey // aws.secret.access.key
 	S3CredentialsProviderClass ChoiceKey // s3.credentials.provider.class
+	S3STSRoleARN               StringKey // s3.credentials.provider.sts.role.arn
+	S3STSRoleSessionName       StringKey // s3.credentials.provider.sts.role.session.name
+	S3STSRoleExternalID        StringKey // s3.credentials.provider.sts.role.external.id
+	S3STSRegion                StringKey // s3.credentials.provider.sts.region
+	S3ProxyURL                 StringKey // s3.proxy.url
+	S3ProxyUser                StringKey // s3.proxy.user
+	S3ProxyPassword            StringKey // s3.proxy.password
+	S3ObjectTagging            BoolKey   // s3.object.tagging
+	S3ObjectTaggingPairs       ListKey   // s3.object.tagging.key.value.pairs
+	S3ObjectTaggingOnError     ChoiceKey // s3.object.behavior.on.tagging.error
 
 	// Format.
 	FormatClass  ChoiceKey // format.class
@@ -251,19 +261,14 @@ type Keys struct {
 	BehaviorOnError    ChoiceKey // behavior.on.error
 
 	// Confluent features not supported yet: accepted at their default only.
-	S3ObjectTagging                         OtherKey  // s3.object.tagging
-	S3CredentialsProviderSTSRoleARN         OtherKey  // s3.credentials.provider.sts.role.arn
-	S3CredentialsProviderSTSRoleSessionName OtherKey  // s3.credentials.provider.sts.role.session.name
-	S3CredentialsProviderSTSRoleExternalID  OtherKey  // s3.credentials.provider.sts.role.external.id
-	S3WANMode                               OtherKey  // s3.wan.mode
-	S3ProxyURL                              OtherKey  // s3.proxy.url
-	StoreKafkaKeys                          BoolKey   // store.kafka.keys
-	StoreKafkaHeaders                       BoolKey   // store.kafka.headers
-	StoreEnvelope                           BoolKey   // store.envelope
-	KeysFormatClass                         ChoiceKey // keys.format.class
-	HeadersFormatClass                      ChoiceKey // headers.format.class
-	TombstoneEncodedPartition               StringKey // tombstone.encoded.partition
-	HiveIntegration                         OtherKey  // hive.integration
+	S3WANMode                 OtherKey  // s3.wan.mode
+	StoreKafkaKeys            BoolKey   // store.kafka.keys
+	StoreKafkaHeaders         BoolKey   // store.kafka.headers
+	StoreEnvelope             BoolKey   // store.envelope
+	KeysFormatClass           ChoiceKey // keys.format.class
+	HeadersFormatClass        ChoiceKey // headers.format.class
+	TombstoneEncodedPartition StringKey // tombstone.encoded.partition
+	HiveIntegration           OtherKey  // hive.integration
 
 	// Kafka Connect only: accepted, reported once, no effect.
 	ConnectorClass              OtherKey // connector.class
@@ -539,9 +544,30 @@ func declare(d *declarer) *Keys {
 				{Name: "default", Aliases: []string{
 					"software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
 					"com.amazonaws.auth.DefaultAWSCredentialsProviderChain"}},
-				{Name: "assume-role", Aliases: []string{"io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"}, Unsupported: true},
+				{Name: "assume-role", Aliases: []string{"io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider", "AwsAssumeRoleCredentialsProvider"}},
 			},
-			Doc: "Where credentials come from; only the default AWS chain (plus static keys) is supported."}),
+			Doc: "Where the S3 credentials come from. default: aws.access.key.id/aws.secret.access.key when set, else the AWS default chain: environment, shared files, web identity (EKS IRSA: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN, which the pod's service account sets), container and instance roles. assume-role (Confluent's AwsAssumeRoleCredentialsProvider): sign with temporary credentials of the role s3.credentials.provider.sts.role.arn, obtained from STS AssumeRole with aws.access.key.id/aws.secret.access.key when set, else with the default chain, and renewed before they expire. The environment variable AWS_ENDPOINT_URL_STS overrides the STS endpoint."}),
+		S3STSRoleARN: d.str(Spec{Name: "s3.credentials.provider.sts.role.arn", Commands: Both, Allowed: "IAM role ARN, arn:<partition>:iam::<account>:role/<name>",
+			Doc: "Role to assume; required by, and only used with, s3.credentials.provider.class AwsAssumeRoleCredentialsProvider."}),
+		S3STSRoleSessionName: d.str(Spec{Name: "s3.credentials.provider.sts.role.session.name", Commands: Both, Allowed: "2 to 64 letters, digits and =,.@_-",
+			Doc: "Session name of the assumed role (it appears in the role's CloudTrail events); unset lets the AWS SDK pick one."}),
+		S3STSRoleExternalID: d.str(Spec{Name: "s3.credentials.provider.sts.role.external.id", Commands: Both,
+			Doc: "External id the role's trust policy asks for; none is sent when unset."}),
+		S3STSRegion: d.str(Spec{Name: "s3.credentials.provider.sts.region", Commands: Both,
+			Doc: "Region of the STS endpoint for the assumed role; s3.region when unset."}),
+		S3ProxyURL: d.str(Spec{Name: "s3.proxy.url", Commands: Both, Allowed: "http:// or https:// URL of an HTTP proxy; https:// is added when there is no scheme",
+			Doc: "HTTP proxy for every S3 request (and the assumed role's STS requests). user:password@ in the URL is used unless s3.proxy.user/s3.proxy.password are set. Unset: the HTTPS_PROXY, HTTP_PROXY and NO_PROXY environment variables apply."}),
+		S3ProxyUser: d.str(Spec{Name: "s3.proxy.user", Commands: Both,
+			Doc: "User of s3.proxy.url (basic proxy authentication); wins over the URL's."}),
+		S3ProxyPassword: d.str(Spec{Name: "s3.proxy.password", Secret: true, Commands: Both,
+			Doc: "Password of s3.proxy.user; wins over the URL's."}),
+		S3ObjectTagging: d.bool(Spec{Name: "s3.object.tagging", Default: "false", Commands: Sink,
+			Doc: "Tag each object, once it is complete and before its offset is committed, as Confluent's connector does (PutObjectTagging): startOffset and endOffset, the Kafka offsets of its first and last record, and recordCount, its number of records, as decimal numbers. Value objects are tagged (a tombstone file's .keys object too, being its only object); .keys, .headers and index objects are not. Needs the S3 store and the s3:PutObjectTagging permission."}),
+		S3ObjectTaggingPairs: d.list(Spec{Name: "s3.object.tagging.key.value.pairs", Commands: Sink, Allowed: "comma-separated key:value pairs, at most 7",
+			Doc: "Extra tags for every tagged object, as key:value (the value is everything after the first ':'); with s3.object.tagging. Keys cannot be startOffset, endOffset or recordCount; S3 allows 10 tags per object."}),
+		S3ObjectTaggingOnError: d.choice(Spec{Name: "s3.object.behavior.on.tagging.error", Default: "ignore", Commands: Sink,
+			Choices: []Choice{{Name: "ignore"}, {Name: "fail"}},
+			Doc:     "What a tag request that still fails after s3.part.retries does. ignore (Confluent's default): log a warning naming the object and go on (the object and its records are complete; only its tags are missing). fail: stop before the offset of its records is committed; the next run rewrites and tags the objects."}),
 
 		// Format.
 		FormatClass: d.choice(Spec{Name: "format.class", Required: Both, Commands: Both,
@@ -636,18 +662,8 @@ func declare(d *declarer) *Keys {
 				"(log also logs each malformed key). --allow-gaps skips such objects under fail too."}),
 
 		// Confluent features not supported yet: accepted at their default only.
-		S3ObjectTagging: d.other(Spec{Kind: KindBool, Name: "s3.object.tagging", Status: Unsupported, Default: "false", Commands: Both,
-			Doc: "Tag objects with startOffset, endOffset and recordCount."}),
-		S3CredentialsProviderSTSRoleARN: d.other(Spec{Name: "s3.credentials.provider.sts.role.arn", Status: Unsupported, Commands: Both,
-			Doc: "Role to assume for S3 access."}),
-		S3CredentialsProviderSTSRoleSessionName: d.other(Spec{Name: "s3.credentials.provider.sts.role.session.name", Status: Unsupported, Commands: Both,
-			Doc: "Session name of the assumed role."}),
-		S3CredentialsProviderSTSRoleExternalID: d.other(Spec{Name: "s3.credentials.provider.sts.role.external.id", Status: Unsupported, Commands: Both,
-			Doc: "External id of the assumed role."}),
 		S3WANMode: d.other(Spec{Kind: KindBool, Name: "s3.wan.mode", Status: Unsupported, Default: "false", Commands: Both,
 			Doc: "S3 transfer acceleration."}),
-		S3ProxyURL: d.other(Spec{Name: "s3.proxy.url", Status: Unsupported, Commands: Both,
-			Doc: "HTTP proxy for S3 requests."}),
 		StoreKafkaKeys: d.bool(Spec{Name: "store.kafka.keys", Default: "false", Commands: Sink,
 			Doc: "Also write each record's key to a parallel <base>.keys<ext> object (same start offset, same records in the same order), committed with its value object. A null key is kept (Confluent's connector refuses it): JSON keys objects write the line null, Avro and Parquet ones the null of the optional key schema; keys.format.class=bytes has no null, so there a null key is a bad record (see errors.tolerance)."}),
 		StoreKafkaHeaders: d.bool(Spec{Name: "store.kafka.headers", Default: "false", Commands: Sink,

@@ -429,7 +429,7 @@ func TestValidationErrors(t *testing.T) {
 		{"transforms", minimalYAML, []string{"transforms=unwrap", "transforms.unwrap.type=X"},
 			[]string{"transforms: not supported: single message transforms change records", "transforms.unwrap.type: not supported"}},
 		{"assume role", minimalYAML, []string{"s3.credentials.provider.class=io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider"},
-			[]string{"s3.credentials.provider.class", "is not supported yet"}},
+			[]string{"s3.credentials.provider.sts.role.arn: required key is not set (s3.credentials.provider.class is io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider)"}},
 		{"isolation level", minimalYAML, []string{"isolation.level=committed"},
 			[]string{`isolation.level: "committed" is not allowed; want one of read_committed, read_uncommitted`}},
 		{"connect isolation level", minimalYAML, []string{"consumer.override.isolation.level=READ-UNCOMMITTED"},

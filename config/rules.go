@@ -113,6 +113,25 @@ func rules(k *Keys) []rule {
 		{"aws.access.key.id and aws.secret.access.key go together", Both, func(p *valueParser) {
 			p.pair(k.AWSAccessKeyID, k.AWSSecretAccessKey)
 		}},
+		{"s3.credentials.provider.class AwsAssumeRoleCredentialsProvider needs s3.credentials.provider.sts.role.arn, and the sts.* keys need that class", Both, func(p *valueParser) {
+			p.assumeRoleKeys()
+		}},
+		{"s3.proxy.user and s3.proxy.password need s3.proxy.url", Both, func(p *valueParser) {
+			for _, h := range []StringKey{k.S3ProxyUser, k.S3ProxyPassword} {
+				if p.str(h) != "" && p.str(k.S3ProxyURL) == "" && p.ok(k.S3ProxyURL) {
+					p.missing(k.S3ProxyURL, h.Name+" is set")
+				}
+			}
+		}},
+		{"s3.object.tagging needs the S3 store, and its key.value.pairs need it on", Sink, func(p *valueParser) {
+			on := p.bool(k.S3ObjectTagging)
+			if dir := p.str(k.StoreLocalDir); on && dir != "" {
+				p.fail(k.S3ObjectTagging, "true", "needs the S3 store, but store.local.dir is set (a directory has no object tags)")
+			}
+			if v := p.raw(k.S3ObjectTaggingPairs); !on && strings.TrimSpace(v) != "" && p.ok(k.S3ObjectTagging) {
+				p.fail(k.S3ObjectTaggingPairs, v, "is set, but s3.object.tagging is false; set s3.object.tagging=true")
+			}
+		}},
 		{"s3.path.style.access and s3.path.style.access.enabled agree when both are set", Source, func(p *valueParser) {
 			src, sink := k.S3PathStyleAccess, k.S3PathStyleAccessEnabled
 			if p.userSet(src) && p.userSet(sink) && p.bool(src) != p.bool(sink) && p.ok(src) && p.ok(sink) {

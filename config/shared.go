@@ -308,7 +308,8 @@ func (p *valueParser) store() StoreConfig {
 	o.S3.CannedACL = p.choice(p.k.S3ACLCanned)
 	o.S3.AccessKeyID = p.str(p.k.AWSAccessKeyID)
 	o.S3.SecretAccessKey = p.str(p.k.AWSSecretAccessKey)
-	p.choice(p.k.S3CredentialsProviderClass)
+	p.s3Credentials(&o.S3)
+	o.S3.Proxy = p.s3Proxy()
 	return o
 }
 

@@ -42,6 +42,7 @@ func (s *Settings) Sink(log *slog.Logger) (*SinkConfig, error) {
 	a.Timezone = p.timezone()
 	p.locale()
 	c.Store = p.store()
+	a.Tagging = p.tagging()
 	c.FormatName = p.sinkFormats(a)
 	p.sinkIndex(a)
 	vc, kc := p.k.Converter(false), p.k.Converter(true)

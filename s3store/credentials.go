@@ -150,3 +150,9 @@ func (s *S3) credentialsSource(ctx context.Context) string {
 	}
 	return fmt.Sprintf("credentials from the default credential chain (%s, access key %q)", c.Source, c.AccessKeyID)
 }
+
+// Validate checks c as NewS3 does; its errors name s3.proxy.url.
+func (c ProxyConfig) Validate() error {
+	_, err := c.proxyURL()
+	return err
+}
