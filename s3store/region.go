@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -34,4 +35,15 @@ func (s *S3) regionHint(err error) error {
 		}
 	}
 	return nil
+}
+
+// sseHint explains S3's 400 InvalidRequest for a read of an object stored
+// with SSE-C by a store that has no customer key; nil for other errors.
+func (s *S3) sseHint(err error) error {
+	var ae smithy.APIError
+	if s.cfg.CustomerKey != "" || !errors.As(err, &ae) || ae.ErrorCode() != "InvalidRequest" ||
+		!strings.Contains(ae.ErrorMessage(), "Server Side Encryption") {
+		return nil
+	}
+	return fmt.Errorf("the object is encrypted with a customer key (SSE-C): set s3.sse.customer.key to the key it was written with: %w", err)
 }

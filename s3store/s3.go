@@ -278,6 +278,9 @@ func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) e
 	if hint := s.regionHint(err); hint != nil {
 		err = hint
 	}
+	if hint := s.sseHint(err); hint != nil {
+		err = hint
+	}
 	if n > 1 {
 		return fmt.Errorf("s3 %s (after %d attempts): %w", what, n, err)
 	}
