@@ -29,7 +29,8 @@ func secretKeys() string {
 		"key.converter.schema.registry.url: http://user:" + secretURL + "@registry:8081\n" +
 		"sasl.oauthbearer.client.credentials.client.secret: " + secretOAuth + "\n" +
 		"ssl.truststore.password: " + secretPassword + "\nssl.keystore.password: " + secretPassword + "\nssl.key.password: " + secretPassword + "\n" +
-		"key.converter.basic.auth.user.info: user:" + secretUserInfo + "\n"
+		"key.converter.basic.auth.user.info: user:" + secretUserInfo + "\n" +
+		"s3.proxy.url: http://proxyuser:" + secretURL + "@proxy.invalid:3128\n"
 }
 
 // TestSecretKeysAllCovered: every key declared secret is set, with a
@@ -50,7 +51,8 @@ func badSecretsYAML() string {
 		"s3.sse.customer.key: " + secretAWS + "\n" +
 		"value.converter.basic.auth.user.info: " + secretUserInfo + "\n" +
 		"value.converter.schema.registry.url: ftp://user:" + secretURL + "@registry\n" +
-		"sasl.jaas.config: password=\"" + secretPassword + "\";\n"
+		"sasl.jaas.config: password=\"" + secretPassword + "\";\n" +
+		"s3.proxy.password: " + secretPassword + "\n"
 }
 
 // checkNoSecret fails when r's output holds any secret.
