@@ -400,14 +400,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return s.listObjectsV2(w, q.Get("prefix"), q.Get("start-after"), q.Get("continuation-token"), q.Get("max-keys"), q.Get("delimiter"), bucket, objects)
 	case OpListMultipartUploads:
 		return s.listUploads(w, bucket)
-	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject:
+	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject, OpPutObjectTagging, OpGetObjectTagging:
 		return s.handleObject(w, r, op, objects, key, body)
-	case OpPutObjectTagging, OpGetObjectTagging:
-		o, ok := objects[key]
-		if !ok {
-			return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
-		}
-		return s.handleTagging(w, op, o, body)
 	case OpCreateMultipartUpload:
 		return s.createUpload(w, r, bucket, key)
 	}
@@ -454,8 +448,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 	return errf(http.StatusNotImplemented, "NotImplemented", "%s is not supported", op)
 }
 
-// handleObject serves PutObject, GetObject, HeadObject and DeleteObject on
-// one bucket's objects. The caller holds s.mu.
+// handleObject serves PutObject, GetObject, HeadObject, DeleteObject and
+// the tagging calls on one bucket's objects. The caller holds s.mu.
 func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string, objects map[string]*object, key string, body []byte) error {
 	switch op {
 	case OpPutObject:
@@ -480,6 +474,9 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 	o, ok := objects[key]
 	if !ok {
 		return errf(http.StatusNotFound, "NoSuchKey", "The specified key does not exist: %s", key)
+	}
+	if op == OpPutObjectTagging || op == OpGetObjectTagging {
+		return s.handleTagging(w, op, o, body)
 	}
 	if err := o.meta.checkCustomerKey(r.Header); err != nil {
 		return err
