@@ -61,8 +61,10 @@ func SplitPrincipal(principal, defaultRealm string) (name, realm string, err err
 
 // Mechanism checks that the keytab holds a key of the principal and
 // returns the mechanism; its client logs in at the first authentication
-// and is shared by every connection (it renews its tickets itself) until
-// the Kafka client closes.
+// and is shared by every connection of every Kafka client given the
+// mechanism (it renews its tickets itself). It is not a
+// sasl.ClosingMechanism: a command's clients share one mechanism, and
+// the first to close would otherwise log the others out.
 func (k Kerberos) Mechanism() (sasl.Mechanism, error) {
 	name, realm, err := SplitPrincipal(k.Principal, k.Krb5.LibDefaults.DefaultRealm)
 	if err != nil {
@@ -72,7 +74,7 @@ func (k Kerberos) Mechanism() (sasl.Mechanism, error) {
 		return nil, fmt.Errorf("has no key in the keytab (looked for %s@%s)", name, realm)
 	}
 	cl := client.NewWithKeytab(name, realm, k.Keytab, k.Krb5, client.DisablePAFXFAST(true))
-	return kerberos.Auth{Client: cl, Service: k.Service}.AsMechanismWithClose(), nil
+	return kerberos.Auth{Client: cl, Service: k.Service}.AsMechanism(), nil
 }
 
 // hasKey reports whether the keytab has an entry of name@realm.

@@ -14,6 +14,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/kafkas3/kafkas3/internal/saslfake"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // writeKeytab writes a keytab with a key of principal@realm.
@@ -111,6 +112,9 @@ func TestKerberosKeytabLogin(t *testing.T) {
 	m, err := Kerberos{Keytab: kt, Krb5: krb5, Principal: "kafkas3", Service: "kafka"}.Mechanism()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, closing := m.(sasl.ClosingMechanism); closing {
+		t.Error("the mechanism closes its Kerberos client when a Kafka client closes; the command's other clients share it")
 	}
 	b := &saslfake.Broker{Mechanism: "GSSAPI"}
 	err = produce(t, fakeBroker(t, b), m)

@@ -77,6 +77,10 @@ type Options struct {
 	// OAuthReauth is the listener's connections.max.reauth.ms with
 	// OAuthJWKSURL.
 	OAuthReauth time.Duration
+	// KDC, with SASLSSL, also offers GSSAPI on the SASL_SSL listener: the
+	// broker's principal is kafka/127.0.0.1 in KDCRealm (service name
+	// kafka), created in this KDC with a keytab.
+	KDC *KDC
 	// Logger receives progress lines. Nil discards them.
 	Logger *slog.Logger
 }

@@ -36,7 +36,11 @@
 // Options.OAuthJWKSURL the listener also offers OAUTHBEARER, validating
 // tokens against that JWKS (Kafka's OAuthBearerValidatorCallbackHandler,
 // the URL allowed through org.apache.kafka.sasl.oauthbearer.allowed.urls)
-// with short sessions, so clients re-authenticate.
+// with short sessions, so clients re-authenticate. StartKDC (or NewKDC in
+// a test) runs an MIT KDC (krb5kdc) of realm KDCRealm on loopback with
+// its database in a temp dir; with Options.KDC the listener also offers
+// GSSAPI, the broker's principal kafka/127.0.0.1 made in that KDC, and
+// KDC.AddPrincipal makes client principals with keytabs.
 //
 // StartKafka, StartS3 and Prepare are the same machinery without testing.TB,
 // for `make testbed` (cmd/testbed) and benchmarks.

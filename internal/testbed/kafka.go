@@ -49,6 +49,9 @@ type KafkaBroker struct {
 	// oauthJWKS and oauthReauth are Options.OAuthJWKSURL and OAuthReauth.
 	oauthJWKS   string
 	oauthReauth time.Duration
+	// krb5Conf and gssapiKeytab are the KDC's client config and the
+	// broker's keytab, with Options.KDC.
+	krb5Conf, gssapiKeytab string
 
 	mu     sync.Mutex
 	proc   *child
@@ -120,7 +123,7 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 		oauthReauth:    opts.OAuthReauth,
 	}
 	if opts.SASLSSL {
-		if err := k.makeSASLSSL(ctx, fmt.Sprintf("127.0.0.1:%d", ports[2])); err != nil {
+		if err := k.makeSASLSSL(ctx, fmt.Sprintf("127.0.0.1:%d", ports[2]), opts.KDC); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +154,7 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 	if opts.QuickJVM {
 		args = append(args, "-XX:TieredStopAtLevel=1")
 	}
-	args = append(args, k.oauthJVMProps()...)
+	args = append(args, k.saslJVMProps()...)
 	args = append(args, "-Djava.awt.headless=true", "-Dlog4j2.configurationFile=file:"+log4j,
 		"-cp", classpath, "kafka.Kafka", props)
 	cmd := exec.Command(java, args...)

@@ -19,7 +19,14 @@ const saslSSLStorePass = "testbed-broker"
 // the broker's key and self-signed certificate (for 127.0.0.1 and
 // localhost) in a PKCS12 keystore, and exports the certificate as the CA
 // clients trust (CAPath).
-func (k *KafkaBroker) makeSASLSSL(ctx context.Context, addr string) error {
+func (k *KafkaBroker) makeSASLSSL(ctx context.Context, addr string, kdc *KDC) error {
+	if kdc != nil {
+		kt, err := kdc.AddPrincipal(ctx, gssapiBrokerPrincipal)
+		if err != nil {
+			return err
+		}
+		k.krb5Conf, k.gssapiKeytab = kdc.Krb5Conf, kt
+	}
 	keytool, err := exec.LookPath("keytool")
 	if err != nil {
 		return missingTool("testbed: keytool not found on PATH (the JDK's; needed for the SASL_SSL listener)")
@@ -54,6 +61,9 @@ func (k *KafkaBroker) listenerProperties() []string {
 	if k.oauthJWKS != "" {
 		mechs += ",OAUTHBEARER"
 	}
+	if k.gssapiKeytab != "" {
+		mechs += ",GSSAPI"
+	}
 	lines := []string{
 		"listeners=PLAINTEXT://" + k.Addr + ",CONTROLLER://" + k.ControllerAddr + ",SASL_SSL://" + k.SASLSSLAddr,
 		"advertised.listeners=PLAINTEXT://" + k.Addr + ",SASL_SSL://" + k.SASLSSLAddr,
@@ -65,8 +75,18 @@ func (k *KafkaBroker) listenerProperties() []string {
 		"listener.name.sasl_ssl.ssl.keystore.password=" + saslSSLStorePass,
 		"listener.name.sasl_ssl.ssl.keystore.type=PKCS12",
 	}
-	return append(lines, k.oauthProperties()...)
+	lines = append(lines, k.oauthProperties()...)
+	if k.gssapiKeytab != "" {
+		lines = append(lines, "sasl.kerberos.service.name=kafka",
+			"listener.name.sasl_ssl.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab=\""+
+				k.gssapiKeytab+"\" principal=\""+gssapiBrokerPrincipal+"@"+KDCRealm+"\";")
+	}
+	return lines
 }
+
+// gssapiBrokerPrincipal is the broker's Kerberos principal: clients ask
+// for a ticket of <service name>/<the host they dial>.
+const gssapiBrokerPrincipal = "kafka/127.0.0.1"
 
 // oauthProperties are the OAUTHBEARER lines of the SASL_SSL listener:
 // Kafka's validator callback handler with the JWKS of Options.OAuthJWKSURL.
@@ -88,14 +108,19 @@ func (k *KafkaBroker) oauthProperties() []string {
 	}
 }
 
-// oauthJVMProps lets the broker fetch the JWKS: Kafka 4 reads only the
-// URLs of the org.apache.kafka.sasl.oauthbearer.allowed.urls system
-// property (empty by default).
-func (k *KafkaBroker) oauthJVMProps() []string {
-	if k.oauthJWKS == "" {
-		return nil
+// saslJVMProps are the broker JVM's system properties for OAUTHBEARER
+// (Kafka 4 fetches only the URLs of
+// org.apache.kafka.sasl.oauthbearer.allowed.urls, empty by default) and
+// GSSAPI (the KDC's krb5.conf).
+func (k *KafkaBroker) saslJVMProps() []string {
+	var props []string
+	if k.oauthJWKS != "" {
+		props = append(props, "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="+k.oauthJWKS)
 	}
-	return []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + k.oauthJWKS}
+	if k.krb5Conf != "" {
+		props = append(props, "-Djava.security.krb5.conf="+k.krb5Conf)
+	}
+	return props
 }
 
 // CreateSCRAMUser creates (or updates) a SCRAM-SHA-512 user through the
