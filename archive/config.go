@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -176,6 +177,14 @@ type Config struct {
 	// run; the high watermarks with ReadUncommitted), completes the final
 	// files, commits and returns.
 	Once bool
+	// OnceTimeout bounds, with Once, how long a dependency (the brokers,
+	// the store, the registry) may stay down without a success before the
+	// run gives up with an *outage.UnreachableError naming it;
+	// 0 means DefaultOnceTimeout. Without Once the sink retries for ever.
+	OnceTimeout time.Duration
+	// Health receives the state of each dependency as the sink sees it
+	// (down with the cause, up again); nil: none.
+	Health outage.Setter
 
 	// ReadUncommitted is isolation.level=read_uncommitted: the sink also
 	// archives the records of aborted (and still open) transactions, as

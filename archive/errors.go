@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/outage"
 )
 
 // ErrBadData is matched by Converter errors caused by the record's bytes.
@@ -114,4 +115,20 @@ func convertError(ctx context.Context, r *format.Record, stage, class string, er
 		return fmt.Errorf("topic %s partition %d offset %d: %s: %w", r.Topic, r.Partition, r.Offset, class, err)
 	}
 	return &ConverterError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
+}
+
+// KafkaError is a failure of the Kafka brokers that passes on its own
+// (outage.Transient: a broker that cannot be reached, a coordinator that
+// moved, a request that timed out). The sink resumes after a backoff.
+type KafkaError struct{ Err error }
+
+func (e *KafkaError) Error() string { return e.Err.Error() }
+func (e *KafkaError) Unwrap() error { return e.Err }
+
+// kafkaError marks err as a *KafkaError when it is transient.
+func kafkaError(err error) error {
+	if outage.Transient(err) {
+		return &KafkaError{err}
+	}
+	return err
 }

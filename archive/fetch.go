@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -28,21 +29,36 @@ func (ss *session) pollOver(fetches kgo.Fetches) (bool, error) {
 	if err := ss.fetchError(fetches); err != nil {
 		return true, err
 	}
+	if err := ss.s.deps.Overdue(); err != nil {
+		return true, err // --once: a dependency down for --once-timeout
+	}
 	return false, nil
 }
 
-// fetchError logs the fetch errors of fetches and returns the first that
-// no retry fixes; a topic or partition that does not exist (yet) is
-// retried.
+// fetchError sorts the fetch errors of fetches and returns the first that
+// no retry fixes. A topic or partition that does not exist (yet) is
+// retried, with a warning. A transient one (outage.Transient: a broker
+// that cannot be reached, the group session lost and not joined again,
+// ...) marks the brokers down, which logs once; franz-go goes on
+// rejoining and fetching, and the next assignment marks them up.
 func (ss *session) fetchError(fetches kgo.Fetches) error {
 	var ferr error
 	fetches.EachError(func(t string, p int32, err error) {
 		if errors.Is(err, context.Canceled) {
 			return
 		}
-		ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
-		if !kerr.IsRetriable(err) && ferr == nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-			ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+		err = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+		switch {
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+		case outage.Transient(err):
+			ss.s.log.Debug("fetch error", "topic", t, "partition", p, "err", err)
+			ss.s.deps.Down(outage.Broker, err)
+		default:
+			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			if ferr == nil {
+				ferr = err
+			}
 		}
 	})
 	return ferr

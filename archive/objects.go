@@ -25,7 +25,12 @@ type StoreError struct {
 	Err error
 }
 
-func (e *StoreError) Error() string { return fmt.Sprintf("object %q: %v", e.Key, e.Err) }
+func (e *StoreError) Error() string {
+	if e.Key == "" {
+		return "object store: " + e.Err.Error()
+	}
+	return fmt.Sprintf("object %q: %v", e.Key, e.Err)
+}
 func (e *StoreError) Unwrap() error { return e.Err }
 
 // object is one object being written: the store writer and the format

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -172,6 +173,7 @@ func (w *worker) convert(r *format.Record) error {
 		}
 		r.ValueTyped = t
 	}
+	w.outages.Recovered(outage.Registry)
 	return nil
 }
 
@@ -305,10 +307,21 @@ func (ss *session) commitLoop() {
 		case <-ss.ctx.Done():
 			return
 		case <-t.C:
-			if err := ss.commitNow(ss.ctx); err != nil && ss.ctx.Err() == nil {
-				ss.s.log.Warn("offset commit failed; will retry", "err", err)
-			}
+			ss.commitLogged()
 		}
+	}
+}
+
+// commitLogged commits (commitNow): a transient failure marks the brokers
+// down (logged once), any other is a warning; the next tick retries.
+func (ss *session) commitLogged() {
+	err := ss.commitNow(ss.ctx)
+	switch {
+	case err == nil || ss.ctx.Err() != nil:
+	case outage.Transient(err):
+		ss.s.deps.Down(outage.Broker, fmt.Errorf("offset commit: %w", err))
+	default:
+		ss.s.log.Warn("offset commit failed; will retry", "err", err)
 	}
 }
 

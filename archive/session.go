@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/outage"
+	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -84,7 +88,7 @@ func ping(ctx context.Context, cl *kgo.Client, brokers []string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("cannot reach Kafka at %s (bootstrap.servers): %w", strings.Join(brokers, ","), err)
+		return kafkaError(fmt.Errorf("cannot reach Kafka at %s (bootstrap.servers): %w", strings.Join(brokers, ","), err))
 	}
 	return nil
 }
@@ -105,6 +109,12 @@ func (s *Sink) session(parent context.Context) error {
 	ss.budget = newBudget(ctx, fetchBudget)
 	ss.uploads = make(chan struct{}, MaxUploads)
 
+	if s.cfg.Once {
+		go ss.watchOnce()
+	}
+	if err := s.checkStore(ctx); err != nil {
+		return err
+	}
 	// Checks and --once targets use a client outside the group: a group
 	// client starts joining (and may be assigned partitions) at once.
 	if err := ss.prepare(ctx); err != nil {
@@ -179,7 +189,8 @@ const regexMetadataMaxAge = time.Minute
 // prepare checks the brokers and topics, records the topic descriptions
 // (recordTopics) and, for --once, records targets.
 func (ss *session) prepare(ctx context.Context) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(ss.s.cfg.Brokers...)}, ss.s.cfg.KafkaOpts...)...)
+	opts := []kgo.Opt{kgo.SeedBrokers(ss.s.cfg.Brokers...), kgo.WithHooks(dialHook{ss.s.deps})}
+	cl, err := kgo.NewClient(append(opts, ss.s.cfg.KafkaOpts...)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -187,6 +198,7 @@ func (ss *session) prepare(ctx context.Context) error {
 	if err := ping(ctx, cl, ss.s.cfg.Brokers); err != nil {
 		return err
 	}
+	ss.s.deps.Up(outage.Broker)
 	adm := kadm.NewClient(cl)
 	if err := ss.checkTopics(ctx, adm); err != nil {
 		return err
@@ -196,9 +208,55 @@ func (ss *session) prepare(ctx context.Context) error {
 	}
 	ss.recordTopics(ctx, adm)
 	if ss.s.cfg.Once {
-		return ss.captureTargets(ctx, adm)
+		return kafkaError(ss.captureTargets(ctx, adm))
 	}
 	return nil
+}
+
+// dialHook marks the brokers down when a connection to one fails. Only the
+// client of prepare has it: while the checks run the brokers are not known
+// to work, and --once's deadline (watchOnce) must count from the first
+// failure. Later, one broker of several that stays away while the others
+// work must not make the sink look down.
+type dialHook struct{ deps *outage.Tracker }
+
+func (h dialHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err != nil && outage.Transient(err) {
+		h.deps.Down(outage.Broker, fmt.Errorf("connect to broker %s: %w", net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port))), err))
+	}
+}
+
+// checkStore checks the store at the start of each session: a failure
+// that passes on its own (s3store.Transient) is a *StoreError, which the
+// sink retries.
+func (s *Sink) checkStore(ctx context.Context) error {
+	if err := s.store.Check(ctx); err != nil {
+		if s3store.Transient(err) {
+			return &StoreError{Err: err}
+		}
+		return err
+	}
+	s.deps.Up(outage.Store)
+	return nil
+}
+
+// watchOnce ends the session (--once) with an *outage.UnreachableError
+// once a dependency has been down for Config.OnceTimeout, whatever the
+// session is waiting for.
+func (ss *session) watchOnce() {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.ctx.Done():
+			return
+		case <-t.C:
+			if err := ss.s.deps.Overdue(); err != nil {
+				ss.fail(err)
+				return
+			}
+		}
+	}
 }
 
 // checkTopics fails when a named topic does not exist.
@@ -208,7 +266,7 @@ func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
 	}
 	md, err := adm.Metadata(ctx, ss.s.cfg.Topics...)
 	if err != nil {
-		return fmt.Errorf("kafka metadata: %w", err)
+		return kafkaError(fmt.Errorf("kafka metadata: %w", err))
 	}
 	var missing []string
 	for _, t := range ss.s.cfg.Topics {
@@ -346,13 +404,14 @@ func (ss *session) fail(err error) { ss.cancel(err) }
 // workerDeps is what the session's workers are given.
 func (ss *session) workerDeps() workerDeps {
 	return workerDeps{
-		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally,
+		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, outages: ss.s.deps,
 		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq,
 		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
 }
 
 func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	ss.s.deps.Up(outage.Broker) // joined the group
 	// The archive index's first span of each new worker starts at the
 	// committed offset the consumer resumes from.
 	var committed kadm.OffsetResponses

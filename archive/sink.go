@@ -1,14 +1,15 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"time"
 
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -77,6 +78,7 @@ type Sink struct {
 
 	tally    tally
 	topicRec topicRecorder
+	deps     *outage.Tracker // the dependencies' states, for a run
 }
 
 type tp struct {
@@ -99,15 +101,24 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 	return &Sink{cfg: cfg, store: store, log: log}, nil
 }
 
+// DefaultOnceTimeout is how long, with Once, a dependency may stay down
+// before the run gives up (Config.OnceTimeout).
+const DefaultOnceTimeout = 10 * time.Minute
+
 // Run archives until ctx is cancelled (or, with Once, until the end offsets
-// seen at start are archived). A store failure is transient: the session is
-// torn down and resumed from the committed offsets after a backoff.
+// seen at start are archived). A failure of the brokers, the store or the
+// registry that passes on its own is ridden out: the session is torn down
+// (the brokers: franz-go rejoins the group) and resumed from the committed
+// offsets after a backoff, for ever, or with Once until a dependency has
+// been down for Config.OnceTimeout.
 func (s *Sink) Run(ctx context.Context) (Summary, error) {
 	start := time.Now()
 	s.tally.reset(s.OnObject)
-	if err := s.store.Check(ctx); err != nil {
-		return s.tally.summary(start), err
+	limit := time.Duration(0)
+	if s.cfg.Once {
+		limit = cmp.Or(s.cfg.OnceTimeout, DefaultOnceTimeout)
 	}
+	s.deps = outage.NewTracker(s.cfg.Health, limit)
 	if s.snapshotsOn() {
 		sn, closeSn, err := s.newSnapshotter()
 		if err != nil {
@@ -132,39 +143,61 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 }
 
 // runSessions runs sessions until ctx ends, a session ends cleanly (--once)
-// or fails for good; store and converter failures resume after a backoff.
+// or fails for good; a failure of a dependency that passes on its own
+// (failedDep) resumes after a backoff, until --once-timeout with Once.
 func (s *Sink) runSessions(ctx context.Context) error {
-	const minBackoff, maxBackoff = time.Second, 30 * time.Second
-	backoff := minBackoff
+	const maxBackoff = 30 * time.Second
+	backoff := outage.Backoff{Min: time.Second, Max: maxBackoff}
 	for {
 		began := time.Now()
 		err := s.session(ctx)
-		if ctx.Err() != nil {
-			return nil // interrupted: a clean stop
+		if ctx.Err() != nil || err == nil {
+			return nil // interrupted (a clean stop), or --once done
 		}
-		var se *StoreError
-		var ce *ConverterError
-		if err == nil || !errors.As(err, &se) && !errors.As(err, &ce) {
+		if oerr := s.deps.Overdue(); oerr != nil {
+			return oerr // --once: whatever the session was doing when watchOnce ended it
+		}
+		dep, transient := failedDep(err)
+		if !transient {
 			return err
 		}
-		if se != nil && (errors.Is(err, s3store.ErrAccessDenied) || errors.Is(err, s3store.ErrNotExist)) {
-			// Denied access or a bucket that went away: waiting will not help.
-			return err
+		s.deps.Down(dep, err)
+		if oerr := s.deps.Overdue(); oerr != nil {
+			return oerr
 		}
 		if time.Since(began) > 2*maxBackoff {
-			backoff = minBackoff // a new outage after healthy running
+			backoff.Reset() // a new outage after healthy running
 		}
-		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
-		what := "object store failed"
-		if ce != nil {
-			what = "converter failed (schema registry)"
-		}
-		s.log.Warn(what+"; resuming from committed offsets", "err", err, "retry_in", wait.Round(time.Millisecond))
+		wait := s.deps.Left(backoff.Next())
+		s.log.Debug("resuming from the committed offsets after a backoff", "dependency", string(dep), "err", err, "retry_in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, maxBackoff)
+		if oerr := s.deps.Overdue(); oerr != nil {
+			return oerr
+		}
 	}
+}
+
+// failedDep tells which dependency err is a failure of, and whether it
+// passes on its own: a *StoreError (not denied access, not a missing
+// bucket), a *ConverterError (the registry) or a *KafkaError.
+func failedDep(err error) (outage.Dep, bool) {
+	var se *StoreError
+	var ce *ConverterError
+	var ke *KafkaError
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &se):
+		// Denied access or a bucket that went away: waiting will not help.
+		return outage.Store, !errors.Is(err, s3store.ErrAccessDenied) && !errors.Is(err, s3store.ErrNotExist)
+	case errors.As(err, &ce):
+		return outage.Registry, true
+	case errors.As(err, &ke):
+		return outage.Broker, true
+	}
+	return "", false
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -432,15 +433,20 @@ func TestSinkMissingTopic(t *testing.T) {
 	}
 }
 
+// TestSinkUnreachableBroker: --once gives up on brokers that cannot be
+// reached after OnceTimeout (it retries until then), naming the address.
 func TestSinkUnreachableBroker(t *testing.T) {
-	s, _ := New(testConfig([]string{"127.0.0.1:1"}, "x"), s3store.NewMemory(), nil)
+	cfg := testConfig([]string{"127.0.0.1:1"}, "x")
+	cfg.OnceTimeout = 3 * time.Second
+	s, _ := New(cfg, s3store.NewMemory(), nil)
 	start := time.Now()
 	_, err := s.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Fatalf("want error naming the address, got %v", err)
+	var ue *outage.UnreachableError
+	if !errors.As(err, &ue) || ue.Dep != outage.Broker || !strings.Contains(err.Error(), "127.0.0.1:1") || !strings.Contains(err.Error(), "Kafka brokers") {
+		t.Fatalf("want an unreachable error naming the brokers and the address, got %v", err)
 	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Fatalf("took %v", d)
+	if d := time.Since(start); d < cfg.OnceTimeout || d > cfg.OnceTimeout+5*time.Second {
+		t.Fatalf("gave up after %v, want about --once-timeout %v", d, cfg.OnceTimeout)
 	}
 }
 

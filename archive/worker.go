@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,6 +22,8 @@ type workerDeps struct {
 	store s3store.Store
 	log   *slog.Logger
 	tally *tally
+	// outages are the run's dependency states.
+	outages *outage.Tracker
 	// ctx is the session's: done when the session ends.
 	ctx    context.Context
 	budget *budget // the fetch budget the worker's batches hold

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +21,9 @@ const shutdownGrace = 25 * time.Second
 type sinkFlags struct {
 	configFlags
 	Once bool
+	// OnceTimeout is --once-timeout: how long --once waits for a
+	// dependency that is down before it exits 1 naming it.
+	OnceTimeout time.Duration
 	// Dedicated flags for the most used keys; empty means unset.
 	Topics    string
 	Bootstrap string
@@ -70,6 +74,8 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON)")
 	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
 	fl.BoolVar(&f.Once, "once", false, "archive up to the end offsets seen at start, complete the final files, commit and exit (for cron)")
+	fl.DurationVar(&f.OnceTimeout, "once-timeout", archive.DefaultOnceTimeout,
+		"with --once: exit 1 naming the dependency (Kafka, the store, the Schema Registry) that stays unreachable this long (a Go duration: 90s, 10m, 1h30m); without --once outages are retried for ever")
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.Topics, "topics", "", "topics to archive, comma separated (topics)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "Kafka brokers host:port, comma separated (bootstrap.servers)")
@@ -88,8 +94,12 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err := config.Join(err, serr); err != nil {
 		return err
 	}
+	if f.OnceTimeout <= 0 {
+		return fmt.Errorf("%w: --once-timeout %v: must be positive (a Go duration such as 10m)", ErrConfig, f.OnceTimeout)
+	}
 	cfg := sc.Archive
-	cfg.Once = f.Once
+	cfg.Once, cfg.OnceTimeout = f.Once, f.OnceTimeout
+	cfg.Health = outage.NewLog(log)
 	store, _, err := sc.Store.Open(ctx, log)
 	if err != nil {
 		return err

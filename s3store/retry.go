@@ -73,6 +73,11 @@ func isRetryable(err error) bool {
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
+// Transient reports whether a failed store request may succeed when
+// repeated (isRetryable): the store is unreachable or overloaded, not
+// refusing the request.
+func Transient(err error) bool { return isRetryable(err) }
+
 // retrier runs requests with the store's retry policy.
 type retrier struct {
 	retries int           // attempts after the first
