@@ -67,6 +67,9 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 		}
 	})
 	ss.mu.Unlock()
+	if len(batches) > 0 {
+		ss.s.deps.Recovered(outage.Broker) // records fetched
+	}
 	for _, b := range batches {
 		held, ok := ss.budget.acquire(batchBytes(b.recs))
 		if !ok {
@@ -342,6 +345,7 @@ func (ss *session) commitNow(ctx context.Context) error {
 			cerr = err
 			return
 		}
+		ss.s.deps.Recovered(outage.Broker) // the coordinator answered
 		ss.commitMu.Lock()
 		defer ss.commitMu.Unlock()
 		for _, t := range resp.Topics {

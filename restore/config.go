@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"github.com/kafkas3/kafkas3/outage"
 	"regexp"
 	"time"
 
@@ -140,6 +141,10 @@ type Config struct {
 	DryRun       bool          // print the plan, produce nothing
 	Follow       bool          // keep polling for new objects
 	PollInterval time.Duration // s3.poll.interval.ms
+	// Health receives the state of the target brokers, the store and the
+	// registry as the restore sees them (down with the cause, up again);
+	// nil: none. In follow mode an outage of one is ridden out.
+	Health outage.Setter
 	// BatchSize is record.batch.max.size. It is accepted for compatibility
 	// with the Confluent source; the producer batches by bytes instead
 	// (franz-go's ProducerBatchMaxBytes), so the engine does not use it.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,6 +68,7 @@ type Restorer struct {
 	// the last pass restored it (checkStreams).
 	streams map[topicPartition][]streamPart
 	warned  map[string]bool
+	deps    *outage.Tracker // the dependencies' states (Config.Health)
 }
 
 type topicPartition struct {
@@ -105,6 +107,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
 		mem:       newMemBudget(int64(cfg.Parallelism) * cfg.SpillBytes),
+		deps:      outage.NewTracker(cfg.Health, 0),
 	}
 	if err := r.compile(); err != nil {
 		return nil, err
@@ -234,19 +237,41 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	if err := r.checkGroupsIdle(ctx, adm, groups); err != nil {
 		return sum, err
 	}
+	return sum, r.passes(ctx, cl, adm, plan, groups, progress, &sum)
+}
+
+// passes runs the passes of plan, then, in follow mode, of a new plan every
+// PollInterval. A pass or plan that fails there for a reason that passes
+// on its own (rideOut) is planned and run again after a backoff.
+func (r *Restorer) passes(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, groups []GroupPlan, progress Progress, sum *Summary) error {
+	backoff := outage.Backoff{Min: followMinBackoff, Max: followMaxBackoff}
+	var err error
 	for first := true; plan != nil; first = false {
-		if err := r.pass(ctx, cl, adm, plan, progress, &sum, first); err != nil {
-			return sum, err
+		wait := true
+		if err = r.pass(ctx, cl, adm, plan, progress, sum, first); err == nil {
+			r.passed()
+			backoff.Reset()
+			r.rememberStreams(plan)
+			if !r.cfg.Follow {
+				return r.finishGroups(ctx, adm, groups, sum)
+			}
+		} else if !r.rideOut(ctx, err, &backoff) {
+			return err
+		} else {
+			wait = false // plan again at once
 		}
-		r.rememberStreams(plan)
-		if !r.cfg.Follow {
-			return sum, r.finishGroups(ctx, adm, groups, &sum)
+		for {
+			plan, err = r.nextPlan(ctx, sum, wait)
+			if err == nil || !r.rideOut(ctx, err, &backoff) {
+				break
+			}
+			wait = false
 		}
-		if plan, err = r.nextPlan(ctx, &sum); err != nil {
-			return sum, err
+		if err != nil {
+			return err
 		}
 	}
-	return sum, nil
+	return nil
 }
 
 // checkPlan refuses a plan before anything is produced: the feedback-loop
@@ -258,14 +283,18 @@ func (r *Restorer) checkPlan(plan *Plan) error {
 	return r.Check(plan)
 }
 
-// nextPlan waits Config.PollInterval, plans again and checks the plan
-// (follow mode). It returns nil and no error when ctx is cancelled
-// meanwhile.
-func (r *Restorer) nextPlan(ctx context.Context, sum *Summary) (*Plan, error) {
+// nextPlan waits Config.PollInterval (with wait), plans again and checks
+// the plan (follow mode). It returns nil and no error when ctx is
+// cancelled meanwhile.
+func (r *Restorer) nextPlan(ctx context.Context, sum *Summary, wait bool) (*Plan, error) {
+	poll := r.cfg.PollInterval
+	if !wait {
+		poll = 0
+	}
 	select {
 	case <-ctx.Done():
 		return nil, nil
-	case <-time.After(r.cfg.PollInterval):
+	case <-time.After(poll):
 	}
 	plan, err := r.Plan(ctx)
 	if err != nil {
@@ -324,6 +353,7 @@ func (r *Restorer) newProducer() (*kgo.Client, error) {
 		// Batches follow each target's max.message.bytes (describeLimits),
 		// so records as large as the target accepts are produced.
 		kgo.ProducerBatchMaxBytesFn(r.batchBytes),
+		kgo.WithHooks(producerHooks{r.deps}),
 	}
 	opts = append(opts, r.cfg.KafkaOpts...)
 	cl, err := kgo.NewClient(opts...)

@@ -73,10 +73,14 @@ func isRetryable(err error) bool {
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
-// Transient reports whether a failed store request may succeed when
-// repeated (isRetryable): the store is unreachable or overloaded, not
-// refusing the request.
-func Transient(err error) bool { return isRetryable(err) }
+// Transient reports whether err is a failed S3 request that may succeed
+// when repeated (isRetryable): the store is unreachable or overloaded, not
+// refusing the request. Errors of other origins (a Kafka connection
+// refused) are not the store's: false.
+func Transient(err error) bool {
+	var oe *smithy.OperationError
+	return errors.As(err, &oe) && isRetryable(err)
+}
 
 // retrier runs requests with the store's retry policy.
 type retrier struct {
