@@ -112,6 +112,8 @@ func (s *Sink) session(parent context.Context) error {
 	if s.cfg.Once {
 		go ss.watchOnce()
 	}
+	s.deps.Expect(outage.Store, errors.New("no answer yet"))
+	s.deps.Expect(outage.Broker, fmt.Errorf("no answer from %s yet", strings.Join(s.cfg.Brokers, ",")))
 	if err := s.checkStore(ctx); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/config"
 	"github.com/spf13/cobra"
@@ -24,10 +25,10 @@ func parseFlags(t *testing.T, c *cobra.Command, args ...string) {
 func TestSinkFlags(t *testing.T) {
 	var got *sinkFlags
 	c := newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
-	parseFlags(t, c, "-c", "s.yaml", "-p", "a=1", "--param", "b=2", "--once", "--log-level", "debug",
+	parseFlags(t, c, "-c", "s.yaml", "-p", "a=1", "--param", "b=2", "--once", "--once-timeout", "1m30s", "--log-level", "debug",
 		"--topics", "t1,t2", "--bootstrap-servers", "h:1", "--flush-size", "5", "--local-dir", "/d", "--bucket", "bk")
 	want := &sinkFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1", "b=2"}, LogLevel: "debug"},
-		Once: true, Topics: "t1,t2", Bootstrap: "h:1", FlushSize: "5", LocalDir: "/d", Bucket: "bk"}
+		Once: true, OnceTimeout: 90 * time.Second, Topics: "t1,t2", Bootstrap: "h:1", FlushSize: "5", LocalDir: "/d", Bucket: "bk"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v, want %+v", got, want)
 	}
@@ -39,7 +40,7 @@ func TestSinkFlags(t *testing.T) {
 	// Defaults: info logs, and no key set by a flag.
 	c = newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
 	parseFlags(t, c)
-	if got.LogLevel != "info" || len(got.keyFlags(k)) != 0 || got.Once {
+	if got.LogLevel != "info" || len(got.keyFlags(k)) != 0 || got.Once || got.OnceTimeout != 10*time.Minute {
 		t.Errorf("defaults %+v", got)
 	}
 }

@@ -152,6 +152,21 @@ func (t *Tracker) Down(dep Dep, err error) {
 	}
 }
 
+// Expect starts dep's clock without reporting it down (nothing is
+// logged): a dependency not reached yet, with why as its error, counts for
+// Overdue from now until an Up. It does nothing to a dependency that is
+// down or has been up.
+func (t *Tracker) Expect(dep Dep, why error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.reported[dep]; r != nil && r.Load() {
+		return
+	}
+	if _, ok := t.since[dep]; !ok {
+		t.since[dep], t.last[dep] = t.now(), why
+	}
+}
+
 // Up records that dep works. For Broker, Store and Registry it costs one
 // atomic load when dep is up already, so it may be called per record.
 func (t *Tracker) Up(dep Dep) {

@@ -107,6 +107,19 @@ func TestTrackerOverdueAndLeft(t *testing.T) {
 	if fmt.Sprint(rec.calls) != fmt.Sprint(want) {
 		t.Fatalf("calls %q, want %q", rec.calls, want)
 	}
+	tr.Expect(Broker, errors.New("not yet")) // has been up: nothing
+	tr.Expect(Store, errors.New("no answer yet"))
+	now = now.Add(59 * time.Second)
+	if tr.Overdue() != nil {
+		t.Fatal("expected for 59 s only")
+	}
+	now = now.Add(time.Second)
+	if err := tr.Overdue(); !errors.As(err, &ue) || ue.Dep != Store || !strings.Contains(err.Error(), "no answer yet") {
+		t.Fatalf("overdue: %v", err)
+	}
+	if len(rec.calls) != len(want) {
+		t.Fatalf("Expect reported %q", rec.calls[len(want):])
+	}
 	if NewTracker(nil, 0).Overdue() != nil {
 		t.Fatal("no limit")
 	}

@@ -53,6 +53,9 @@ type KafkaBroker struct {
 	// broker's keytab, with Options.KDC.
 	krb5Conf, gssapiKeytab string
 
+	java string   // the JVM
+	args []string // its arguments, for Restart
+
 	mu     sync.Mutex
 	proc   *child
 	closed bool
@@ -157,11 +160,22 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 	args = append(args, k.saslJVMProps()...)
 	args = append(args, "-Djava.awt.headless=true", "-Dlog4j2.configurationFile=file:"+log4j,
 		"-cp", classpath, "kafka.Kafka", props)
-	cmd := exec.Command(java, args...)
-	cmd.Dir = dir
+	k.java, k.args = java, args
+	if err := k.startJVM(ctx); err != nil {
+		return nil, err
+	}
+	log.Info("testbed: kafka ready", "version", KafkaVersion, "addr", k.Addr,
+		"took", time.Since(start).Round(time.Millisecond).String(), "log", k.LogPath)
+	return k, nil
+}
+
+// startJVM starts the broker process and waits until it answers.
+func (k *KafkaBroker) startJVM(ctx context.Context) error {
+	cmd := exec.Command(k.java, k.args...)
+	cmd.Dir = k.Dir
 	proc, err := startChild("kafka", cmd, k.LogPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k.proc = proc
 	if err := k.waitReady(ctx); err != nil {
@@ -170,12 +184,35 @@ func startKafkaOnce(ctx context.Context, opts Options, java, libs string) (_ *Ka
 		if strings.Contains(tail, "Address already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
-		return nil, fmt.Errorf("testbed: Kafka %s at %s did not start: %w\n--- last %d lines of %s ---\n%s",
+		return fmt.Errorf("testbed: Kafka %s at %s did not start: %w\n--- last %d lines of %s ---\n%s",
 			KafkaVersion, k.Addr, err, kafkaLogTailLines, k.LogPath, tail)
 	}
-	log.Info("testbed: kafka ready", "version", KafkaVersion, "addr", k.Addr,
-		"took", time.Since(start).Round(time.Millisecond).String(), "log", k.LogPath)
-	return k, nil
+	return nil
+}
+
+// Kill ends the broker at once (SIGKILL), as a crash or a lost machine
+// would; its ports and log dir stay, for Restart.
+func (k *KafkaBroker) Kill() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.proc != nil {
+		k.proc.kill()
+	}
+}
+
+// Restart starts a killed broker again on the same ports and log dir (its
+// topics, records and committed offsets survive) and returns once it
+// answers a metadata request.
+func (k *KafkaBroker) Restart(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return ErrStopped
+	}
+	if k.proc != nil && !k.proc.exited() {
+		return errors.New("testbed: Restart of a broker that is running")
+	}
+	return k.startJVM(ctx)
 }
 
 // serverProperties is the broker's config: one combined broker and controller

@@ -89,6 +89,14 @@ func (c *child) stop(grace time.Duration) {
 	})
 }
 
+// kill ends the process group at once (SIGKILL), without a grace period.
+func (c *child) kill() {
+	c.stopOnce.Do(func() {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+	})
+}
+
 // logTail returns the last n lines of the file at path, or a note saying why
 // it could not be read.
 func logTail(path string, n int) string {

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/internal/srfake"
+	"github.com/twmb/avro"
+)
+
+// switchedRegistry is a Schema Registry behind a switch: while down it
+// answers 503, as a registry that is restarting.
+func switchedRegistry(t *testing.T) (*srfake.Server, string, *atomic.Bool) {
+	t.Helper()
+	srv, err := srfake.Start(srfake.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := new(atomic.Bool)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, `{"error_code":50301,"message":"registry restarting"}`, http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return srv, front.URL, down
+}
+
+// avroSinkConfig archives topic users (Avro values of the registry at
+// registryURL) into dir, flush.size 2.
+func avroSinkConfig(t *testing.T, brokers, dir, name, registryURL string) string {
+	return writeFile(t, name+".yaml", strings.Replace(strings.Replace(sinkYAML(brokers, dir, "users", 2),
+		"io.confluent.connect.s3.format.json.JsonFormat", "io.confluent.connect.s3.format.avro.AvroFormat", 1),
+		"name: test-sink", "name: "+name, 1)+`
+value.converter: io.confluent.connect.avro.AvroConverter
+value.converter.schema.registry.url: `+registryURL+`
+`)
+}
+
+func produceUsers(t *testing.T, ctx context.Context, srv *srfake.Server, brokers string, n int) {
+	t.Helper()
+	id, _, err := srv.Register("users-value", "AVRO", typedUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := avro.MustParse(typedUser)
+	var vals [][]byte
+	for i := range n {
+		b, err := s.Encode(map[string]any{"id": int64(i), "name": fmt.Sprint("n", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := []byte{0, 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(h[1:], uint32(id))
+		vals = append(vals, append(h, b...))
+	}
+	produceValues(t, ctx, brokers, "users", vals...)
+}
+
+// TestSinkCmdOnceTimeoutRegistryDown: with the registry down, sink --once
+// exits 1 within --once-timeout, naming the registry, having written and
+// committed nothing.
+func TestSinkCmdOnceTimeoutRegistryDown(t *testing.T) {
+	ctx := cliContext(t)
+	srv, regURL, down := switchedRegistry(t)
+	brokers := startKafka(t, 1, "users")
+	produceUsers(t, ctx, srv, brokers, 4)
+	down.Store(true)
+	dir := t.TempDir()
+	cfg := avroSinkConfig(t, brokers, dir, "once", regURL)
+	start := time.Now()
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", cfg, "--once", "--once-timeout", "2s")
+	took := time.Since(start)
+	if took < 2*time.Second || took > 15*time.Second {
+		t.Fatalf("exited after %v, want about --once-timeout 2s", took)
+	}
+	if !strings.Contains(r.err, "the Schema Registry (schema.registry.url) unreachable for 2s (--once-timeout)") || !strings.Contains(r.err, "registry restarting") {
+		t.Fatalf("stderr does not name the registry and its answer:\n%s", r.err)
+	}
+	if keys := objectKeys(t, dir); len(keys) != 0 {
+		t.Fatalf("wrote %q while the registry was down", keys)
+	}
+	for _, bad := range []string{"0", "-1m", "10"} {
+		mustRun(t, ctx, ExitConfig, "sink", "-c", cfg, "--once", "--once-timeout", bad)
+	}
+}
+
+// TestSinkCmdRidesOutRegistryOutage: a continuous sink started while the
+// registry is down logs it once, waits, logs it up again and archives the
+// same objects as a clean --once run.
+func TestSinkCmdRidesOutRegistryOutage(t *testing.T) {
+	ctx := cliContext(t)
+	srv, regURL, down := switchedRegistry(t)
+	brokers := startKafka(t, 1, "users")
+	produceUsers(t, ctx, srv, brokers, 6)
+	down.Store(true)
+	dir, cleanDir := t.TempDir(), t.TempDir()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(runCtx, "sink", "-c", avroSinkConfig(t, brokers, dir, "cont", regURL)) }()
+	time.Sleep(4 * time.Second)
+	down.Store(false)
+	want := []string{"topics/users/partition=0/users+0+0000000000.avro", "topics/users/partition=0/users+0+0000000002.avro",
+		"topics/users/partition=0/users+0+0000000004.avro"}
+	deadline := time.Now().Add(30 * time.Second)
+	for !reflect.DeepEqual(objectKeys(t, dir), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("objects %q, want %q", objectKeys(t, dir), want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.err)
+	}
+	downs, ups := strings.Count(r.err, `msg="dependency down; retrying with backoff" dependency=registry`), strings.Count(r.err, `msg="dependency up again" dependency=registry`)
+	if downs != 1 || ups != 1 {
+		t.Fatalf("registry logged down %d and up %d times, want once each:\n%s", downs, ups, r.err)
+	}
+	mustRun(t, ctx, ExitOK, "sink", "-c", avroSinkConfig(t, brokers, cleanDir, "clean", regURL), "--once")
+	for _, k := range want {
+		got, err1 := os.ReadFile(filepath.Join(dir, k))
+		clean, err2 := os.ReadFile(filepath.Join(cleanDir, k))
+		if err1 != nil || err2 != nil || string(got) != string(clean) {
+			t.Fatalf("%s differs from the clean run's (%v, %v)", k, err1, err2)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/internal/testbed"
+)
+
+// TestIntegrationBrokerOutages (issue 13, item 2): the real broker is
+// killed (SIGKILL) and restarted on the same port and log dir twice while a
+// continuous sink archives records that keep arriving. The sink must keep
+// running, log each outage once (down with the cause, up again with how
+// long), resume from the committed offsets and, finished with --once, hold
+// the same objects, byte for byte, as a clean run.
+func TestIntegrationBrokerOutages(t *testing.T) {
+	b := newBed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	broker, err := testbed.StartKafka(ctx, testbed.Options{QuickJVM: true, KafkaHeap: "384m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = broker.Close() })
+	ob := &bed{k: broker, s: b.s}
+	const topic, parts, flush, chunk = "e2e-brokerdown", 2, 500, 1500
+	broker.CreateTopic(t, topic, parts)
+	bucket, bucketClean := b.s.CreateBucket(t), b.s.CreateBucket(t)
+	base := ob.sinkConf("", topic, "").with("flush.size", fmt.Sprint(flush))
+	const name = "e2e-brokerdown"
+	group := "connect-" + name
+	cfg := base.with("name", name, "s3.bucket.name", bucket).write(t)
+
+	ob.produce(t, topic, parts, 0, chunk, value)
+	p := startSink(t, "continuous sink", cfg)
+	if !waitFor(60*time.Second, 100*time.Millisecond, func() bool { return ob.progress(t, group, topic) > 0 }) {
+		t.Fatalf("no commit within 60 s\n%s", p.logs())
+	}
+	for i := 1; i <= 2; i++ {
+		broker.Kill()
+		killed := time.Now()
+		time.Sleep(15 * time.Second)
+		if p.exited() {
+			t.Fatalf("outage %d: the sink exited while the broker was down (code %d)\n%s", i, p.cmd.ProcessState.ExitCode(), p.logs())
+		}
+		if err := broker.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("outage %d: broker back after %v", i, time.Since(killed).Round(time.Millisecond))
+		ob.produce(t, topic, parts, i*chunk, chunk, value)
+	}
+	want := map[int32]int64{}
+	for pt, e := range ob.endOffsets(t, topic) {
+		want[pt] = e / flush * flush
+	}
+	if !waitFor(120*time.Second, 200*time.Millisecond, func() bool {
+		c, err := ob.committedErr(group, topic)
+		return err == nil && fmt.Sprint(c) == fmt.Sprint(want)
+	}) {
+		t.Fatalf("committed %v, want %v\n%s", ob.committed(t, group, topic), want, p.logs())
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM\n%s", code, p.logs())
+	}
+	downs, ups := logLines(p.stderr(), "dependency down", "dependency=broker"), logLines(p.stderr(), "dependency up again", "dependency=broker")
+	t.Logf("logged for the brokers: %d down, %d up again", downs, ups)
+	if downs < 2 || ups < 2 || downs > 4 || downs != ups {
+		t.Fatalf("want each outage logged once down and once up again, got %d down and %d up\n%s", downs, ups, p.logs())
+	}
+
+	final, _ := runOnce(t, "final --once", cfg)
+	clean, _ := runOnce(t, "clean --once", base.with("name", name+"-clean", "s3.bucket.name", bucketClean).write(t))
+	got, wantObjs := b.snapshot(t, bucket), b.snapshot(t, bucketClean)
+	n := checkJSONArchive(t, got, topic, perPartition(parts, 0), ob.endOffsets(t, topic), flush)
+	if n != parts*3*chunk || clean.records != parts*3*chunk {
+		t.Fatalf("archive holds %d records, clean run %d, want %d", n, clean.records, parts*3*chunk)
+	}
+	sameObjects(t, "archive after two broker outages", got, wantObjs)
+	t.Logf("%d objects equal to the clean run's; final --once: %s", len(got), final.line)
+}
+
+// logLines counts the lines of logs that contain every one of want.
+func logLines(logs string, want ...string) int {
+	n := 0
+	for _, l := range strings.Split(logs, "\n") {
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(l, w)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
