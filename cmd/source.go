@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/outage"
+	"github.com/kafkas3/kafkas3/health"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -189,7 +189,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		return err
 	}
 	cfg.Identity = sourceIdentity(ident, cfg.Keys.TopicsDir)
-	cfg.Health = outage.NewLog(log)
+	cfg.Health = health.NewReadiness(log)
 	if f.wrapStore != nil {
 		store = f.wrapStore(store)
 	}

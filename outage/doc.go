@@ -17,10 +17,11 @@
 //     uniform in [d/2, d], d doubling from Min up to Max.
 //   - Tracker records, per dependency, since when it has been failing
 //     without a success in between, and passes each state to a Setter
-//     (the process's readiness, which logs once per state change). With a
+//     (the process's readiness). With a
 //     limit (--once-timeout), Overdue returns an *UnreachableError naming
 //     the dependency once one has been down that long.
 //
-// Log (NewLog) is a Setter that only logs, once per state change, for a
-// process without readiness.
+// Dependencies and the Setter are package health's (Dep, Setter): the
+// process's *health.Readiness receives the states, serves /readyz and logs
+// once per state change.
 package outage

@@ -12,17 +12,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kafkas3/kafkas3/health"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Dep names a dependency.
-type Dep string
+// Dep names a dependency, as package health does.
+type Dep = health.Dep
 
 // The dependencies of the sink and the source.
 const (
-	Broker   Dep = "broker"
-	Store    Dep = "store"
-	Registry Dep = "registry"
+	Broker   = health.Broker
+	Store    = health.Store
+	Registry = health.Registry
 )
 
 // Describe names dep for an error message.
@@ -39,11 +40,12 @@ func Describe(dep Dep) string {
 }
 
 // Setter receives each dependency's state: SetDown on a failure, SetUp on
-// a success. It is the process's readiness; it logs once per state change.
-type Setter interface {
-	SetUp(dep Dep)
-	SetDown(dep Dep, err error)
-}
+// a success. It is the process's readiness (*health.Readiness), which logs
+// once per state change.
+type Setter = health.Setter
+
+// expecter is a Setter that also takes Expect (*health.Readiness).
+type expecter interface{ Expect(dep Dep) }
 
 // Transient reports whether a Kafka error passes on its own (see the
 // package doc). A cancelled context is not transient: it is a stop.
@@ -152,8 +154,8 @@ func (t *Tracker) Down(dep Dep, err error) {
 	}
 }
 
-// Expect starts dep's clock without reporting it down (nothing is
-// logged): a dependency not reached yet, with why as its error, counts for
+// Expect starts dep's clock without reporting it down (the Setter's
+// Expect, when it has one, makes it pending; nothing is logged): a dependency not reached yet, with why as its error, counts for
 // Overdue from now until an Up. It does nothing to a dependency that is
 // down or has been up.
 func (t *Tracker) Expect(dep Dep, why error) {
@@ -164,6 +166,9 @@ func (t *Tracker) Expect(dep Dep, why error) {
 	}
 	if _, ok := t.since[dep]; !ok {
 		t.since[dep], t.last[dep] = t.now(), why
+		if e, ok := t.set.(expecter); ok {
+			e.Expect(dep)
+		}
 	}
 }
 

@@ -1,12 +1,10 @@
 package outage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"syscall"
@@ -72,8 +70,10 @@ func TestBackoffCappedWithJitter(t *testing.T) {
 
 type recorder struct{ calls []string }
 
-func (r *recorder) SetUp(dep Dep)              { r.calls = append(r.calls, "up "+string(dep)) }
-func (r *recorder) SetDown(dep Dep, err error) { r.calls = append(r.calls, "down "+string(dep)+": "+err.Error()) }
+func (r *recorder) SetUp(dep Dep) { r.calls = append(r.calls, "up "+string(dep)) }
+func (r *recorder) SetDown(dep Dep, err error) {
+	r.calls = append(r.calls, "down "+string(dep)+": "+err.Error())
+}
 
 func TestTrackerOverdueAndLeft(t *testing.T) {
 	rec := &recorder{}
@@ -122,24 +122,5 @@ func TestTrackerOverdueAndLeft(t *testing.T) {
 	}
 	if NewTracker(nil, 0).Overdue() != nil {
 		t.Fatal("no limit")
-	}
-}
-
-func TestLogOncePerChange(t *testing.T) {
-	var buf bytes.Buffer
-	l := NewLog(slog.New(slog.NewTextHandler(&buf, nil)))
-	now := time.Unix(0, 0)
-	l.now = func() time.Time { return now }
-	l.SetUp(Broker) // never down: silent
-	for range 5 {
-		l.SetDown(Broker, errors.New("connection refused"))
-	}
-	now = now.Add(90 * time.Second)
-	l.SetUp(Broker)
-	l.SetUp(Broker)
-	out := buf.String()
-	if strings.Count(out, "dependency down") != 1 || strings.Count(out, "dependency up again") != 1 ||
-		!strings.Contains(out, "connection refused") || !strings.Contains(out, "down_for=1m30s") {
-		t.Fatalf("log:\n%s", out)
 	}
 }
