@@ -109,17 +109,7 @@ func (s *Sink) session(parent context.Context) error {
 	ss.budget = newBudget(ctx, fetchBudget)
 	ss.uploads = make(chan struct{}, MaxUploads)
 
-	if s.cfg.Once {
-		go ss.watchOnce()
-	}
-	s.deps.Expect(outage.Store, errors.New("no answer yet"))
-	s.deps.Expect(outage.Broker, fmt.Errorf("no answer from %s yet", strings.Join(s.cfg.Brokers, ",")))
-	if err := s.checkStore(ctx); err != nil {
-		return err
-	}
-	// Checks and --once targets use a client outside the group: a group
-	// client starts joining (and may be assigned partitions) at once.
-	if err := ss.prepare(ctx); err != nil {
+	if err := ss.check(ctx); err != nil {
 		return err
 	}
 	if s.cfg.Once && ss.allDone() {
@@ -226,6 +216,23 @@ func (h dialHook) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ ne
 	if err != nil && outage.Transient(err) {
 		h.deps.Down(outage.Broker, fmt.Errorf("connect to broker %s: %w", net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port))), err))
 	}
+}
+
+// check checks the store and the brokers (prepare) at the start of a
+// session; with --once, watchOnce counts from here.
+func (ss *session) check(ctx context.Context) error {
+	s := ss.s
+	if s.cfg.Once {
+		go ss.watchOnce()
+	}
+	s.deps.Expect(outage.Store, errors.New("no answer yet"))
+	s.deps.Expect(outage.Broker, fmt.Errorf("no answer from %s yet", strings.Join(s.cfg.Brokers, ",")))
+	if err := s.checkStore(ctx); err != nil {
+		return err
+	}
+	// Checks and --once targets use a client outside the group: a group
+	// client starts joining (and may be assigned partitions) at once.
+	return ss.prepare(ctx)
 }
 
 // checkStore checks the store at the start of each session: a failure
