@@ -70,7 +70,7 @@ type depStates struct {
 	events []string
 }
 
-func (d *depStates) SetUp(dep outage.Dep)          { d.set(dep, "up") }
+func (d *depStates) SetUp(dep outage.Dep)            { d.set(dep, "up") }
 func (d *depStates) SetDown(dep outage.Dep, _ error) { d.set(dep, "down") }
 
 func (d *depStates) set(dep outage.Dep, state string) {
