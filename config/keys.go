@@ -100,6 +100,9 @@ type Spec struct {
 	Commands Command
 	Status   Status
 	Doc      string
+	// Misnamed are names people write for this key that are not Kafka's
+	// (nor Confluent's): an unknown-key error for one names this key.
+	Misnamed []string
 }
 
 // Typed handles: each names one declared key and is what the parsers take,
@@ -390,9 +393,9 @@ func declare(d *declarer) *Keys {
 		SASLOAuthTokenEndpointURL: d.str(Spec{Name: "sasl.oauthbearer.token.endpoint.url", Commands: Both, Allowed: "file:/path, or an http(s) URL",
 			Doc: "OAUTHBEARER: as in Kafka, a file: URL names a file holding the token (a JWT), read again at every authentication, so a token rotated in place (for example a Kubernetes projected token) is used from the next connection or re-authentication on; " +
 				"an http(s) URL is the OAuth 2 token endpoint, asked with the client_credentials grant (an https endpoint is verified against the system's CAs). kafkas3 connects only where this key says; Java's org.apache.kafka.sasl.oauthbearer.allowed.urls allow list has no counterpart."}),
-		SASLOAuthClientID: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.id", Commands: Both,
+		SASLOAuthClientID: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.id", Commands: Both, Misnamed: []string{"sasl.oauthbearer.client.id"},
 			Doc: "OAUTHBEARER client id for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientId is the older form)."}),
-		SASLOAuthClientSecret: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.secret", Secret: true, Commands: Both,
+		SASLOAuthClientSecret: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.secret", Secret: true, Commands: Both, Misnamed: []string{"sasl.oauthbearer.client.secret"},
 			Doc: "OAUTHBEARER client secret for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientSecret is the older form)."}),
 		SASLOAuthScope: d.str(Spec{Name: "sasl.oauthbearer.scope", Commands: Both,
 			Doc: "OAUTHBEARER scope requested from the token endpoint; none when unset (sasl.jaas.config's scope is the older form)."}),

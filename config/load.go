@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,6 +318,11 @@ func unknownKey(ix *Keys, key string, origin Origin) error {
 // when none is close. Case differences count as near: keys are
 // case-sensitive, as in Kafka Connect.
 func suggestKey(ix *Keys, key string) string {
+	for _, s := range ix.All() {
+		if slices.Contains(s.Misnamed, key) {
+			return s.Name
+		}
+	}
 	lower := strings.ToLower(key)
 	best, bestD := "", -1
 	for _, s := range ix.All() {

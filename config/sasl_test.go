@@ -159,3 +159,20 @@ func TestSASLProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthMisnamedKeys: the short names of the client credentials keys
+// (not Kafka's) are unknown keys whose error names Kafka's key.
+func TestOAuthMisnamedKeys(t *testing.T) {
+	err := sinkErr(t, minimalYAML, "sasl.oauthbearer.client.id=id", "sasl.oauthbearer.client.secret=Hunter2Secret")
+	for _, want := range []string{
+		`sasl.oauthbearer.client.id: unknown key; did you mean "sasl.oauthbearer.client.credentials.client.id"? (from -p sasl.oauthbearer.client.id)`,
+		`sasl.oauthbearer.client.secret: unknown key; did you mean "sasl.oauthbearer.client.credentials.client.secret"? (from -p sasl.oauthbearer.client.secret)`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\nlacks %s", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "Hunter2Secret") {
+		t.Errorf("the error shows the secret: %v", err)
+	}
+}
