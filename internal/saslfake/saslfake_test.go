@@ -49,7 +49,10 @@ func TestVerifyMSKIAM(t *testing.T) {
 		"other secret": func() error { _, err := VerifyMSKIAM(payload, "broker.local", "eu-central-1", other, now); return err },
 		"other region": func() error { _, err := VerifyMSKIAM(payload, "broker.local", "us-east-1", creds, now); return err },
 		"other host":   func() error { _, err := VerifyMSKIAM(payload, "other.local", "eu-central-1", creds, now); return err },
-		"an hour late": func() error { _, err := VerifyMSKIAM(payload, "broker.local", "eu-central-1", creds, now.Add(time.Hour)); return err },
+		"an hour late": func() error {
+			_, err := VerifyMSKIAM(payload, "broker.local", "eu-central-1", creds, now.Add(time.Hour))
+			return err
+		},
 		"changed date": func() error {
 			var p map[string]string
 			_ = json.Unmarshal(payload, &p)
