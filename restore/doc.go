@@ -111,8 +111,9 @@
 // damaged object under behavior.on.error=fail, and on any gap, unless
 // Config.AllowGaps. ignore and log skip damaged objects whole; their gaps
 // and every gap AllowGaps lets through are logged and counted in the
-// Summary. The cost: the archive is read twice (proof, then production),
-// and each object's offset runs stay in memory.
+// Summary. The cost: the archive is read twice (proof, then production;
+// except the objects the proof keeps, below), and each object's offset
+// runs stay in memory.
 //
 // # No partial objects
 //
@@ -133,6 +134,14 @@
 // Config.SpillBytes (a record past it goes to its object's temporary
 // file); the producer buffers at most 128 MiB of records until the broker
 // acknowledges them.
+//
+// The first object of each partition is read only once (keep.go): its
+// proof keeps the decoded records when they are what the restore produces
+// (no typed values, no Config.KeyEncoder) and fit in half of that memory
+// bound, and its stream produces them without reading the object again;
+// being the proof's own read, they are the records it checked. An object
+// that does not fit is read again as any other. Run releases what no
+// stream took.
 //
 // # Record order across folders (order.go)
 //

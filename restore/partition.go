@@ -293,10 +293,15 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	return lo, nil
 }
 
-// loadObject reads object i of the stream completely and checks it
-// (Restorer.loadObject); the prefetcher calls it.
+// loadObject returns object i of the stream loaded: the records its proof
+// kept, or else read completely again and checked (Restorer.loadObject).
+// The prefetcher calls it.
 func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
-	lo, err := s.r.loadObject(ctx, s.j.part.Objects[i], s.target, s.spill)
+	obj := s.j.part.Objects[i]
+	if buf := obj.kept.take(); buf != nil {
+		return &loadedObject{buf: buf, proof: *obj.proof}, nil // the proof's own read (keep.go)
+	}
+	lo, err := s.r.loadObject(ctx, obj, s.target, s.spill)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
 	}

@@ -74,6 +74,9 @@ type Object struct {
 	// is neither read nor counted as restored. unread: the archive index
 	// showed that before the plan's proof, which did not read it either.
 	pastCut, unread bool
+	// kept holds the records the proof decoded, for the stream to produce
+	// without reading the object again (keep.go); nil when not kept.
+	kept *keptObject
 }
 
 // knownProof is an object's proof, valid while its size is the same.

@@ -92,7 +92,7 @@ func TestPrefetchStopsOnError(t *testing.T) {
 	cancel(nil)
 
 	// Cancelled while an object waits to be taken.
-	budget := newMemBudget(1 << 20)
+	budget := newMemBudget(1<<20, nil)
 	ctx, cancel = context.WithCancelCause(testContext(t))
 	p = startPrefetch(ctx, []int{0}, func(context.Context, int) (*loadedObject, error) {
 		b := newRecordBuffer(1<<20, "", budget)
@@ -133,7 +133,7 @@ func TestLoadOrder(t *testing.T) {
 // a buffer give its bytes back.
 func TestRecordBuffersShareTheBudget(t *testing.T) {
 	dir := t.TempDir()
-	budget := newMemBudget(5000)
+	budget := newMemBudget(5000, nil)
 	var bufs []*recordBuffer
 	var want [][]*format.Record
 	for b := range 3 {

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 )
 
@@ -121,7 +120,9 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) erro
 	if err != nil {
 		return err
 	}
+	r.markKept(plan)
 	if err := r.proveObjects(ctx, ai, plan); err != nil {
+		releaseKept(plan)
 		return err
 	}
 	ai.finish(plan)
@@ -300,7 +301,10 @@ func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error
 		return known.proof, nil
 	}
 	target := "" // modeProve frames nothing
-	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
+	k := r.newKeeper(o)
+	p, err := r.readObject(ctx, *o, target, modeProve, k.add)
+	k.finish(o, err)
+	return p, err
 }
 
 // provePartitions works out each partition's records, duplicates, gaps

@@ -64,6 +64,13 @@ type Restorer struct {
 	// mem bounds the decoded records loaded objects keep in memory, across
 	// every stream (Config.Parallelism × Config.SpillBytes).
 	mem *memBudget
+	// keepBudget is the half of mem that records kept from the proof may
+	// take (keep.go); keepProofs is set by Run: its plans keep them.
+	keepBudget *memBudget
+	keepProofs bool
+	// noKeep turns keeping off (tests that cancel a run at a given object
+	// read need every object read again).
+	noKeep bool
 	// streams holds, in follow mode, each source partition's stream as
 	// the last pass restored it (checkStreams).
 	streams map[topicPartition][]streamPart
@@ -106,9 +113,10 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		memo:      map[topicPartition]partitionMemo{},
 		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
-		mem:       newMemBudget(int64(cfg.Parallelism) * cfg.SpillBytes),
+		mem:       newMemBudget(int64(cfg.Parallelism)*cfg.SpillBytes, nil),
 		deps:      outage.NewTracker(cfg.Health, 0),
 	}
+	r.keepBudget = newMemBudget(r.mem.limit/2, r.mem)
 	if err := r.compile(); err != nil {
 		return nil, err
 	}
@@ -212,10 +220,12 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		progress.Finish(sum)
 	}()
 
+	r.keepProofs = !r.cfg.DryRun && !r.noKeep
 	plan, err := r.Plan(ctx)
 	if err != nil {
 		return sum, err
 	}
+	defer func() { releaseKept(plan) }() // the current plan's, on any return
 	sum.addPlan(plan)
 	if err := r.checkPlan(plan); err != nil || r.cfg.DryRun {
 		return sum, err // a dry run only plans
@@ -246,9 +256,12 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 func (r *Restorer) passes(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, groups []GroupPlan, progress Progress, sum *Summary) error {
 	backoff := outage.Backoff{Min: followMinBackoff, Max: followMaxBackoff}
 	var err error
+	defer func() { releaseKept(plan) }() // the current plan's, on any return
 	for first := true; plan != nil; first = false {
 		wait := true
-		if err = r.pass(ctx, cl, adm, plan, progress, sum, first); err == nil {
+		err = r.pass(ctx, cl, adm, plan, progress, sum, first)
+		releaseKept(plan) // what the pass did not produce
+		if err == nil {
 			r.passed()
 			backoff.Reset()
 			r.rememberStreams(plan)

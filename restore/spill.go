@@ -55,10 +55,7 @@ func (b *recordBuffer) Spilled() bool { return b.file != nil }
 // add appends rec. It keeps rec (the caller must not change it) while
 // the buffer is below its limit.
 func (b *recordBuffer) add(rec *format.Record) error {
-	if size := recordSize(rec); b.file == nil && b.memBytes+size <= b.limit && b.budget.take(size) {
-		b.mem = append(b.mem, rec)
-		b.memBytes += size
-		b.held += size
+	if b.keep(rec) {
 		return nil
 	}
 	if b.file == nil {
@@ -81,6 +78,20 @@ func (b *recordBuffer) add(rec *format.Record) error {
 	}
 	b.spilled++
 	return nil
+}
+
+// keep appends rec in memory if it fits under the limit and the budget,
+// and reports whether it did; then the buffer keeps rec (the caller must
+// not change it). A buffer that spilled keeps nothing more in memory.
+func (b *recordBuffer) keep(rec *format.Record) bool {
+	size := recordSize(rec)
+	if b.file != nil || b.memBytes+size > b.limit || !b.budget.take(size) {
+		return false
+	}
+	b.mem = append(b.mem, rec)
+	b.memBytes += size
+	b.held += size
+	return true
 }
 
 // rewind starts handing records back from the first one.

@@ -1,0 +1,168 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/s3store"
+)
+
+// openLog is a store that records which keys were opened, in order.
+type openLog struct {
+	s3store.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (o *openLog) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	o.keys = append(o.keys, key)
+	o.mu.Unlock()
+	return o.Store.Open(ctx, key)
+}
+
+func (o *openLog) count(key string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, k := range o.keys {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRestoreKeepsTheProofsFirstObjects: the first object of each
+// partition is read once, by the proof, and produced from that read; the
+// others are read by the proof and again to be produced. Every property of
+// every record (nil and empty keys, values and header values, duplicate
+// headers, timestamps) comes back, in order, and the memory the kept
+// records took is given back.
+func TestRestoreKeepsTheProofsFirstObjects(t *testing.T) {
+	brokers := newCluster(t, 2, "dst")
+	a := newArchive(t, fullFormat{})
+	want := map[int32][]*format.Record{}
+	keys := map[int32][]string{}
+	for p := range int32(2) {
+		for obj := range 3 {
+			var recs []*format.Record
+			for i := range 50 {
+				n := obj*50 + i
+				rec := &format.Record{Value: fmt.Appendf(nil, "v%d-%d", p, n), Timestamp: timeAt(n)}
+				switch n % 4 {
+				case 0:
+					rec.Key = nil
+				case 1:
+					rec.Key, rec.Value = []byte{}, []byte{}
+				default:
+					rec.Key = fmt.Appendf(nil, "k%d", n)
+				}
+				if n%3 == 0 {
+					rec.Headers = []format.Header{{Key: "h", Value: nil}, {Key: "h", Value: []byte{}}, {Key: "x", Value: []byte("y")}}
+				}
+				recs = append(recs, rec)
+			}
+			keys[p] = append(keys[p], a.put("src", p, int64(obj*50), recs))
+			want[p] = append(want[p], recs...)
+		}
+	}
+	st := &openLog{Store: a.store}
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename = "dst"
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := r.Run(testContext(t), nil); err != nil || sum.Records != 300 {
+		t.Fatalf("restore: %+v, %v", sum, err)
+	}
+	for p := range int32(2) {
+		for i, key := range keys[p] {
+			wantOpens := 2 // the proof, then the production
+			if i == 0 {
+				wantOpens = 1 // produced from the proof's read
+			}
+			if n := st.count(key); n != wantOpens {
+				t.Errorf("object %d of partition %d (%s) opened %d times, want %d", i, p, key, n, wantOpens)
+			}
+		}
+	}
+	if r.mem.peak.Load() == 0 || r.mem.used.Load() != 0 {
+		t.Fatalf("memory budget: peak %d, %d still taken", r.mem.peak.Load(), r.mem.used.Load())
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(2) {
+		if len(got[p]) != len(want[p]) {
+			t.Fatalf("dst/%d: %d records, want %d", p, len(got[p]), len(want[p]))
+		}
+		for i, w := range want[p] {
+			if !sameRecord(got[p][i], w) || !got[p][i].Timestamp.Equal(w.Timestamp) {
+				t.Fatalf("dst/%d record %d: key %q value %q headers %v, want %q %q %v", p, i, got[p][i].Key, got[p][i].Value, got[p][i].Headers, w.Key, w.Value, w.Headers)
+			}
+		}
+	}
+}
+
+// TestKeepingStaysWithinItsBudget: an object whose records do not fit in
+// the half of the memory budget keeping may take is not kept (nothing of
+// it spills) and is read again to be produced; the restore is exact.
+func TestKeepingStaysWithinItsBudget(t *testing.T) {
+	brokers := newCluster(t, 1, "dst")
+	a := newArchive(t, format.NewJSON())
+	big := a.put("src", 0, 0, offsetValues("v"+string(bytes.Repeat([]byte("x"), 200)), 0, 100))
+	small := a.putAt("src", 0, 100, 5)
+	st := &openLog{Store: a.store}
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics, cfg.Parallelism, cfg.SpillBytes, cfg.TempDir = "dst", true, 1, 20000, t.TempDir()
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.count(big); n != 2 {
+		t.Fatalf("the object too large to keep was opened %d times, want 2", n)
+	}
+	if n := st.count(small); n != 2 {
+		t.Fatalf("the second object was opened %d times, want 2", n)
+	}
+	if p := r.keepBudget.peak.Load(); p > r.keepBudget.limit || r.keepBudget.limit != 10000 {
+		t.Fatalf("kept %d bytes, keeping's budget %d", p, r.keepBudget.limit)
+	}
+	want := append(offsetValues("v"+string(bytes.Repeat([]byte("x"), 200)), 0, 100), offsetValues("v", 100, 5)...)
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
+}
+
+// TestKeptRecordsReleased: kept records are given back when the run stops
+// before producing (a gap), and a dry run keeps nothing.
+func TestKeptRecordsReleased(t *testing.T) {
+	brokers := newCluster(t, 1)
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 3)
+	a.putAt("src", 0, 6, 3) // 3..5 missing
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics = "dst", true
+	r := mustNew(t, cfg, a, nil)
+	if _, err := r.Run(testContext(t), nil); !errors.Is(err, ErrGaps) {
+		t.Fatalf("err = %v, want ErrGaps", err)
+	}
+	if r.mem.peak.Load() == 0 || r.mem.used.Load() != 0 {
+		t.Fatalf("after a run stopped by a gap: peak %d, %d still taken", r.mem.peak.Load(), r.mem.used.Load())
+	}
+	cfg.DryRun = true
+	r = mustNew(t, cfg, a, nil)
+	if _, err := r.Run(testContext(t), nil); err != nil && !errors.Is(err, ErrGaps) {
+		t.Fatal(err)
+	}
+	if p := r.mem.peak.Load(); p != 0 {
+		t.Fatalf("a dry run kept %d bytes", p)
+	}
+}
