@@ -60,7 +60,8 @@ const (
 	// the raw consumes, the main limit baselines, JSON without compression
 	// and the typed rows (typedRows: Avro and Parquet, with the Avro
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
-	// rows (thousandRows); onlyEnv=restore the load, the bytes and
+	// rows (thousandRows); onlyEnv=many only the 200-partition rows
+	// (manyRows); onlyEnv=restore the load, the bytes and
 	// JSON+gzip archives (restoreArchives) and the restore rows in two
 	// rounds between producer baselines (restoreRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
@@ -71,8 +72,12 @@ const (
 // Run it with -benchtime 1x (make bench).
 func BenchmarkKafkas3(b *testing.B) {
 	e := setup(b)
-	if os.Getenv(onlyEnv) == "thousand" {
-		e.thousandRows() // only the 1,000-partition rows
+	if only := os.Getenv(onlyEnv); only == "thousand" || only == "many" {
+		if only == "many" {
+			e.manyRows(envSize(b, partitionBytesEnv, defaultPartitionBytes)) // only the 200-partition rows
+		} else {
+			e.thousandRows() // only the 1,000-partition rows
+		}
 		e.report()
 		if len(e.failures) > 0 {
 			b.Fatal(strings.Join(e.failures, "\n"))
@@ -92,7 +97,7 @@ func BenchmarkKafkas3(b *testing.B) {
 
 	only := os.Getenv(onlyEnv)
 	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" && only != "restore" {
-		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore or unset", onlyEnv, only)
+		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore, many, thousand or unset", onlyEnv, only)
 	}
 	if only == "restore" {
 		e.restoreOnly = true
@@ -145,6 +150,26 @@ func BenchmarkKafkas3(b *testing.B) {
 	// Restore against a bare idempotent producer writing the same records.
 	e.restoreRows(main, 1)
 
+	e.manyRows(partBytes)
+	e.thousandRows()
+
+	e.report()
+	for _, r := range e.rows {
+		if r.kind != kindSink {
+			continue
+		}
+		unit := strings.NewReplacer(" ", "_", ",", "", "=", "", "+", "_").Replace(r.name)
+		b.ReportMetric(r.rate()/1e6, "MB/s:"+unit)
+	}
+	if len(e.failures) > 0 {
+		b.Fatal(strings.Join(e.failures, "\n"))
+	}
+}
+
+// manyRows runs the memory rows with many partitions: every partition
+// receives data, and each object grows past one 5 MiB part; the sink's
+// peak RSS must stay under rssLimitKiB.
+func (e *env) manyRows(partBytes int64) {
 	// Memory with many partitions: every partition receives data, and each
 	// object grows past one 5 MiB part.
 	many := dataset{Kind: kindRandom, Topic: "bench200", Partitions: manyPartitions,
@@ -170,19 +195,6 @@ func BenchmarkKafkas3(b *testing.B) {
 		} else {
 			r.note += fmt.Sprintf(", under the %d MiB limit", rssLimitKiB>>10)
 		}
-	}
-	e.thousandRows()
-
-	e.report()
-	for _, r := range e.rows {
-		if r.kind != kindSink {
-			continue
-		}
-		unit := strings.NewReplacer(" ", "_", ",", "", "=", "", "+", "_").Replace(r.name)
-		b.ReportMetric(r.rate()/1e6, "MB/s:"+unit)
-	}
-	if len(e.failures) > 0 {
-		b.Fatal(strings.Join(e.failures, "\n"))
 	}
 }
 

@@ -61,7 +61,10 @@
 // each with the vs-limit columns against that topic's own limit baseline,
 // run before and after them); KAFKAS3_BENCH_ONLY=thousand only the 1,000-partition rows (256
 // KiB per partition, bytes and JSON+gzip, every object open to the end,
-// failing when the peak RSS reaches 300 MiB), which the full run ends with.
+// failing when the peak RSS reaches 300 MiB), which the full run ends with;
+// KAFKAS3_BENCH_ONLY=many only the 200-partition rows (the load, their
+// limit baseline, and bytes and JSON+gzip at s3.part.size=5 MiB, with
+// KAFKAS3_BENCH_PARTITION_BYTES per partition).
 // KAFKAS3_BENCH_ONLY=restore runs the load, the sink runs that write the
 // bytes and JSON+gzip archives (not profiled), and then two rounds of a
 // producer baseline followed by a restore of each archive, and a last
