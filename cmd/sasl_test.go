@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -125,4 +126,39 @@ func TestSASLMechanismsSinkAndSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSASLTokenClaimNames: a token whose subject is in another claim is
+// sent with sasl.oauthbearer.sub.claim.name naming it, and refused by
+// kafkas3 itself, before any broker sees it, without.
+func TestSASLTokenClaimNames(t *testing.T) {
+	ctx := cliContext(t)
+	b := &saslfake.Broker{Mechanism: "OAUTHBEARER"}
+	brokers := startSASLKafka(t, b, "orders")
+	produceJSON(t, ctx, brokers, "orders", 2, 4)
+	payload := fmt.Sprintf(`{"client_id":"svc","exp":%d}`, time.Now().Add(time.Hour).Unix())
+	tok := "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + ".c2ln"
+	path := filepath.Join(t.TempDir(), "token.jwt")
+	if err := os.WriteFile(path, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := sinkYAML(brokers, t.TempDir(), "orders", 2) + "security.protocol: SASL_PLAINTEXT\nsasl.mechanism: OAUTHBEARER\n" +
+		"sasl.oauthbearer.token.endpoint.url: file:" + path + "\n"
+	r := runCLI(ctx, "sink", "-c", writeFile(t, "plain.yaml", base), "--once")
+	if r.code == ExitOK || !strings.Contains(r.err, "token file "+path+": OAUTHBEARER token: the JWT has no sub claim") || len(b.Auths()) != 0 {
+		t.Fatalf("a token without sub: exit %d, %d authentications:\n%s", r.code, len(b.Auths()), r.err)
+	}
+	mustRun(t, ctx, ExitOK, "sink", "-c", writeFile(t, "named.yaml", base+"sasl.oauthbearer.sub.claim.name: client_id\n"), "--once")
+	if !sawExactToken(b, tok) {
+		t.Error("the broker never got the token")
+	}
+}
+
+func sawExactToken(b *saslfake.Broker, tok string) bool {
+	for _, a := range b.Auths() {
+		if got, _, err := saslfake.OAuthToken(a); err == nil && got == tok {
+			return true
+		}
+	}
+	return false
 }

@@ -146,6 +146,8 @@ type Keys struct {
 	SASLOAuthClientSecret          StringKey // sasl.oauthbearer.client.credentials.client.secret
 	SASLOAuthScope                 StringKey // sasl.oauthbearer.scope
 	SASLOAuthHeaderURLEncode       BoolKey   // sasl.oauthbearer.header.urlencode
+	SASLOAuthSubClaimName          StringKey // sasl.oauthbearer.sub.claim.name
+	SASLOAuthScopeClaimName        StringKey // sasl.oauthbearer.scope.claim.name
 	SASLLoginCallbackHandlerClass  ChoiceKey // sasl.login.callback.handler.class
 	SASLClientCallbackHandlerClass ChoiceKey // sasl.client.callback.handler.class
 	SASLLoginConnectTimeoutMs      IntKey    // sasl.login.connect.timeout.ms
@@ -401,6 +403,10 @@ func declare(d *declarer) *Keys {
 			Doc: "OAUTHBEARER scope requested from the token endpoint; none when unset (sasl.jaas.config's scope is the older form)."}),
 		SASLOAuthHeaderURLEncode: d.bool(Spec{Name: "sasl.oauthbearer.header.urlencode", Default: "false", Commands: Both,
 			Doc: "URL-encode the client id and secret before they are joined in the token request's Basic Authorization header, as Kafka does with this key."}),
+		SASLOAuthSubClaimName: d.str(Spec{Name: "sasl.oauthbearer.sub.claim.name", Default: "sub", Commands: Both, Allowed: "a claim name",
+			Doc: "OAUTHBEARER: the claim holding the token's subject; as Kafka's client, kafkas3 sends no token without it (nor an expired one)."}),
+		SASLOAuthScopeClaimName: d.str(Spec{Name: "sasl.oauthbearer.scope.claim.name", Default: "scope", Commands: Both, Allowed: "a claim name",
+			Doc: "OAUTHBEARER: the claim holding the token's scopes; when the token has it, it must be a string of space-separated scopes or a list of strings, as Kafka's client checks."}),
 		SASLLoginCallbackHandlerClass: d.choice(Spec{Name: "sasl.login.callback.handler.class", Commands: Both,
 			Choices: []Choice{{Name: "OAuthBearerLoginCallbackHandler", Aliases: []string{
 				"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",

@@ -169,7 +169,7 @@ func (p *valueParser) oauthBearer(j kafkaauth.JAAS) sasl.Mechanism {
 			p.fail(k.SASLOAuthTokenEndpointURL, u, fmt.Sprintf("names a token file that cannot be read (%v)", err))
 			return nil
 		}
-		return kafkaauth.TokenFile{Path: path, Extensions: extensions(j)}.Mechanism()
+		return kafkaauth.TokenFile{Path: path, Extensions: extensions(j), Claims: p.claimNames()}.Mechanism()
 	}
 	if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 		p.fail(k.SASLOAuthTokenEndpointURL, u, "is neither a file: URL nor an http(s) URL; want file:/path/to/token or https://idp.example.com/oauth2/token")
@@ -182,7 +182,12 @@ func (p *valueParser) oauthBearer(j kafkaauth.JAAS) sasl.Mechanism {
 		return nil // the rules report it
 	}
 	return kafkaauth.ClientCredentials{URL: u, ClientID: id, ClientSecret: secret, Scope: scope,
-		URLEncodeHeader: p.bool(k.SASLOAuthHeaderURLEncode), Extensions: extensions(j), HTTP: p.tokenHTTPClient()}.Mechanism()
+		URLEncodeHeader: p.bool(k.SASLOAuthHeaderURLEncode), Extensions: extensions(j), Claims: p.claimNames(), HTTP: p.tokenHTTPClient()}.Mechanism()
+}
+
+// claimNames reads sasl.oauthbearer.sub.claim.name and .scope.claim.name.
+func (p *valueParser) claimNames() kafkaauth.ClaimNames {
+	return kafkaauth.ClaimNames{Subject: p.nonEmpty(p.k.SASLOAuthSubClaimName), Scope: p.nonEmpty(p.k.SASLOAuthScopeClaimName)}
 }
 
 // tokenHTTPClient is the HTTP client of the token endpoint, with

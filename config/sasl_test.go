@@ -78,10 +78,12 @@ func TestSASLMechanismsLoad(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	sasl := []string{"security.protocol=SASL_SSL"}
 	for name, params := range map[string][]string{
-		"plain keys":  {"sasl.mechanism=PLAIN", "sasl.username=u", "sasl.password=p"},
-		"plain jaas":  {"sasl.mechanism=PLAIN", `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`},
-		"scram jaas":  {"sasl.mechanism=SCRAM-SHA-512", `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`},
-		"token file":  {"sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=file://" + tokFile},
+		"plain keys": {"sasl.mechanism=PLAIN", "sasl.username=u", "sasl.password=p"},
+		"plain jaas": {"sasl.mechanism=PLAIN", `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`},
+		"scram jaas": {"sasl.mechanism=SCRAM-SHA-512", `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`},
+		"token file": {"sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=file://" + tokFile},
+		"token file, claim names": {"sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=file:" + tokFile,
+			"sasl.oauthbearer.sub.claim.name=client_id", "sasl.oauthbearer.scope.claim.name=scp"},
 		"oidc keys":   {"sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=https://idp.example.com/token", "sasl.oauthbearer.client.credentials.client.id=id", "sasl.oauthbearer.client.credentials.client.secret=s", "sasl.oauthbearer.scope=kafka", "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"},
 		"oidc jaas":   {"sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=https://idp.example.com/token", `sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="id" clientSecret="s" scope="kafka" extension_logicalCluster="lkc-1";`},
 		"msk":         {"sasl.mechanism=AWS_MSK_IAM", "sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required;", "sasl.client.callback.handler.class=software.amazon.msk.auth.iam.IAMClientCallbackHandler"},

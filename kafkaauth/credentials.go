@@ -38,6 +38,8 @@ type ClientCredentials struct {
 	// joined in the header (Kafka's sasl.oauthbearer.header.urlencode).
 	URLEncodeHeader bool
 	Extensions      map[string]string
+	// Claims names the claims the token is checked for.
+	Claims ClaimNames
 	// HTTP is the client for the token endpoint; http.DefaultClient when nil.
 	HTTP *http.Client
 	// Now is the clock; time.Now when nil.
@@ -129,7 +131,7 @@ func (c ClientCredentials) parseAnswer(body []byte) (string, time.Duration, erro
 		return "", 0, fmt.Errorf("%w: token endpoint %s answered without a JSON access_token", ErrToken, c.URL)
 	}
 	at := now(c.Now)
-	claims, err := CheckJWT(ans.AccessToken, at)
+	claims, err := c.Claims.Check(ans.AccessToken, at)
 	if err != nil {
 		return "", 0, fmt.Errorf("token endpoint %s: %w", c.URL, err)
 	}

@@ -22,16 +22,36 @@ var ErrToken = errors.New("OAUTHBEARER token")
 // Claims are the claims of a token that the client checks.
 type Claims struct {
 	Subject  string
+	Scope    []string // nil when the token has no scope claim
 	Expires  time.Time
 	IssuedAt time.Time // zero when the token has no iat
 }
 
-// CheckJWT checks tok as Kafka's client does before it sends one (its
+// ClaimNames name the subject and scope claims, as Kafka's
+// sasl.oauthbearer.sub.claim.name and sasl.oauthbearer.scope.claim.name;
+// empty means sub and scope.
+type ClaimNames struct {
+	Subject, Scope string
+}
+
+// CheckJWT is ClaimNames{}.Check: the default claim names.
+func CheckJWT(tok string, now time.Time) (Claims, error) { return ClaimNames{}.Check(tok, now) }
+
+// Check checks tok as Kafka's client does before it sends one (its
 // ClientJwtValidator): three base64url parts whose middle one is a JSON
-// object with a string sub claim and a numeric exp claim, not expired at
-// now. Errors never hold the token.
-func CheckJWT(tok string, now time.Time) (Claims, error) {
+// object with a non-empty string subject claim, a numeric exp claim (not
+// passed at now), a numeric iat when present, and a scope claim, when
+// present, that is a string of space-separated scopes or a list of
+// strings. Errors never hold the token.
+func (n ClaimNames) Check(tok string, now time.Time) (Claims, error) {
 	var c Claims
+	sub, scope := n.Subject, n.Scope
+	if sub == "" {
+		sub = "sub"
+	}
+	if scope == "" {
+		scope = "scope"
+	}
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return c, fmt.Errorf("%w: not a JWT (want three base64url parts separated by '.', found %d)", ErrToken, len(parts))
@@ -40,29 +60,46 @@ func CheckJWT(tok string, now time.Time) (Claims, error) {
 	if err != nil {
 		return c, fmt.Errorf("%w: the JWT's payload is not base64url", ErrToken)
 	}
-	var claims struct {
-		Sub *string  `json:"sub"`
-		Exp *float64 `json:"exp"`
-		Iat *float64 `json:"iat"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
+	var claims map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &claims); err != nil || claims == nil {
 		return c, fmt.Errorf("%w: the JWT's payload is not a JSON object of claims", ErrToken)
 	}
-	if claims.Sub == nil || *claims.Sub == "" {
-		return c, fmt.Errorf("%w: the JWT has no sub claim", ErrToken)
+	if json.Unmarshal(claims[sub], &c.Subject) != nil || c.Subject == "" {
+		return c, fmt.Errorf("%w: the JWT has no %s claim (a non-empty string)", ErrToken, sub)
 	}
-	if claims.Exp == nil {
-		return c, fmt.Errorf("%w: the JWT has no exp claim", ErrToken)
+	var exp, iat float64
+	if json.Unmarshal(claims["exp"], &exp) != nil {
+		return c, fmt.Errorf("%w: the JWT has no exp claim (a number)", ErrToken)
 	}
-	c.Subject = *claims.Sub
-	c.Expires = time.UnixMilli(int64(*claims.Exp * 1000))
-	if claims.Iat != nil {
-		c.IssuedAt = time.UnixMilli(int64(*claims.Iat * 1000))
+	c.Expires = time.UnixMilli(int64(exp * 1000))
+	if raw, ok := claims["iat"]; ok {
+		if json.Unmarshal(raw, &iat) != nil {
+			return c, fmt.Errorf("%w: the JWT's iat claim is not a number", ErrToken)
+		}
+		c.IssuedAt = time.UnixMilli(int64(iat * 1000))
+	}
+	if raw, ok := claims[scope]; ok {
+		if c.Scope, err = scopes(raw); err != nil {
+			return c, fmt.Errorf("%w: the JWT's %s claim %v", ErrToken, scope, err)
+		}
 	}
 	if !now.Before(c.Expires) {
 		return c, fmt.Errorf("%w: the JWT of %s expired at %s", ErrToken, c.Subject, c.Expires.UTC().Format(time.RFC3339))
 	}
 	return c, nil
+}
+
+// scopes reads a scope claim: space-separated scopes, or a list.
+func scopes(raw json.RawMessage) ([]string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return append([]string{}, strings.Fields(s)...), nil
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list, nil
+	}
+	return nil, errors.New("is neither a string nor a list of strings")
 }
 
 // TokenFile is OAUTHBEARER with the token in a file, as Kafka's
@@ -72,6 +109,8 @@ type TokenFile struct {
 	// Extensions are SASL extensions sent with the token (the
 	// OAuthBearerLoginModule's extension_<name> options).
 	Extensions map[string]string
+	// Claims names the claims the token is checked for.
+	Claims ClaimNames
 	// Now is the clock tokens are checked against; time.Now when nil.
 	Now func() time.Time
 }
@@ -97,7 +136,7 @@ func (f TokenFile) Read() (string, error) {
 		return "", fmt.Errorf("%w: read the token file: %w", ErrToken, err)
 	}
 	tok := strings.TrimSpace(string(b))
-	if _, err := CheckJWT(tok, now(f.Now)); err != nil {
+	if _, err := f.Claims.Check(tok, now(f.Now)); err != nil {
 		return "", fmt.Errorf("token file %s: %w", f.Path, err)
 	}
 	return tok, nil

@@ -139,3 +139,30 @@ func sawToken(t *testing.T, b *saslfake.Broker, tok string) bool {
 	}
 	return false
 }
+
+// TestClaimNames: sasl.oauthbearer.sub.claim.name and scope.claim.name
+// name the claims checked; a scope is a string of scopes or a list.
+func TestClaimNames(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tok := "h." + b64url(`{"client_id":"svc","scp":["a","b"],"exp":1900000000,"iat":1799999000}`) + ".s"
+	names := ClaimNames{Subject: "client_id", Scope: "scp"}
+	c, err := names.Check(tok, now)
+	if err != nil || c.Subject != "svc" || strings.Join(c.Scope, ",") != "a,b" {
+		t.Fatalf("custom names: %+v, %v", c, err)
+	}
+	if _, err := CheckJWT(tok, now); err == nil || !strings.Contains(err.Error(), "has no sub claim") {
+		t.Errorf("default names on a token without sub: %v", err)
+	}
+	for claims, want := range map[string]string{
+		`{"sub":"s","scope":"a b","exp":1900000000}`:     "",
+		`{"sub":"s","scope":7,"exp":1900000000}`:         "the JWT's scope claim is neither a string nor a list of strings",
+		`{"sub":"s","exp":1900000000,"iat":"yesterday"}`: "the JWT's iat claim is not a number",
+		`{"sub":"","exp":1900000000}`:                    "has no sub claim",
+		`{"sub":"s","exp":"soon"}`:                       "has no exp claim (a number)",
+	} {
+		_, err := CheckJWT("h."+b64url(claims)+".s", now)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", claims, err, want)
+		}
+	}
+}
