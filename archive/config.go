@@ -197,6 +197,9 @@ type Config struct {
 
 	// KafkaOpts are extra client options (security, client id, ...).
 	KafkaOpts []kgo.Opt
+
+	// Observer, when set, is told what the sink does (metrics).
+	Observer Observer
 }
 
 // settle checks the invariants the sink relies on, in order, and fills
@@ -229,6 +232,9 @@ func (c *Config) settleInput() error {
 	}
 	if c.GroupID == "" {
 		c.GroupID = DefaultGroupID(c.Name)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	if c.MaxOpenPartitions < 0 {
 		return errors.New("archive: kafkas3.max.open.partitions must be > 0")

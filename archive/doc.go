@@ -92,4 +92,11 @@
 // value join any open file, rotates on a switch between values with and
 // without a schema, and marks the index entries envelope=true
 // (partitionWriter.isTombstone in writer.go, decideSchema in schema.go).
+//
+// Config.Observer (observer.go; package metrics implements it) is told what
+// the sink does, never per record: each worker resolves its partition's
+// PartitionObserver once (newWorker), dispatch reports each fetched batch
+// with the partition's lag, worker.publish the completed objects,
+// runSessions the failures and retries, fetchError the fetch errors and
+// the tally each bad record counted.
 package archive

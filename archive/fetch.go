@@ -48,6 +48,7 @@ func (ss *session) fetchError(fetches kgo.Fetches) error {
 			return
 		}
 		err = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+		ss.s.cfg.Observer.Error(ErrorFetch)
 		switch {
 		case errors.Is(err, kerr.UnknownTopicOrPartition):
 			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)

@@ -58,12 +58,13 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 	type batch struct {
 		w    *worker
 		recs []*kgo.Record
+		hw   int64
 	}
 	var batches []batch
 	ss.mu.Lock()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
-			batches = append(batches, batch{w, p.Records})
+			batches = append(batches, batch{w, p.Records, p.HighWatermark})
 		}
 	})
 	ss.mu.Unlock()
@@ -71,6 +72,7 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 		ss.s.deps.Recovered(outage.Broker) // records fetched
 	}
 	for _, b := range batches {
+		b.w.obs.Fetched(len(b.recs), max(b.hw-b.recs[len(b.recs)-1].Offset-1, 0))
 		held, ok := ss.budget.acquire(batchBytes(b.recs))
 		if !ok {
 			return
@@ -281,7 +283,11 @@ func (w *partitionWriter) rotate(ctx context.Context) error {
 // first: an offset past a bad record becomes committable only once the
 // record is in the DLQ. If that fails, nothing is made committable.
 func (w *worker) publish() error {
-	w.tally.addFiles(w.pw.takeDone())
+	files := w.pw.takeDone()
+	w.tally.addFiles(files)
+	if len(files) > 0 {
+		w.obs.Completed(files)
+	}
 	if err := w.flushDLQ(); err != nil {
 		return err
 	}

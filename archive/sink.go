@@ -98,7 +98,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 		log.Warn("timestamp.extractor is Wallclock: folders and rotations depend on when the sink writes a record, " +
 			"so a replay after a crash may write records to other objects than before (not exactly-once); use Record or RecordField")
 	}
-	return &Sink{cfg: cfg, store: store, log: log}, nil
+	return &Sink{cfg: cfg, store: store, log: log, tally: tally{obs: cfg.Observer}}, nil
 }
 
 // DefaultOnceTimeout is how long, with Once, a dependency may stay down
@@ -158,6 +158,7 @@ func (s *Sink) runSessions(ctx context.Context) error {
 			return oerr // --once: whatever the session was doing when watchOnce ended it
 		}
 		dep, transient := failedDep(err)
+		s.observeFailure(dep)
 		if !transient {
 			return err
 		}
@@ -169,6 +170,7 @@ func (s *Sink) runSessions(ctx context.Context) error {
 			backoff.Reset() // a new outage after healthy running
 		}
 		wait := s.deps.Left(backoff.Next())
+		s.cfg.Observer.Retry(string(dep))
 		s.log.Debug("resuming from the committed offsets after a backoff", "dependency", string(dep), "err", err, "retry_in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
@@ -200,4 +202,14 @@ func failedDep(err error) (outage.Dep, bool) {
 		return outage.Broker, true
 	}
 	return "", false
+}
+
+// observeFailure tells the observer of a session's failure of dep ("":
+// none of the dependencies).
+func (s *Sink) observeFailure(dep outage.Dep) {
+	kind := string(dep)
+	if kind == "" {
+		kind = ErrorOther
+	}
+	s.cfg.Observer.Error(kind)
 }

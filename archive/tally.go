@@ -13,6 +13,8 @@ type tally struct {
 	stats
 	// onObject is Sink.OnObject, called for each completed object.
 	onObject func(FileStats)
+	// obs is Config.Observer: told of each bad record counted.
+	obs Observer
 }
 
 type stats struct {
@@ -96,6 +98,9 @@ func (t *tally) countSkip(k tp, offset int64, why skipReason) {
 		t.bad++
 	case skipNull:
 		t.nullsIgnored++
+	}
+	if why != skipNull && t.obs != nil {
+		t.obs.Error(ErrorBadRecord)
 	}
 }
 

@@ -54,7 +54,8 @@ type worker struct {
 	once   sync.Once
 	epoch  int32 // leader epoch of the last record given to pw; -1 before any
 	rec    format.Record
-	queued []*kgo.Record // bad records to produce to the DLQ before the next publish
+	queued []*kgo.Record     // bad records to produce to the DLQ before the next publish
+	obs    PartitionObserver // Config.Observer's for the partition
 }
 
 // newWorker returns the worker of k; start is the group's committed offset
@@ -66,6 +67,7 @@ func newWorker(d workerDeps, k tp, start, target int64) *worker {
 		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
+		obs:    d.cfg.Observer.Partition(k.topic, k.partition),
 	}
 	w.pw.onNullIgnored = func(offset int64) { d.tally.countSkip(k, offset, skipNull) }
 	w.pw.onIndex = d.tally.indexObject
@@ -85,6 +87,7 @@ func (w *worker) stop() {
 // the session) or --once is done.
 func (w *worker) run() {
 	defer close(w.exited)
+	defer w.obs.Released()
 	defer w.releaseQueued()
 	// Use a context that survives the session's cancellation only for the
 	// abort calls, so that nothing half-written is left behind.

@@ -15,15 +15,27 @@ type configFlags struct {
 	ConfigFile string
 	Params     []string
 	LogLevel   string
+	// LogFormat is --log-format: text (also for "") or json.
+	LogFormat string
+	// MetricsAddr is --metrics-addr (sink and source): "" serves nothing.
+	MetricsAddr string
 }
 
-// newLogger returns the text logger commands write to stderr.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+// newLogger returns the logger commands write to stderr: text, or JSON
+// with format json.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", ErrConfig, level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: want text or json", ErrConfig, format)
 }
 
 // loadSettings creates a command's logger, loads its settings (file,
@@ -33,10 +45,11 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 // of the flags (--log-level) to report with the settings' own problems,
 // which Sink and Source return (so the load's error is not returned here).
 func loadSettings(cmd config.Command, cf configFlags, flags map[string]string, streams IO) (*config.Settings, *slog.Logger, error) {
-	log, levelErr := newLogger(streams.Err, cf.LogLevel)
+	log, levelErr := newLogger(streams.Err, cf.LogLevel, cf.LogFormat)
 	if levelErr != nil {
-		log, _ = newLogger(streams.Err, "info")
+		log = fallbackLogger(streams.Err, cf)
 	}
+	levelErr = config.Join(levelErr, checkMetricsAddr(cf.MetricsAddr))
 	settings, err := config.Load(config.Input{
 		Command: cmd, ConfigFile: cf.ConfigFile, Params: cf.Params, Flags: flags, LookupEnv: os.LookupEnv,
 	})
@@ -58,4 +71,14 @@ func setFlags(m map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// fallbackLogger is the logger of flags that name a wrong --log-level or
+// --log-format: info level, in the format asked for when that is right.
+func fallbackLogger(w io.Writer, cf configFlags) *slog.Logger {
+	if log, err := newLogger(w, "info", cf.LogFormat); err == nil {
+		return log
+	}
+	log, _ := newLogger(w, "info", "text")
+	return log
 }

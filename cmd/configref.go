@@ -96,6 +96,7 @@ Exit codes: 0 the configuration is valid, 2 it has problems.`,
 	fl.StringVar(&f.LocalDir, "local-dir", "", "a local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
 	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	f.logFormatFlag(fl)
 	return c
 }
 

@@ -26,8 +26,9 @@ func TestSinkFlags(t *testing.T) {
 	var got *sinkFlags
 	c := newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
 	parseFlags(t, c, "-c", "s.yaml", "-p", "a=1", "--param", "b=2", "--once", "--once-timeout", "1m30s", "--log-level", "debug",
-		"--topics", "t1,t2", "--bootstrap-servers", "h:1", "--flush-size", "5", "--local-dir", "/d", "--bucket", "bk")
-	want := &sinkFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1", "b=2"}, LogLevel: "debug"},
+		"--topics", "t1,t2", "--bootstrap-servers", "h:1", "--flush-size", "5", "--local-dir", "/d", "--bucket", "bk",
+		"--log-format", "json", "--metrics-addr", "127.0.0.1:9464")
+	want := &sinkFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1", "b=2"}, LogLevel: "debug", LogFormat: "json", MetricsAddr: "127.0.0.1:9464"},
 		Once: true, OnceTimeout: 90 * time.Second, Topics: "t1,t2", Bootstrap: "h:1", FlushSize: "5", LocalDir: "/d", Bucket: "bk"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v, want %+v", got, want)
@@ -37,10 +38,10 @@ func TestSinkFlags(t *testing.T) {
 		"flush.size": "5", "store.local.dir": "/d", "s3.bucket.name": "bk"}) {
 		t.Errorf("keyFlags = %v", m)
 	}
-	// Defaults: info logs, and no key set by a flag.
+	// Defaults: info text logs, no metrics server, and no key set by a flag.
 	c = newSinkCmdRun(IO{}, func(_ context.Context, f *sinkFlags, _ IO) error { got = f; return nil })
 	parseFlags(t, c)
-	if got.LogLevel != "info" || len(got.keyFlags(k)) != 0 || got.Once || got.OnceTimeout != 10*time.Minute {
+	if got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" || len(got.keyFlags(k)) != 0 || got.Once || got.OnceTimeout != 10*time.Minute {
 		t.Errorf("defaults %+v", got)
 	}
 }
@@ -52,8 +53,9 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-rename-regex", "o.*", "--dry-run", "--follow", "--create-topics", "--replication-factor", "2",
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
-		"--allow-unproven-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn")
-	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn"},
+		"--allow-unproven-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
+		"--log-format", "json", "--metrics-addr", ":9464")
+	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
 		AllowUnprovenOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
@@ -66,7 +68,7 @@ func TestSourceFlags(t *testing.T) {
 	}
 	c = newSourceCmdRun(IO{}, func(_ context.Context, f *sourceFlags, _ IO) error { got = f; return nil })
 	parseFlags(t, c)
-	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" {
+	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" {
 		t.Errorf("defaults %+v", got)
 	}
 }
@@ -76,7 +78,7 @@ func TestConfigFlags(t *testing.T) {
 	var which config.Command
 	c := newConfigCmdRun(IO{}, func(f *configOptions, cmd config.Command, _ IO) error { got, which = f, cmd; return nil })
 	parseFlags(t, c, "-c", "s.yaml", "source", "-p", "a=1", "--bucket", "bk", "--local-dir", "/d", "--bootstrap-servers", "h:1")
-	want := &configOptions{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn"},
+	want := &configOptions{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "text"},
 		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk"}
 	if !reflect.DeepEqual(got, want) || which != config.Source {
 		t.Errorf("flags %+v for %v, want %+v for source", got, which, want)

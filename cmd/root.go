@@ -50,15 +50,28 @@ func Main() int {
 func Run(ctx context.Context, args []string, streams IO) int {
 	root := NewRootCmd(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(streams.Err, "kafkas3: %v\n", err)
+	code := ExitFail
 	if errors.Is(err, ErrConfig) || isUsageError(err) {
-		return ExitConfig
+		code = ExitConfig
 	}
-	return ExitFail
+	if ran != nil && jsonLogs(ran) {
+		log, _ := newLogger(streams.Err, "error", "json")
+		log.Error("kafkas3: "+err.Error(), "exit_code", code)
+		return code
+	}
+	fmt.Fprintf(streams.Err, "kafkas3: %v\n", err)
+	return code
+}
+
+// jsonLogs tells whether the command that ran was given --log-format json,
+// so that its error at exit is a JSON log line too.
+func jsonLogs(c *cobra.Command) bool {
+	f := c.Flags().Lookup("log-format")
+	return f != nil && f.Value.String() == "json"
 }
 
 // NewRootCmd builds the command tree.

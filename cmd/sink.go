@@ -77,6 +77,8 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 	fl.DurationVar(&f.OnceTimeout, "once-timeout", archive.DefaultOnceTimeout,
 		"with --once: exit 1 naming the dependency (Kafka, the store, the Schema Registry) that stays unreachable this long (a Go duration: 90s, 10m, 1h30m); without --once outages are retried for ever")
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.logFormatFlag(fl)
+	f.telemetryFlags(fl)
 	fl.StringVar(&f.Topics, "topics", "", "topics to archive, comma separated (topics)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "Kafka brokers host:port, comma separated (bootstrap.servers)")
 	fl.StringVar(&f.FlushSize, "flush-size", "", "records per object (flush.size)")
@@ -104,6 +106,11 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
+	store, stopTelemetry, err := observeSink(f.MetricsAddr, &cfg, store, sc.LogInterval, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	sink, err := archive.New(cfg, store, log)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -166,6 +166,8 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.logFormatFlag(fl)
+	f.telemetryFlags(fl)
 }
 
 // sourceIdentity names the archive in the restore's resume markers: the
@@ -193,6 +195,11 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if f.wrapStore != nil {
 		store = f.wrapStore(store)
 	}
+	store, observeProgress, stopTelemetry, err := observeSource(f.MetricsAddr, &cfg, store, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	r, err := restore.New(cfg, store, log)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -206,11 +213,13 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs))
-	res, err := runRestore(ctx, r, streams)
+	stderr := stderrFor(f.configFlags, streams, log)
+	progress := restore.NewRenderer(stderr, isTerminal(stderr), progressInterval)
+	res, err := runRestore(ctx, r, observeProgress(progress))
 	if err != nil {
 		return err
 	}
-	return reportRestore(ctx, cfg, res, streams, log)
+	return reportRestore(ctx, cfg, res, IO{Out: streams.Out, Err: stderr}, log)
 }
 
 // sourceConfig is the restore config of the settings and the flags, with
@@ -236,10 +245,9 @@ type restoreResult struct {
 	err error
 }
 
-// runRestore runs the restore with progress on stderr. On a signal it
+// runRestore runs the restore reporting to progress. On a signal it
 // waits shutdownGrace for the run to stop.
-func runRestore(ctx context.Context, r *restore.Restorer, streams IO) (restoreResult, error) {
-	progress := restore.NewRenderer(streams.Err, isTerminal(streams.Err), progressInterval)
+func runRestore(ctx context.Context, r *restore.Restorer, progress restore.Progress) (restoreResult, error) {
 	done := make(chan restoreResult, 1)
 	go func() {
 		sum, err := r.Run(ctx, progress)

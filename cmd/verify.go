@@ -77,6 +77,7 @@ failed), 2 configuration or flag error.`,
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
 	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	f.logFormatFlag(fl)
 	return c
 }
 
@@ -100,11 +101,12 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	rc := sc.Restore
 	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep}
 	if f.Deep {
+		stderr := stderrFor(f.configFlags, streams, log)
 		var last time.Time
 		cfg.Progress = func(done, total int, bytes, totalBytes int64) {
 			if now := time.Now(); done == total || now.Sub(last) >= f.progressEvery {
 				last = now
-				fmt.Fprintf(streams.Err, "kafkas3 verify: read %d/%d objects, %s of %s\n", done, total, formatSize(bytes), formatSize(totalBytes))
+				fmt.Fprintf(stderr, "kafkas3 verify: read %d/%d objects, %s of %s\n", done, total, formatSize(bytes), formatSize(totalBytes))
 			}
 		}
 	}

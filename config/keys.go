@@ -186,6 +186,7 @@ type Keys struct {
 	OffsetsSnapshotIntervalMs    IntKey    // offsets.snapshot.interval.ms
 	GroupsRegex                  StringKey // groups.regex
 	Kafkas3TopicsCheckIntervalMs IntKey    // kafkas3.topics.check.interval.ms
+	Kafkas3LogIntervalMs         IntKey    // kafkas3.log.interval.ms
 
 	// Rotation.
 	FlushSize                IntKey    // flush.size
@@ -487,6 +488,9 @@ func declare(d *declarer) *Keys {
 			Doc: "kafkas3 only: snapshot only the consumer groups whose whole name matches this expression (offsets.snapshot.interval.ms); empty means every group."}),
 		Kafkas3TopicsCheckIntervalMs: d.int(Spec{Name: "kafkas3.topics.check.interval.ms", Default: "300000", Min: 1000, Max: maxInt32, Commands: Sink,
 			Doc: "How often a sink that runs until stopped describes the archived topics again (it always does at start, --once too): partition count, replication factor and every config set on the topic (not the broker defaults). A description that differs from the latest one stored is written to <kafkas3.index.prefix>topics/<topic>/<wall time ms, 20 digits>-<writer>.json; the source creates missing targets from it (--create-topics). Needs kafkas3.index.enabled; a broker that refuses DescribeConfigs gives one warning and archiving goes on."}),
+
+		Kafkas3LogIntervalMs: d.int(Spec{Name: "kafkas3.log.interval.ms", Default: "30000", Min: 1000, Max: maxInt32, Commands: Sink,
+			Doc: "kafkas3 only: how often the sink logs its progress line at info level: records, bytes and records fetched per second, objects completed in the interval, the consumer lag summed over its partitions and the run's totals. An interval in which nothing was fetched or completed while records wait sets /readyz's progress not ready (--metrics-addr)."}),
 
 		// Rotation.
 		FlushSize: d.int(Spec{Name: "flush.size", Min: 1, Max: maxInt64, Required: Sink, Commands: Sink,

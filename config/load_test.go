@@ -49,7 +49,8 @@ func quickStart() *SinkConfig {
 			Bucket: "confluent-kafka-connect-s3-testing", Region: "us-west-2", PathStyle: true,
 			PartSize: 5242880, PartRetries: 3, RetryBackoff: 200 * time.Millisecond,
 		}},
-		FormatName: "json",
+		FormatName:  "json",
+		LogInterval: 30 * time.Second,
 	}
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/format"
@@ -16,6 +17,9 @@ type SinkConfig struct {
 	Store   StoreConfig
 	// FormatName is format.class's short name, for the start log line.
 	FormatName string
+	// LogInterval is kafkas3.log.interval.ms: how often the sink logs its
+	// progress line.
+	LogInterval time.Duration
 }
 
 // Sink types and validates the settings for `kafkas3 sink` and builds the
@@ -39,6 +43,7 @@ func (s *Settings) Sink(log *slog.Logger) (*SinkConfig, error) {
 	a.RotateInterval = p.millis(p.k.RotateIntervalMs)
 	a.RotateScheduleInterval = p.millis(p.k.RotateScheduleIntervalMs)
 	a.MaxOpenPartitions = int(p.int(p.k.Kafkas3MaxOpenPartitions))
+	c.LogInterval = p.millis(p.k.Kafkas3LogIntervalMs)
 	a.Timezone = p.timezone()
 	p.locale()
 	c.Store = p.store()

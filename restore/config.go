@@ -167,6 +167,8 @@ type Config struct {
 	// KafkaOpts are extra client options (security, client id, ...). They
 	// are applied after the engine's own options.
 	KafkaOpts []kgo.Opt
+	// Observer, when set, is told what the restore does (metrics).
+	Observer Observer
 }
 
 // Defaults for the zero values of Config.

@@ -384,4 +384,10 @@
 // already produced, as a half-uploaded rotation without index can cause),
 // the run stops with ErrStreamChanged before producing anything of that
 // pass, instead of resuming by count into skipped and repeated records.
+//
+// Config.Observer (observer.go; package metrics implements it) is told what
+// a restore does, never per record: each partition stream resolves its
+// StreamObserver once (newStream) and reports the acknowledged records with
+// its progress reports, each object counted in Summary.Bytes (covered) and
+// each failed or misplaced record; retry reports each retry.
 package restore

@@ -108,6 +108,7 @@ type stream struct {
 	pos    map[int]int64         // next record index of each loaded object
 	pre    *prefetcher           // loads the objects one ahead (nil until started)
 	res    partitionResult
+	obs    StreamObserver // Config.Observer's for the target partition
 }
 
 // newStream starts the stream of job j: nothing read or produced yet.
@@ -119,6 +120,7 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 		segsLeft: make([]int, len(j.part.Objects)),
 		loaded:   map[int]*loadedObject{},
 		pos:      map[int]int64{},
+		obs:      r.observer().Stream(j.topic.Target, j.part.Partition),
 	}
 	if j.trust {
 		s.window = 0
@@ -161,6 +163,7 @@ func maxLoaded(segs []segment, n int) int {
 func (s *stream) report() {
 	a := s.acked.Load()
 	s.progress.Advance(a-s.reported, 0)
+	s.obs.Produced(a - s.reported)
 	s.reported = a
 }
 
@@ -169,10 +172,12 @@ func (s *stream) report() {
 func (s *stream) promise(rec *kgo.Record, err error, idx int64) {
 	defer s.inflight.Done()
 	if err != nil {
+		s.obs.Failed(ErrorProduce)
 		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, s.p, err))
 		return
 	}
 	if want := s.j.start + idx; rec.Offset != want {
+		s.obs.Failed(ErrorForeignWrite)
 		s.cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
 			ErrForeignWrite, s.target, s.p, rec.Offset, want))
 		return
@@ -197,6 +202,7 @@ func (s *stream) covered(o Object) {
 	if size, ok := s.r.covered[o.Key]; !ok || size != o.Size {
 		s.r.covered[o.Key] = o.Size
 		s.res.bytes += o.Size
+		s.obs.Restored(o.Size)
 	}
 }
 

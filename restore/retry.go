@@ -53,6 +53,7 @@ func (r *Restorer) retry(ctx context.Context, what string, before func(), fn fun
 				what, attempt, r.cfg.RetryTimeout.Round(time.Second), r.cfg.RetryTimeout, err)
 		}
 		r.log.Debug("transient cluster error, retrying", "step", what, "attempt", attempt, "error", err)
+		r.observer().Retry(RetryCluster)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -1,0 +1,150 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/kafkas3/kafkas3/health"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// storeMetrics measures the objects a store writes.
+type storeMetrics struct {
+	upload    prometheus.Histogram
+	openFiles prometheus.Gauge
+	spool     prometheus.Gauge
+}
+
+// latencyBuckets are the latency buckets, in seconds: from a small object
+// on a local disk (or a produce to a local broker) to a multipart upload's
+// last parts.
+func latencyBuckets() []float64 {
+	return []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+}
+
+func newStoreMetrics() *storeMetrics {
+	return &storeMetrics{
+		upload: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kafkas3_sink_upload_duration_seconds",
+			Help: "Time to complete one object in the store (Commit: its last part and the multipart completion on S3, the rename in a local directory), every attempt; index and snapshot objects included.", Buckets: latencyBuckets()}),
+		openFiles: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafkas3_sink_open_files",
+			Help: "Objects being written: created in the store and not yet completed or aborted (each holds a spool file)."}),
+		spool: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafkas3_sink_spool_bytes",
+			Help: "Bytes written to the objects being written (kafkas3_sink_open_files): spooled, or on S3 partly uploaded as parts of a multipart upload not yet completed."}),
+	}
+}
+
+func (m *storeMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.upload, m.openFiles, m.spool}
+}
+
+// observedStore is a store whose calls are measured (m; nil measures
+// nothing) and whose outcome sets the store's readiness: a failed call,
+// other than for an object that does not exist, sets it down, a call that
+// worked sets it up.
+type observedStore struct {
+	s3store.Store
+	m     *storeMetrics
+	ready *health.Readiness
+}
+
+// report sets the readiness from a call's error.
+func (s *observedStore) report(err error) {
+	switch {
+	case err == nil:
+		s.ready.SetUp(health.Store)
+	case errors.Is(err, s3store.ErrNotExist), errors.Is(err, context.Canceled):
+	default:
+		s.ready.SetDown(health.Store, err)
+	}
+}
+
+func (s *observedStore) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
+	w, err := s.Store.Create(ctx, key)
+	s.report(err)
+	if err != nil || s.m == nil {
+		return w, err
+	}
+	s.m.openFiles.Inc()
+	return &observedWriter{w: w, s: s}, nil
+}
+
+func (s *observedStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	r, err := s.Store.Open(ctx, key)
+	s.report(err)
+	return r, err
+}
+
+func (s *observedStore) Stat(ctx context.Context, key string) (s3store.ObjectInfo, error) {
+	i, err := s.Store.Stat(ctx, key)
+	s.report(err)
+	return i, err
+}
+
+func (s *observedStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	var fnErr error
+	err := s.Store.List(ctx, prefix, func(i s3store.ObjectInfo) error {
+		fnErr = fn(i)
+		return fnErr
+	})
+	if err == nil || fnErr == nil || !errors.Is(err, fnErr) {
+		s.report(err) // an error of fn is not the store's
+	}
+	return err
+}
+
+func (s *observedStore) Check(ctx context.Context) error {
+	err := s.Store.Check(ctx)
+	s.report(err)
+	return err
+}
+
+// observedWriter measures one object: its bytes while open, the time of
+// its Commit.
+type observedWriter struct {
+	w      s3store.ObjectWriter
+	s      *observedStore
+	n      int64 // bytes written, in the spool gauge until closed
+	closed bool
+}
+
+func (w *observedWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if n > 0 && !w.closed {
+		w.n += int64(n)
+		w.s.m.spool.Add(float64(n))
+	}
+	if err != nil {
+		w.s.report(err)
+	}
+	return n, err
+}
+
+func (w *observedWriter) Commit(ctx context.Context) error {
+	start := time.Now()
+	err := w.w.Commit(ctx)
+	w.s.m.upload.Observe(time.Since(start).Seconds())
+	w.s.report(err)
+	if err == nil {
+		w.close()
+	}
+	return err
+}
+
+func (w *observedWriter) Abort(ctx context.Context) error {
+	err := w.w.Abort(ctx)
+	w.close()
+	return err
+}
+
+// close takes the object out of the open files and the spool, once.
+func (w *observedWriter) close() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.s.m.openFiles.Dec()
+	w.s.m.spool.Sub(float64(w.n))
+}
