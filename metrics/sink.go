@@ -97,7 +97,7 @@ func (s *Sink) Error(kind string) { s.errors.WithLabelValues(kind).Inc() }
 // Store wraps st so that its objects are measured (open files, spool
 // bytes, upload latency) and its failures reported to the readiness.
 func (s *Sink) Store(st storeType) storeType {
-	return &observedStore{Store: st, m: s.store, ready: s.ready}
+	return observe(&observedStore{Store: st, m: s.store, ready: s.ready})
 }
 
 // sinkPartition is one partition's resolved metrics.

@@ -50,6 +50,28 @@ type observedStore struct {
 	ready *health.Readiness
 }
 
+// observe returns s, keeping the optional interfaces of the store it
+// wraps (s3store.Tagger), which the sink asks for by type assertion.
+func observe(s *observedStore) s3store.Store {
+	if t, ok := s.Store.(s3store.Tagger); ok {
+		return &observedTagger{observedStore: s, tagger: t}
+	}
+	return s
+}
+
+// observedTagger is an observedStore of a store that tags objects.
+type observedTagger struct {
+	*observedStore
+	tagger s3store.Tagger
+}
+
+// Tag tags the object in the wrapped store.
+func (s *observedTagger) Tag(ctx context.Context, key string, tags map[string]string) error {
+	err := s.tagger.Tag(ctx, key, tags)
+	s.report(err)
+	return err
+}
+
 // report sets the readiness from a call's error.
 func (s *observedStore) report(err error) {
 	switch {

@@ -152,3 +152,26 @@ func histogramCount(t *testing.T, reg prometheus.Gatherer, name string) uint64 {
 	t.Fatalf("no metric %s", name)
 	return 0
 }
+
+// plainStore is a store with nothing but the Store methods.
+type plainStore struct{ s3store.Store }
+
+func TestStoreKeepsOptionalInterfaces(t *testing.T) {
+	s, _, _ := newTestSink(t)
+	src, _, _ := newTestSource(t)
+	mem := s3store.NewMemory()
+	for _, st := range []s3store.Store{s.Store(mem), src.Store(mem)} {
+		tg, ok := st.(s3store.Tagger)
+		if !ok {
+			t.Fatal("the wrapper of a Tagger is no Tagger: s3.object.tagging would stop tagging")
+		}
+		w, _ := st.Create(context.Background(), "k")
+		_ = w.Commit(context.Background())
+		if err := tg.Tag(context.Background(), "k", map[string]string{"a": "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := s.Store(plainStore{mem}).(s3store.Tagger); ok {
+		t.Fatal("the wrapper of a store that cannot tag says it can")
+	}
+}
