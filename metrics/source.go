@@ -89,7 +89,9 @@ func (s *Source) Stream(topic string, _ int32) restore.StreamObserver {
 func (s *Source) Retry(kind string) { s.retries.WithLabelValues(kind).Inc() }
 
 // Store wraps st so that its failures set the store's readiness.
-func (s *Source) Store(st storeType) storeType { return observe(&observedStore{Store: st, ready: s.ready}) }
+func (s *Source) Store(st storeType) storeType {
+	return observe(&observedStore{Store: st, ready: s.ready})
+}
 
 func (t *sourceTopic) Produced(records int64) { t.records.Add(float64(records)) }
 
