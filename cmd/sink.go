@@ -10,7 +10,6 @@ import (
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/health"
 	"github.com/spf13/cobra"
 )
 
@@ -101,7 +100,6 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	}
 	cfg := sc.Archive
 	cfg.Once, cfg.OnceTimeout = f.Once, f.OnceTimeout
-	cfg.Health = health.NewReadiness(log)
 	store, _, err := sc.Store.Open(ctx, log)
 	if err != nil {
 		return err

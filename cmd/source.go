@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/health"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -191,7 +190,6 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		return err
 	}
 	cfg.Identity = sourceIdentity(ident, cfg.Keys.TopicsDir)
-	cfg.Health = health.NewReadiness(log)
 	if f.wrapStore != nil {
 		store = f.wrapStore(store)
 	}

@@ -85,7 +85,8 @@ func (t *telemetry) close() {
 	}
 }
 
-// observeSink starts the sink's telemetry: cfg reports to its metrics, the
+// observeSink starts the sink's telemetry: cfg reports to its metrics and
+// its readiness (Config.Health), the
 // returned store is measured, and the progress line is logged every
 // interval. The returned func stops it all.
 func observeSink(addr string, cfg *archive.Config, store s3store.Store, interval time.Duration, log *slog.Logger) (s3store.Store, func(), error) {
@@ -98,7 +99,7 @@ func observeSink(addr string, cfg *archive.Config, store s3store.Store, interval
 		t.close()
 		return nil, nil, err
 	}
-	cfg.Observer = obs
+	cfg.Observer, cfg.Health = obs, t.ready
 	cfg.KafkaOpts = append(cfg.KafkaOpts, kgo.WithHooks(obs.SinkHooks()))
 	if interval <= 0 {
 		interval = 30 * time.Second
@@ -108,7 +109,7 @@ func observeSink(addr string, cfg *archive.Config, store s3store.Store, interval
 }
 
 // observeSource starts the source's telemetry: cfg reports to its
-// metrics, the returned store sets the store's readiness, and wrap gives
+// metrics and its readiness (Config.Health), the returned store sets the store's readiness, and wrap gives
 // the run's progress to the metrics too. The returned func stops it all.
 func observeSource(addr string, cfg *restore.Config, store s3store.Store, log *slog.Logger) (s3store.Store, func(restore.Progress) restore.Progress, func(), error) {
 	t, err := startTelemetry(addr, log)
@@ -126,7 +127,7 @@ func observeSource(addr string, cfg *restore.Config, store s3store.Store, log *s
 		t.close()
 		return nil, nil, nil, err
 	}
-	cfg.Observer = obs
+	cfg.Observer, cfg.Health = obs, t.ready
 	go obs.Watch(t.stop, sourceStallAfter)
 	return obs.Store(store), obs.Progress, t.close, nil
 }
