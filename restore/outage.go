@@ -81,3 +81,16 @@ func (h producerHooks) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 func (h producerHooks) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
 	h.deps.Recovered(outage.Broker)
 }
+
+// firstPlan is Plan; in follow mode (not a dry run) a plan that fails for
+// a reason that passes on its own (a store outage) is made again after a
+// backoff, so a --follow started during an outage waits for its end.
+func (r *Restorer) firstPlan(ctx context.Context) (*Plan, error) {
+	backoff := outage.Backoff{Min: followMinBackoff, Max: followMaxBackoff}
+	for {
+		plan, err := r.Plan(ctx)
+		if err == nil || r.cfg.DryRun || !r.rideOut(ctx, err, &backoff) {
+			return plan, err
+		}
+	}
+}

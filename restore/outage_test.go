@@ -103,9 +103,10 @@ func (d *depStates) String() string {
 	return fmt.Sprint(d.events)
 }
 
-// TestFollowRidesOutOutages: --follow keeps running while the target
-// broker and then the store go away, reports each down and up again, and
-// restores every record once, in order.
+// TestFollowRidesOutOutages: --follow started while the store is down
+// waits for it, then keeps running while the target broker and then the
+// store go away, reports each down and up again, and restores every record
+// once, in order.
 func TestFollowRidesOutOutages(t *testing.T) {
 	brokers, brokerDown := switchedCluster(t, 2, "dst")
 	a := newArchive(t, format.NewJSON())
@@ -115,6 +116,7 @@ func TestFollowRidesOutOutages(t *testing.T) {
 	st := &depStates{}
 	cfg.Health = st
 	store := &downStore{Store: a.store}
+	store.down.Store(true) // down at start: the first plan waits
 	r, err := New(cfg, store, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -152,26 +154,28 @@ func TestFollowRidesOutOutages(t *testing.T) {
 		default:
 		}
 	}
+	waitState("down store")
+	store.down.Store(false)
 	restored(20)
 
 	brokerDown.Store(true)
 	more := values("p1-new", 10, 7)
 	a.put("src", 1, 10, more)
 	want[1] = append(want[1], more...)
-	waitState("down broker")
+	waitState("down store", "up store", "down broker")
 	time.Sleep(1500 * time.Millisecond)
 	brokerDown.Store(false)
-	waitState("down broker", "up broker")
+	waitState("down store", "up store", "down broker", "up broker")
 	restored(27)
 
 	store.down.Store(true)
-	waitState("down store")
+	waitState("down store", "up store", "down broker", "up broker", "down store")
 	more = values("p0-new", 10, 4)
 	a.put("src", 0, 10, more)
 	want[0] = append(want[0], more...)
 	time.Sleep(1500 * time.Millisecond)
 	store.down.Store(false)
-	waitState("down store", "up store")
+	waitState("down store", "up store", "down broker", "up broker", "down store", "up store")
 	restored(31)
 	time.Sleep(200 * time.Millisecond) // more passes: nothing may be duplicated
 	cancel()

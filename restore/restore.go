@@ -221,7 +221,7 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}()
 
 	r.keepProofs = !r.cfg.DryRun && !r.noKeep
-	plan, err := r.Plan(ctx)
+	plan, err := r.firstPlan(ctx)
 	if err != nil {
 		return sum, err
 	}

@@ -100,3 +100,82 @@ func logLines(logs string, want ...string) int {
 	}
 	return n
 }
+
+// TestIntegrationSourceFollowBrokerOutages (issue 13, item 2): the real
+// broker, which `source --follow` restores into, is killed (SIGKILL) and
+// restarted twice: once as the first records land, once right after the
+// sink archived a second batch. The source must keep running, report the
+// brokers down and up again, and leave the target holding every archived
+// record once, in order.
+func TestIntegrationSourceFollowBrokerOutages(t *testing.T) {
+	b := newBed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	broker, err := testbed.StartKafka(ctx, testbed.Options{QuickJVM: true, KafkaHeap: "384m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = broker.Close() })
+	ob := &bed{k: broker, s: b.s}
+	const parts, first, second = 2, 3000, 2000
+	topic := srcUnique("src-follow-down")
+	target := "copy_of_" + topic
+	broker.CreateTopic(t, topic, parts)
+	ob.produce(t, topic, parts, 0, first, value)
+	bucket := b.s.CreateBucket(t)
+	cfg := ob.sinkConf(topic, topic, bucket).with("flush.size", "200").write(t)
+	runOnce(t, "sink --once #1", cfg)
+
+	f := srcStart(t, "source --follow", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--follow",
+		"-p", "s3.poll.interval.ms=1000")
+	landed := func() int64 {
+		ends, err := ob.srcEndsErr(target)
+		if err != nil {
+			return 0
+		}
+		return srcSum(ends)
+	}
+	outage := func(i int) {
+		t.Helper()
+		broker.Kill()
+		killed := time.Now()
+		time.Sleep(10 * time.Second)
+		if f.exited() {
+			t.Fatalf("outage %d: the source exited while the broker was down (code %d)\n%s", i, f.cmd.ProcessState.ExitCode(), f.logs())
+		}
+		if err := broker.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("outage %d: broker back after %v; %d records had landed", i, time.Since(killed).Round(time.Millisecond), landed())
+	}
+	if !waitFor(60*time.Second, 20*time.Millisecond, func() bool { return landed() > 0 || f.exited() }) || f.exited() {
+		t.Fatalf("follow: nothing landed (exited %v)\n%s", f.exited(), f.logs())
+	}
+	outage(1)
+	if !waitFor(120*time.Second, 100*time.Millisecond, func() bool { return landed() >= parts*first || f.exited() }) || f.exited() {
+		t.Fatalf("follow: %d of %d records landed after the first outage (exited %v)\n%s", landed(), parts*first, f.exited(), f.logs())
+	}
+	ob.produce(t, topic, parts, first, second, value)
+	runOnce(t, "sink --once #2", cfg)
+	outage(2)
+	total := int64(parts * (first + second))
+	if !waitFor(120*time.Second, 100*time.Millisecond, func() bool { return landed() >= total || f.exited() }) || f.exited() {
+		t.Fatalf("follow: %d of %d records landed after the second outage (exited %v)\n%s", landed(), total, f.exited(), f.logs())
+	}
+	time.Sleep(3 * time.Second) // more passes: nothing may be produced twice
+	f.signal(syscall.SIGTERM)
+	if code := f.wait(30 * time.Second); code != 0 {
+		t.Fatalf("follow: exit code %d after SIGTERM, want 0\n%s", code, f.logs())
+	}
+	if got := landed(); got != total {
+		t.Fatalf("target holds %d records, want %d", got, total)
+	}
+	for p := range int32(parts) {
+		srcSameValues(t, fmt.Sprintf("kcat %s/%d", target, p), ob.srcKcat(t, target, p), srcValues(p, 0, first+second))
+	}
+	downs, ups := logLines(f.stderr(), "dependency down", "dependency=broker"), logLines(f.stderr(), "dependency up again", "dependency=broker")
+	t.Logf("follow: logged for the brokers %d down, %d up again; %s", downs, ups, srcLastLine(f.stdout()))
+	if downs < 1 || downs != ups {
+		t.Fatalf("want the outages logged down and up again, got %d down and %d up\n%s", downs, ups, f.logs())
+	}
+}
