@@ -183,6 +183,22 @@ func (s *Sink) runSessions(ctx context.Context) error {
 	}
 }
 
+// outageOf reports err, a failure of a side task (a snapshot, a topic
+// description) that archiving survives, as an outage of the store or the
+// brokers when it is a transient one, and reports whether it did: the
+// readiness then logs it once, instead of a warning per attempt.
+func (s *Sink) outageOf(what string, err error) bool {
+	switch {
+	case s3store.Transient(err):
+		s.deps.Down(outage.Store, fmt.Errorf("%s: %w", what, err))
+	case outage.Transient(err):
+		s.deps.Down(outage.Broker, fmt.Errorf("%s: %w", what, err))
+	default:
+		return false
+	}
+	return true
+}
+
 // failedDep tells which dependency err is a failure of, and whether it
 // passes on its own: a *StoreError (not denied access, not a missing
 // bucket), a *ConverterError (the registry) or a *KafkaError.

@@ -29,6 +29,7 @@ type snapshotter struct {
 	store    s3store.Store
 	log      *slog.Logger
 	tally    *tally
+	outageOf func(what string, err error) bool // Sink.outageOf
 	adm      *kadm.Client
 	groupsRE *regexp.Regexp // nil: every group
 	topicsRE *regexp.Regexp // topics.regex, nil with a topic list
@@ -49,7 +50,7 @@ func (s *Sink) newSnapshotter() (*snapshotter, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka client for offset snapshots: %w", err)
 	}
-	sn := &snapshotter{cfg: &s.cfg, store: s.store, log: s.log, tally: &s.tally, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
+	sn := &snapshotter{cfg: &s.cfg, store: s.store, log: s.log, tally: &s.tally, outageOf: s.outageOf, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
 		last: map[string]*index.Snapshot{}, loaded: map[string]bool{}, warned: map[string]bool{}}
 	if s.cfg.GroupsRegex != "" {
 		if sn.groupsRE, err = regexp.Compile("^(?:" + s.cfg.GroupsRegex + ")$"); err != nil {
@@ -82,7 +83,7 @@ func (sn *snapshotter) loop(ctx context.Context) {
 
 // takeLogged takes a snapshot; a failure is a warning, never a stop.
 func (sn *snapshotter) takeLogged(ctx context.Context) {
-	if err := sn.take(ctx); err != nil && ctx.Err() == nil {
+	if err := sn.take(ctx); err != nil && ctx.Err() == nil && !sn.outageOf("group offset snapshot", err) {
 		sn.log.Warn("group offset snapshot failed; archiving goes on", "err", err)
 	}
 }

@@ -58,7 +58,9 @@ func (ss *session) recordTopics(ctx context.Context, adm *kadm.Client) {
 		}
 		return
 	}
-	s.log.Warn("cannot record the archived topics' partition counts and configs; will try again", "err", err)
+	if !s.outageOf("record the topic descriptions", err) {
+		s.log.Warn("cannot record the archived topics' partition counts and configs; will try again", "err", err)
+	}
 }
 
 // topicLoop records the topic descriptions every interval until ctx ends.
