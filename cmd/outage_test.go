@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/internal/s3fake"
 	"github.com/kafkas3/kafkas3/internal/srfake"
 	"github.com/twmb/avro"
 )
@@ -145,6 +146,86 @@ func TestSinkCmdRidesOutRegistryOutage(t *testing.T) {
 		clean, err2 := os.ReadFile(filepath.Join(cleanDir, k))
 		if err1 != nil || err2 != nil || string(got) != string(clean) {
 			t.Fatalf("%s differs from the clean run's (%v, %v)", k, err1, err2)
+		}
+	}
+}
+
+// storeSinkYAML archives topic st into bucket of the S3 fake at endpoint,
+// flush.size 2, retrying each request once after 10 ms.
+func storeSinkYAML(brokers, endpoint, bucket, name string) string {
+	return fmt.Sprintf(`name: %s
+bootstrap.servers: %s
+topics: st
+flush.size: 2
+format.class: json
+store.url: %s
+s3.bucket.name: %s
+aws.access.key.id: AKFAKE
+aws.secret.access.key: fake-secret
+s3.part.retries: 1
+s3.retry.backoff.ms: 10
+`, name, brokers, endpoint, bucket)
+}
+
+// TestSinkCmdStoreOutage: with the S3 store down (503 on every request), a
+// continuous sink logs it once, waits, logs it up again and writes the
+// same objects as a clean run; --once exits 1 within --once-timeout
+// naming the store.
+func TestSinkCmdStoreOutage(t *testing.T) {
+	ctx := cliContext(t)
+	fake := s3fake.New()
+	t.Cleanup(fake.Close)
+	fake.CreateBucket("kafkas3-outage")
+	fake.CreateBucket("kafkas3-clean")
+	brokers := startKafka(t, 1, "st")
+	produceValues(t, ctx, brokers, "st", []byte(`{"a":1}`), []byte(`{"a":2}`), []byte(`{"a":3}`), []byte(`{"a":4}`))
+	fake.SetDown(true)
+
+	start := time.Now()
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", writeFile(t, "once.yaml", storeSinkYAML(brokers, fake.URL, "kafkas3-outage", "once")),
+		"--once", "--once-timeout", "2s")
+	if took := time.Since(start); took < 2*time.Second || took > 15*time.Second || !strings.Contains(r.err, "the object store unreachable for 2s (--once-timeout)") {
+		t.Fatalf("--once exited after %v:\n%s", took, r.err)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan cliResult, 1)
+	cfg := writeFile(t, "cont.yaml", storeSinkYAML(brokers, fake.URL, "kafkas3-outage", "cont"))
+	go func() { done <- runCLI(runCtx, "sink", "-c", cfg) }()
+	time.Sleep(3 * time.Second)
+	fake.SetDown(false)
+	want := []string{"topics/st/partition=0/st+0+0000000000.json", "topics/st/partition=0/st+0+0000000002.json"}
+	deadline := time.Now().Add(40 * time.Second)
+	dataKeys := func() []string {
+		var out []string
+		for _, k := range fake.Keys("kafkas3-outage") {
+			if strings.HasPrefix(k, "topics/") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for !reflect.DeepEqual(dataKeys(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("objects %q, want %q", dataKeys(), want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if r = <-done; r.code != ExitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.err)
+	}
+	downs, ups := strings.Count(r.err, `msg="dependency down" dependency=store`), strings.Count(r.err, `msg="dependency up again" dependency=store`)
+	if downs != 1 || ups != 1 {
+		t.Fatalf("store logged down %d and up %d times, want once each:\n%s", downs, ups, r.err)
+	}
+	mustRun(t, ctx, ExitOK, "sink", "-c", writeFile(t, "clean.yaml", storeSinkYAML(brokers, fake.URL, "kafkas3-clean", "clean")), "--once")
+	for _, k := range want {
+		got, _ := fake.Object("kafkas3-outage", k)
+		clean, ok := fake.Object("kafkas3-clean", k)
+		if !ok || string(got) != string(clean) {
+			t.Fatalf("%s differs from the clean run's: %q, want %q", k, got, clean)
 		}
 	}
 }

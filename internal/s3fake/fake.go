@@ -61,6 +61,7 @@ type Server struct {
 	nextUpload  int
 	faults      []*fault
 	deny        bool
+	down        bool
 	counts      map[string]int
 	headers     map[string]http.Header
 	history     map[string][]http.Header // every request's headers, by operation
@@ -170,6 +171,14 @@ func (s *Server) DenyAccess(deny bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deny = deny
+}
+
+// SetDown makes every request fail with 503 ServiceUnavailable while down
+// is true, as a store in an outage (a fault switch).
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
 }
 
 // Count returns how many requests of operation op the server has received
@@ -289,6 +298,9 @@ func (s *Server) injected(r *http.Request, op string) (*s3Error, bool) {
 	s.counts[op]++
 	s.headers[op] = r.Header.Clone()
 	s.history[op] = append(s.history[op], r.Header.Clone())
+	if s.down {
+		return errf(http.StatusServiceUnavailable, "ServiceUnavailable", "store down (SetDown)"), false
+	}
 	if s.deny {
 		return errf(http.StatusForbidden, "AccessDenied", "Access Denied"), false
 	}

@@ -191,6 +191,14 @@ func TestFaults(t *testing.T) {
 		t.Errorf("denied head = %d %q", code, body)
 	}
 	s.DenyAccess(false)
+	s.SetDown(true)
+	if code, body := do(t, "GET", s.URL+"/b/k", "", nil); code != 503 || !strings.Contains(body, "ServiceUnavailable") {
+		t.Errorf("get while down = %d %s", code, body)
+	}
+	s.SetDown(false)
+	if code, _ := do(t, "GET", s.URL+"/b/k", "", nil); code != 200 {
+		t.Errorf("get after the outage = %d", code)
+	}
 	s.FailNextCode(OpHeadBucket, 1, 404, "XAdminUserNotFound")
 	if code, _ := do(t, "HEAD", s.URL+"/b", "", nil); code != 404 {
 		t.Errorf("injected 404 = %d", code)
