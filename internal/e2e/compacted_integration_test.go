@@ -29,7 +29,7 @@ func TestIntegrationCompactedRoundTrip(t *testing.T) {
 		"min.compaction.lag.ms": "0", "delete.retention.ms": "100",
 	})
 	cl := b.k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for r := range rounds {
 		var recs []*kgo.Record
@@ -47,9 +47,11 @@ func TestIntegrationCompactedRoundTrip(t *testing.T) {
 	ends := b.srcEnds(t, topic)
 	// Wait for the cleaner to finish: every partition holds about one
 	// record per key (the keys, and the roll records of the active
-	// segment), so nothing is left for it to remove.
+	// segment), so nothing is left for it to remove. The bound is generous:
+	// on a loaded machine (a load average of 30 on 2 cores) the cleaner
+	// once left 24 of 222 records after 90 s.
 	var src map[int32][]*kgo.Record
-	if !waitFor(90*time.Second, time.Second, func() bool {
+	if !waitFor(180*time.Second, time.Second, func() bool {
 		// One more record per partition rolls the last full segment.
 		var recs []*kgo.Record
 		for p := range int32(parts) {
@@ -67,7 +69,7 @@ func TestIntegrationCompactedRoundTrip(t *testing.T) {
 		}
 		return true
 	}) {
-		t.Fatalf("the broker did not compact %s within 90 s: %d of %d records left in partition 0", topic, len(src[0]), ends[0])
+		t.Fatalf("the broker did not compact %s within 180 s: %d of %d records left in partition 0", topic, len(src[0]), ends[0])
 	}
 	// Stop the cleaner from going on while the test archives: no segment
 	// counts as dirty enough any more; then wait until two dumps a second
