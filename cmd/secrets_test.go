@@ -16,6 +16,7 @@ const (
 	secretUserInfo = "RegistryPassw0rd"
 	secretURL      = "UrlPassw0rd"
 	secretOAuth    = "OAuthClientS3cret"
+	secretFamily   = "FamilyKeyst0rePass"
 )
 
 // secretKeys sets every secret key (and a registry URL with a password)
@@ -30,7 +31,8 @@ func secretKeys() string {
 		"sasl.oauthbearer.client.credentials.client.secret: " + secretOAuth + "\n" +
 		"ssl.truststore.password: " + secretPassword + "\nssl.keystore.password: " + secretPassword + "\nssl.key.password: " + secretPassword + "\n" +
 		"key.converter.basic.auth.user.info: user:" + secretUserInfo + "\n" +
-		"s3.proxy.url: http://proxyuser:" + secretURL + "@proxy.invalid:3128\n"
+		"s3.proxy.url: http://proxyuser:" + secretURL + "@proxy.invalid:3128\n" +
+		"value.converter.schema.registry.ssl.keystore.password: " + secretFamily + "\n"
 }
 
 // TestSecretKeysAllCovered: every key declared secret is set, with a
@@ -52,14 +54,15 @@ func badSecretsYAML() string {
 		"value.converter.basic.auth.user.info: " + secretUserInfo + "\n" +
 		"value.converter.schema.registry.url: ftp://user:" + secretURL + "@registry\n" +
 		"sasl.jaas.config: password=\"" + secretPassword + "\";\n" +
-		"s3.proxy.password: " + secretPassword + "\n"
+		"s3.proxy.password: " + secretPassword + "\n" +
+		"consumer.override.sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required password=\"" + secretFamily + "\";\n"
 }
 
 // checkNoSecret fails when r's output holds any secret.
 func checkNoSecret(t *testing.T, what string, r cliResult, more ...string) {
 	t.Helper()
 	customer := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
-	for _, s := range append([]string{secretPassword, secretAWS, secretUserInfo, secretURL, secretOAuth, customer}, more...) {
+	for _, s := range append([]string{secretPassword, secretAWS, secretUserInfo, secretURL, secretOAuth, secretFamily, customer}, more...) {
 		if strings.Contains(r.out, s) || strings.Contains(r.err, s) {
 			t.Errorf("%s: output shows the secret %q:\nstdout:\n%s\nstderr:\n%s", what, s, r.out, r.err)
 		}
@@ -89,7 +92,8 @@ func TestSecretsNeverReachOutput(t *testing.T) {
 	checkNoSecret(t, "verify --deep --log-level debug", r)
 	r = mustRun(t, ctx, ExitOK, "config", "-c", cfg, "--log-level", "debug")
 	checkNoSecret(t, "config", r)
-	for _, want := range []string{"sasl.password", "aws.secret.access.key", "s3.sse.customer.key", "value.converter.basic.auth.user.info", "sasl.oauthbearer.client.credentials.client.secret"} {
+	for _, want := range []string{"sasl.password", "aws.secret.access.key", "s3.sse.customer.key", "value.converter.basic.auth.user.info", "sasl.oauthbearer.client.credentials.client.secret",
+		"value.converter.schema.registry.ssl.keystore.password"} {
 		if !strings.Contains(r.out, want+" ") || !strings.Contains(r.out, "********") {
 			t.Errorf("config does not list %s as masked:\n%s", want, r.out)
 		}
@@ -107,7 +111,8 @@ func TestSecretsNeverReachOutput(t *testing.T) {
 	for _, cmd := range []string{"sink", "source", "config"} {
 		r = mustRun(t, ctx, ExitConfig, cmd, "-c", bad, "--log-level", "debug")
 		checkNoSecret(t, cmd+" with bad secrets", r)
-		for _, want := range []string{"sasl.jaas.config: the value is not a JAAS login line", "s3.sse.customer.key: the value is not"} {
+		for _, want := range []string{"sasl.jaas.config: the value is not a JAAS login line", "s3.sse.customer.key: the value is not",
+			"consumer.override.sasl.jaas.config: is a Kafka Connect per-connector override, which kafkas3 does not apply"} {
 			if !strings.Contains(r.err, want) {
 				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, r.err)
 			}

@@ -44,9 +44,28 @@ func (s *Settings) Effective() []Setting {
 	for _, key := range s.ignored {
 		lv := s.ignoredValues[key]
 		spec := s.keys.Lookup(key)
-		out = append(out, Setting{Key: key, Value: Display(spec, lv.value), Set: true, Origin: lv.origin, Secret: spec.Secret, Ignored: true})
+		secret := spec.Secret || (spec.Prefix && secretLooking(key))
+		value := Display(spec, lv.value)
+		if secret && lv.value != "" {
+			value = Masked
+		}
+		out = append(out, Setting{Key: key, Value: value, Set: true, Origin: lv.origin, Secret: secret, Ignored: true})
 	}
 	return out
+}
+
+// secretLooking reports whether a key of an ignored family (Connect's
+// consumer.override.sasl.jaas.config, value.converter.schema.registry.ssl.
+// keystore.password, ...) names a credential, so its value is masked
+// like a declared secret's.
+func secretLooking(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"password", "secret", "jaas.config", "user.info", "token", "credential", "private.key", "key.pem"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Display is value as output may show it: Masked for a secret key (when

@@ -145,6 +145,7 @@ func Load(in Input) (*Settings, error) {
 		return nil, err
 	}
 	st.checkUnsupported()
+	st.checkSecurityOverrides()
 	return st, problems(st.problems)
 }
 
@@ -292,6 +293,24 @@ func (st *Settings) checkUnsupported() {
 		}
 		st.problems = append(st.problems, &Error{Key: key, Origin: st.origins[key],
 			Msg: fmt.Sprintf("%s is not supported yet by this version (%s); %s", shownVal, lowerFirst(strings.TrimSuffix(spec.Doc, ".")), want)})
+	}
+}
+
+// checkSecurityOverrides refuses Connect's per-connector client overrides
+// of the Kafka security keys (consumer.override.sasl.jaas.config, ...):
+// the override families are otherwise ignored, and kafkas3's clients
+// would silently connect without the credentials or TLS they carry.
+func (st *Settings) checkSecurityOverrides() {
+	for _, key := range st.ignored {
+		for _, prefix := range []string{"consumer.override.", "producer.override.", "admin.override."} {
+			suffix, ok := strings.CutPrefix(key, prefix)
+			if spec := st.keys.Lookup(suffix); !ok || spec == nil || spec.Prefix ||
+				(suffix != "security.protocol" && !strings.HasPrefix(suffix, "sasl.") && !strings.HasPrefix(suffix, "ssl.")) {
+				continue
+			}
+			st.problems = append(st.problems, &Error{Key: key, Origin: st.ignoredValues[key].origin,
+				Msg: "is a Kafka Connect per-connector override, which kafkas3 does not apply (its Kafka clients would connect without it); set " + suffix + " instead"})
+		}
 	}
 }
 

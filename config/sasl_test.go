@@ -178,3 +178,35 @@ func TestOAuthMisnamedKeys(t *testing.T) {
 		t.Errorf("the error shows the secret: %v", err)
 	}
 }
+
+// TestSecurityOverridesRefused: Connect's per-connector overrides of the
+// security keys are refused naming the key to set (never silently
+// ignored), other overrides stay ignored, and `kafkas3 config` masks the
+// values of credential-looking keys of ignored families.
+func TestSecurityOverridesRefused(t *testing.T) {
+	err := sinkErr(t, minimalYAML, "producer.override.security.protocol=SSL", "consumer.override.sasl.password=Hunter2Secret",
+		"consumer.override.max.poll.records=10")
+	want := "2 configuration problems:\n" +
+		"  consumer.override.sasl.password: is a Kafka Connect per-connector override, which kafkas3 does not apply (its Kafka clients would connect without it); set sasl.password instead (from -p consumer.override.sasl.password)\n" +
+		"  producer.override.security.protocol: is a Kafka Connect per-connector override, which kafkas3 does not apply (its Kafka clients would connect without it); set security.protocol instead (from -p producer.override.security.protocol)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+	st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML),
+		Params: []string{"value.converter.schema.registry.ssl.key.password=Hunter2Secret", "consumer.override.max.poll.records=10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Effective() {
+		switch s.Key {
+		case "value.converter.schema.registry.ssl.key.password":
+			if s.Value != Masked || !s.Secret {
+				t.Errorf("%s shown as %q", s.Key, s.Value)
+			}
+		case "consumer.override.max.poll.records":
+			if s.Value != "10" || s.Secret {
+				t.Errorf("%s shown as %q", s.Key, s.Value)
+			}
+		}
+	}
+}
