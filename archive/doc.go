@@ -93,6 +93,22 @@
 // without a schema, and marks the index entries envelope=true
 // (partitionWriter.isTombstone in writer.go, decideSchema in schema.go).
 //
+// Outages of the brokers, the store and the Schema Registry are ridden out
+// (package outage sorts the errors, paces the retries and tracks since
+// when each dependency is down; Config.Health receives the states). A
+// transient fetch or group error (fetchError) marks the brokers down and
+// the poll goes on while franz-go rejoins: the lost partitions' workers
+// stop (open files aborted) and the reassigned ones start from the
+// committed offsets; an assignment, a commit answered or records fetched
+// mark them up. A transient store, registry or broker failure that ends a
+// session (failedDep: a *StoreError, a *ConverterError, a *KafkaError)
+// is retried by runSessions after a capped backoff with jitter; each
+// session first checks the store and the brokers (check). With Once, the
+// run gives up with an *outage.UnreachableError naming the dependency
+// that has been down for Config.OnceTimeout (watchOnce, runSessions),
+// counted from the first attempt. A snapshot or topic description that
+// fails transiently reports the store or brokers down (outageOf).
+//
 // Config.Observer (observer.go; package metrics implements it) is told what
 // the sink does, never per record: each worker resolves its partition's
 // PartitionObserver once (newWorker), dispatch reports each fetched batch
