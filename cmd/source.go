@@ -156,6 +156,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 			"each translated to the target offset of the first restored record at or after it; groups with members on the target are refused; the dry run prints source offset -> target offset")
 	fl.StringVar(&f.GroupRename, "group-rename", "",
 		"with --restore-groups: 'REGEX=REPLACEMENT' restores a group whose whole name matches REGEX as REPLACEMENT (Java syntax, $0, $1 expand, as --topic-rename); others keep their name")
+	fl.StringVar(&f.Shard, "shard", "",
+		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
+			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
@@ -167,6 +170,14 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.logFormatFlag(fl)
 	f.telemetryFlags(fl)
+}
+
+// shardText is --shard for the log: "I/N", or "all" without it.
+func shardText(s restore.Shard) string {
+	if !s.Sharded() {
+		return "all"
+	}
+	return s.String()
 }
 
 // sourceIdentity names the archive in the restore's resume markers: the
@@ -210,7 +221,8 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	}
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
-		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs))
+		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs),
+		"shard", shardText(cfg.Shard))
 	stderr := stderrFor(f.configFlags, streams, log)
 	progress := restore.NewRenderer(stderr, isTerminal(stderr), progressInterval)
 	res, err := runRestore(ctx, r, observeProgress(progress))

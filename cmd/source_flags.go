@@ -45,6 +45,8 @@ type sourceFlags struct {
 	// 'REGEX=REPLACEMENT' (empty keeps group names).
 	RestoreGroups bool
 	GroupRename   string
+	// Shard is --shard I/N; empty restores every partition.
+	Shard string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -80,6 +82,12 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.mode(cfg, &errs)
 	f.creation(cfg, &errs)
 	f.groups(cfg, &errs)
+	if strings.TrimSpace(f.Shard) != "" {
+		var err error
+		if cfg.Shard, err = restore.ParseShard(f.Shard); err != nil {
+			errs.bad("--shard", "%v", err)
+		}
+	}
 	return config.Join(errs...)
 }
 

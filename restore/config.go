@@ -62,6 +62,10 @@ type Config struct {
 	// records' timestamps). Zero restores everything. Not with Follow.
 	Until time.Time
 
+	// Shard is --shard I/N: restore only the partitions of one shard (see
+	// Shard). The zero value restores every partition.
+	Shard Shard
+
 	// RestoreGroups is --restore-groups: once the records are restored
 	// (also on a re-run that produces nothing), commit on the target the
 	// consumer group offsets of each topic's snapshot (the newest, or

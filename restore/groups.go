@@ -200,6 +200,9 @@ func (r *Restorer) PlanGroups(ctx context.Context, plan *Plan) ([]GroupPlan, err
 			}
 			sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })
 			for _, p := range ps {
+				if !r.cfg.Shard.Owns(t.Source, p) {
+					continue // another shard commits it
+				}
 				o := GroupOffset{Group: g, TargetGroup: tg, Source: t.Source, Target: t.Target, Partition: p, SourceOffset: offs[p], Start: -1}
 				if c := parts[p]; c != nil {
 					o.Before = c.before(offs[p])

@@ -53,7 +53,9 @@ func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveInde
 				return err
 			}
 			for i := range entries {
-				ai.byKey[entries[i].Key] = append(ai.byKey[entries[i].Key], &entries[i])
+				if r.cfg.Shard.Owns(entries[i].Topic, entries[i].Partition) {
+					ai.byKey[entries[i].Key] = append(ai.byKey[entries[i].Key], &entries[i])
+				}
 			}
 			return nil
 		})

@@ -22,6 +22,11 @@ type listing struct {
 	parallel map[string]*parallelPair
 	topics   map[string]bool // chosen topics seen (or named)
 	skipped  map[string]int  // keys not restored, by reason (Skip*)
+	// partitions is each topic's partition count in the whole archive
+	// (the highest partition named plus one), other shards' included;
+	// otherShards counts the keys left to other shards (Config.Shard).
+	partitions  map[string]int32
+	otherShards int
 }
 
 // parallelPair is the .keys and .headers objects of one base key (either
@@ -44,6 +49,8 @@ func (r *Restorer) list(ctx context.Context) (*listing, error) {
 		parallel: map[string]*parallelPair{},
 		topics:   map[string]bool{},
 		skipped:  map[string]int{},
+
+		partitions: map[string]int32{},
 	}
 	visit := func(info s3store.ObjectInfo) error { return r.visit(l, info) }
 	if len(r.cfg.Topics) > 0 {
@@ -83,6 +90,13 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 	}
 	l.topics[topic] = true
 	name, err := r.cfg.Keys.ParseObjectKey(info.Key)
+	if err == nil {
+		l.partitions[name.Topic] = max(l.partitions[name.Topic], name.Partition+1)
+		if !r.cfg.Shard.Owns(name.Topic, name.Partition) {
+			l.otherShards++
+			return nil
+		}
+	}
 	switch {
 	case err == nil && name.Ext != l.ext:
 		if infix, ext, ok := parallelExt(name.Ext); ok {
@@ -248,6 +262,14 @@ func addPartitions(objects map[topicPartition][]Object, topics map[string]*Topic
 	}
 	for _, t := range topics {
 		sort.Slice(t.Parts, func(a, b int) bool { return t.Parts[a].Partition < t.Parts[b].Partition })
+	}
+}
+
+// archivePartitions gives each topic the archive's partition count, which
+// with Config.Shard counts the partitions of every shard.
+func (l *listing) archivePartitions(topics map[string]*TopicPlan) {
+	for name, t := range topics {
+		t.Partitions = max(t.Partitions, l.partitions[name])
 	}
 }
 

@@ -174,6 +174,11 @@ type Plan struct {
 	// listed without an archive index entry at or after the last commit
 	// the index shows for their partition (a sink commit under way).
 	Deferred int
+	// Shard is Config.Shard; with it, OtherShards counts the listed keys
+	// of the partitions left to other shards, and each TopicPlan holds
+	// only the shard's partitions (its Partitions stays the archive's).
+	Shard       Shard
+	OtherShards int
 }
 
 // Objects returns the number of objects over all topics.
@@ -246,6 +251,10 @@ func (p *Plan) WriteText(w io.Writer) error {
 		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped),
 		records, dups, gaps, damaged); err != nil {
 		return err
+	}
+	if p.Shard.Sharded() {
+		fmt.Fprintf(w, "shard %s: %d partitions of this shard; %d keys of other shards' partitions left to them (shard = (FNV-1a of the topic + partition) mod %d)\n",
+			p.Shard, p.Partitions(), p.OtherShards, p.Shard.Count)
 	}
 	if p.Deferred > 0 {
 		fmt.Fprintf(w, "deferred: %d objects without an archive index entry after their partition's last indexed commit (a sink commit under way); the next pass takes them\n", p.Deferred)
@@ -359,6 +368,8 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	r.addTombstones(l, topics)
 	plan.Deferred = r.deferInFlight(l, ai)
 	addPartitions(l.objects, topics)
+	l.archivePartitions(topics)
+	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
 	if err := r.prove(ctx, plan, ai); err != nil {
 		return nil, err
 	}

@@ -137,6 +137,9 @@ func checkConfig(cfg *Config) error {
 	if err := cfg.Keys.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
+	if err := cfg.Shard.check(); err != nil {
+		return err
+	}
 	switch {
 	case len(cfg.Topics) > 0 && cfg.TopicsRegex != nil:
 		return fmt.Errorf("%w: set topics or topics.regex, not both", ErrInvalidConfig)
