@@ -35,7 +35,11 @@ type recordingStream struct {
 	topic string
 }
 
-func (s *recordingStream) Produced(n int64) { s.o.mu.Lock(); s.o.records[s.topic] += n; s.o.mu.Unlock() }
+func (s *recordingStream) Produced(n int64) {
+	s.o.mu.Lock()
+	s.o.records[s.topic] += n
+	s.o.mu.Unlock()
+}
 func (s *recordingStream) Restored(b int64) {
 	s.o.mu.Lock()
 	s.o.bytes[s.topic] += b
