@@ -123,20 +123,28 @@ func (s *observedStore) Check(ctx context.Context) error {
 	return err
 }
 
+// spoolFlush is how many bytes an open object writes between updates of
+// the spool gauge (after its first write, which is counted at once): format
+// writers write record by record, and one shared gauge updated per record
+// would be a contended atomic on the record path.
+const spoolFlush = 64 << 10
+
 // observedWriter measures one object: its bytes while open, the time of
 // its Commit.
 type observedWriter struct {
-	w      s3store.ObjectWriter
-	s      *observedStore
-	n      int64 // bytes written, in the spool gauge until closed
-	closed bool
+	w       s3store.ObjectWriter
+	s       *observedStore
+	n       int64 // bytes in the spool gauge, until closed
+	pending int64 // bytes written and not yet in the gauge
+	closed  bool
 }
 
 func (w *observedWriter) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
-	if n > 0 && !w.closed {
-		w.n += int64(n)
-		w.s.m.spool.Add(float64(n))
+	if w.pending += int64(n); (w.pending >= spoolFlush || w.n == 0) && !w.closed {
+		w.s.m.spool.Add(float64(w.pending))
+		w.n += w.pending
+		w.pending = 0
 	}
 	if err != nil {
 		w.s.report(err)

@@ -52,14 +52,22 @@ func TestStoreOpenFilesSpoolAndUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := st.Create(ctx, "b")
-	_, _ = a.Write([]byte("hello "))
-	_, _ = a.Write([]byte("world"))
-	_, _ = b.Write([]byte("12345"))
+	// The gauge counts an object's first write at once, then moves every
+	// spoolFlush bytes, not per write.
+	small := make([]byte, spoolFlush/4)
+	for range 4 {
+		_, _ = a.Write(small) // first: counted; 3 more: pending
+	}
+	_, _ = b.Write(make([]byte, spoolFlush+5))
 	if got := testutil.ToFloat64(s.store.openFiles); got != 2 {
 		t.Errorf("open files = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(s.store.spool); got != 16 {
-		t.Errorf("spool bytes = %v, want 16", got)
+	if got, want := testutil.ToFloat64(s.store.spool), float64(spoolFlush/4+spoolFlush+5); got != want {
+		t.Errorf("spool bytes = %v, want %v (a: its first write, b: its one write)", got, want)
+	}
+	_, _ = a.Write(small) // a's pending reaches spoolFlush
+	if got, want := testutil.ToFloat64(s.store.spool), float64(spoolFlush/4+spoolFlush+spoolFlush+5); got != want {
+		t.Errorf("spool bytes = %v, want %v", got, want)
 	}
 	if err := a.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -68,8 +76,8 @@ func TestStoreOpenFilesSpoolAndUploads(t *testing.T) {
 	if got := testutil.ToFloat64(s.store.openFiles); got != 1 {
 		t.Errorf("open files after a commit = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(s.store.spool); got != 5 {
-		t.Errorf("spool bytes after a commit = %v, want 5", got)
+	if got := testutil.ToFloat64(s.store.spool); got != spoolFlush+5 {
+		t.Errorf("spool bytes after a commit = %v, want b's %d", got, spoolFlush+5)
 	}
 	_ = b.Abort(ctx)
 	if testutil.ToFloat64(s.store.openFiles) != 0 || testutil.ToFloat64(s.store.spool) != 0 {
