@@ -188,12 +188,13 @@ func TestSinkCmdStoreOutage(t *testing.T) {
 		t.Fatalf("--once exited after %v:\n%s", took, r.err)
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan cliResult, 1)
 	cfg := writeFile(t, "cont.yaml", storeSinkYAML(brokers, fake.URL, "kafkas3-outage", "cont"))
-	go func() { done <- runCLI(runCtx, "sink", "-c", cfg) }()
-	time.Sleep(3 * time.Second)
+	var errb syncBuffer
+	stop, done := runInBackground(ctx, &errb, "sink", "-c", cfg, "--metrics-addr", "127.0.0.1:0", "--log-format", "json")
+	defer stop()
+	base := metricsBase(t, &errb)
+	waitReadyz(t, base, 503, "store: down since")
+	time.Sleep(2 * time.Second)
 	fake.SetDown(false)
 	want := []string{"topics/st/partition=0/st+0+0000000000.json", "topics/st/partition=0/st+0+0000000002.json"}
 	deadline := time.Now().Add(40 * time.Second)
@@ -212,11 +213,12 @@ func TestSinkCmdStoreOutage(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	cancel()
+	waitReadyz(t, base, 200, "ready")
+	stop()
 	if r = <-done; r.code != ExitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.err)
 	}
-	downs, ups := strings.Count(r.err, `msg="dependency down" dependency=store`), strings.Count(r.err, `msg="dependency up again" dependency=store`)
+	downs, ups := strings.Count(r.err, `"msg":"dependency down","dependency":"store"`), strings.Count(r.err, `"msg":"dependency up again","dependency":"store"`)
 	if downs != 1 || ups != 1 {
 		t.Fatalf("store logged down %d and up %d times, want once each:\n%s", downs, ups, r.err)
 	}
@@ -226,6 +228,22 @@ func TestSinkCmdStoreOutage(t *testing.T) {
 		clean, ok := fake.Object("kafkas3-clean", k)
 		if !ok || string(got) != string(clean) {
 			t.Fatalf("%s differs from the clean run's: %q, want %q", k, got, clean)
+		}
+	}
+}
+
+// waitReadyz polls base/readyz until it answers code with a body holding
+// want.
+func waitReadyz(t *testing.T, base string, code int, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, body := status(t, base+"/readyz")
+		if c == code && strings.Contains(body, want) {
+			t.Logf("/readyz: %d %s", c, strings.TrimSpace(body))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz = %d %q, want %d with %q", c, body, code, want)
 		}
 	}
 }
