@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,14 +21,8 @@ import (
 // a principal the KDC does not know fails naming the KDC's refusal.
 func TestIntegrationSASLGSSAPI(t *testing.T) {
 	b := newBed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	kdc := testbed.NewKDC(t)
-	broker, err := testbed.StartKafka(ctx, testbed.Options{QuickJVM: true, KafkaHeap: "384m", SASLSSL: true, KDC: kdc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = broker.Close() })
+	a := authBroker(t)
+	kdc, broker := a.needKDC(t), a.broker
 	sb := &bed{k: broker, s: b.s}
 	const topic, parts, perPart = "e2e-gssapi", 2, 200
 	broker.CreateTopic(t, topic, parts)

@@ -43,6 +43,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 const binEnv = "KAFKAS3_E2E_BIN"
 
 func run(m *testing.M) int {
+	defer sharedAuth.close()
 	if p := os.Getenv(binEnv); p != "" {
 		binPath = p
 		fmt.Fprintf(os.Stderr, "e2e: testing %s (%s)\n", p, binEnv)

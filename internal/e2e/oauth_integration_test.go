@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"context"
 	"maps"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/internal/saslfake"
-	"github.com/kafkas3/kafkas3/internal/testbed"
 )
 
 // TestIntegrationSASLOAuthBearer: against a real broker whose SASL_SSL
@@ -29,20 +26,8 @@ import (
 //   - a token signed by another key is refused, and the sink says so.
 func TestIntegrationSASLOAuthBearer(t *testing.T) {
 	b := newBed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	iss, err := saslfake.NewIssuer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss.ClientID, iss.ClientSecret, iss.Scope = "kafkas3-sink", "Cl1ent-Secret", "kafka"
-	idp := httptest.NewServer(iss)
-	defer idp.Close()
-	broker, err := testbed.StartKafka(ctx, testbed.Options{QuickJVM: true, KafkaHeap: "384m", SASLSSL: true, OAuthJWKSURL: idp.URL + "/jwks"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = broker.Close() })
+	a := authBroker(t)
+	broker, iss, idp := a.broker, a.iss, a.idp
 	sb := &bed{k: broker, s: b.s}
 	const topic, parts, perPart = "e2e-oauth", 2, 200
 	broker.CreateTopic(t, topic, parts)

@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kafkas3/kafkas3/internal/testbed"
 )
 
 // TestIntegrationSASLSSLSCRAM: `sink --once` and `source` work against a
@@ -21,13 +18,7 @@ import (
 // error naming TLS and the broker.
 func TestIntegrationSASLSSLSCRAM(t *testing.T) {
 	b := newBed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	broker, err := testbed.StartKafka(ctx, testbed.Options{QuickJVM: true, KafkaHeap: "384m", SASLSSL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = broker.Close() })
+	broker := authBroker(t).broker
 	broker.CreateSCRAMUser(t, "archiver", "archiver-secret")
 	sb := &bed{k: broker, s: b.s}
 	const topic, parts, perPart = "e2e-saslssl", 2, 300
