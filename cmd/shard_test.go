@@ -155,6 +155,13 @@ func TestSourceCmdShards(t *testing.T) {
 	if !regexp.MustCompile(`shard 1/2: \d partitions of this shard; \d+ keys of other shards' partitions left to them`).MatchString(r.out) {
 		t.Errorf("dry run of shard 1/2 lacks the shard line:\n%s", r.out)
 	}
+	// A point in time: each shard cuts its own partitions and does not
+	// report the others' as never archived.
+	until := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339) // after the sink's last snapshot
+	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--shard", "0/2", "--dry-run", "--topic-rename", "dry_$0", "--until", until)
+	if !strings.Contains(r.out, "point in time: --until") || strings.Contains(r.out, "not archived:") {
+		t.Errorf("dry run of shard 0/2 with --until:\n%s", r.out)
+	}
 	r = mustRun(t, ctx, ExitConfig, "source", "-c", cfg, "--shard", "2/2")
 	if !strings.Contains(r.err, "--shard") || !strings.Contains(r.err, "JOB_COMPLETION_INDEX") {
 		t.Errorf("--shard 2/2: %s", r.err)

@@ -332,7 +332,7 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 			t.Damaged += len(pp.Damaged)
 		}
 		if sp.prev != nil {
-			t.UntilUnarchived = unarchived(t, sp.prev)
+			t.UntilUnarchived = unarchived(t, sp.prev, r.cfg.Shard)
 		}
 	}
 }

@@ -537,16 +537,17 @@ type PartitionEnd struct {
 	End       int64
 }
 
-// unarchived returns the partitions snap shows with records (end offset
-// above 0) that t has no partition plan for, by partition.
-func unarchived(t *TopicPlan, snap *cutSnapshot) []PartitionEnd {
+// unarchived returns the partitions of shard snap shows with records (end
+// offset above 0) that t has no partition plan for, by partition; other
+// shards' partitions are theirs to report.
+func unarchived(t *TopicPlan, snap *cutSnapshot, shard Shard) []PartitionEnd {
 	have := map[int32]bool{}
 	for _, pp := range t.Parts {
 		have[pp.Partition] = true
 	}
 	var out []PartitionEnd
 	for p, e := range snap.ends {
-		if e > 0 && !have[p] {
+		if e > 0 && !have[p] && shard.Owns(t.Source, p) {
 			out = append(out, PartitionEnd{Partition: p, End: e})
 		}
 	}
