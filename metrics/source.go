@@ -46,7 +46,7 @@ func NewSource(reg prometheus.Registerer, ready *health.Readiness) (*Source, err
 		records: counterVec("kafkas3_source_records_total", "Records produced to the target and acknowledged, per target topic (the run summary's records).", "topic"),
 		bytes:   counterVec("kafkas3_source_bytes_total", "Listed (stored, compressed) bytes of the archived value objects restored or found already restored, each counted once per process, per target topic (the summary's bytes).", "topic"),
 		objects: counterVec("kafkas3_source_objects_total", "Archived value objects restored or found already restored, each counted once per process, per target topic.", "topic"),
-		retries: counterVec("kafkas3_retries_total", "Retries of a transient error, by kind (cluster: an admin step's transient cluster error).", "kind"),
+		retries: counterVec("kafkas3_retries_total", "Retries of a transient error, by kind: cluster (an admin step's transient cluster error), broker, store, registry (a --follow pass run again after that dependency failed).", "kind"),
 		errors:  counterVec("kafkas3_errors_total", "Errors by kind: produce (a record the target did not take), foreign_write (a restored record landed where another writer's record is).", "kind"),
 		planned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafkas3_source_pass_planned_bytes",
 			Help: "Listed bytes of the objects of the current pass's plan (a follow run plans a pass per poll)."}),

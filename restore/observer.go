@@ -8,8 +8,10 @@ type Observer interface {
 	// pass); the returned StreamObserver gets its events, so it resolves
 	// its labels once.
 	Stream(topic string, partition int32) StreamObserver
-	// Retry is called before each retry of a transient cluster error
-	// (kind RetryCluster).
+	// Retry is called before each retry of a transient cluster error of an
+	// admin step (kind RetryCluster) and, in follow mode, before a pass
+	// that failed on a dependency is run again (its name: broker, store,
+	// registry).
 	Retry(kind string)
 }
 

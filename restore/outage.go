@@ -50,6 +50,7 @@ func (r *Restorer) rideOut(ctx context.Context, err error, b *outage.Backoff) bo
 		return false
 	}
 	r.deps.Down(dep, err)
+	r.observer().Retry(string(dep))
 	wait := b.Next()
 	r.log.Debug("follow: retrying after a backoff", "dependency", string(dep), "err", err, "retry_in", wait.Round(time.Millisecond))
 	select {

@@ -115,6 +115,8 @@ func TestFollowRidesOutOutages(t *testing.T) {
 	cfg.Rename, cfg.Follow, cfg.PollInterval, cfg.RetryTimeout = "dst", true, 20*time.Millisecond, 500*time.Millisecond
 	st := &depStates{}
 	cfg.Health = st
+	obs := newRecordingObserver()
+	cfg.Observer = obs
 	store := &downStore{Store: a.store}
 	store.down.Store(true) // down at start: the first plan waits
 	r, err := New(cfg, store, nil)
@@ -185,6 +187,13 @@ func TestFollowRidesOutOutages(t *testing.T) {
 	got := readTopic(t, brokers, "dst")
 	checkValues(t, "dst/0", got[0], want[0])
 	checkValues(t, "dst/1", got[1], want[1])
+	// Each pass run again after the store failed is a store retry: at the
+	// start and in the second store outage.
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.retries["store"] < 2 {
+		t.Errorf("store retries %d, want at least 2 (%v)", obs.retries["store"], obs.retries)
+	}
 }
 
 // TestFailedDep: which failures follow mode rides out.
