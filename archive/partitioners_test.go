@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -323,6 +324,43 @@ func TestSinkTimeBasedReplayIdentical(t *testing.T) {
 	for k := range got {
 		if _, ok := want[k]; !ok && !strings.HasPrefix(k, "_kafkas3/") {
 			t.Errorf("extra object %s after the replay", k)
+		}
+	}
+}
+
+// perPartition is a partition.PerPartition whose EncodePartition and
+// Encode give different folders, to tell which one the writer used.
+type perPartition struct{}
+
+func (perPartition) Encode(r *format.Record) (string, error) { return "per-record", nil }
+func (perPartition) EncodePartition(p int32) (string, error) {
+	return fmt.Sprintf("kafka=%d", p), nil
+}
+
+// TestPerPartitionEncodedOnce: a partitioner that depends only on the Kafka
+// partition (partition.PerPartition, as the default one) is asked once per
+// partition writer, and every record of that partition goes to its folder.
+func TestPerPartitionEncodedOnce(t *testing.T) {
+	ctx := context.Background()
+	store := s3store.NewMemory()
+	cfg := testConfig(nil, "t")
+	cfg.FlushSize = 2
+	cfg.Partitioner = perPartition{}
+	w := newPartitionWriter("t", 3, -1, &cfg, store, slog.New(slog.DiscardHandler))
+	for off := range int64(4) {
+		r := uploadRecord(off)
+		r.Partition = 3
+		if err := w.write(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := keysOf(snapshot(t, store))
+	if len(keys) != 2 {
+		t.Fatalf("objects %v, want 2", keys)
+	}
+	for _, k := range keys {
+		if !strings.Contains(k, "/kafka=3/") {
+			t.Errorf("object %s is not in the per-partition folder kafka=3", k)
 		}
 	}
 }

@@ -41,7 +41,11 @@ type partitionWriter struct {
 	// extractor measures rotate.interval.ms. baseAt is the extractor time
 	// of the open set's first record, latest the latest bucket start of
 	// its records; both hold while timeSet.
-	timed          partition.Timed
+	timed partition.Timed
+	// encoded is the encoded partition of every record when the
+	// partitioner depends only on the Kafka partition
+	// (partition.PerPartition); "" otherwise.
+	encoded        string
 	baseAt, latest int64
 	timeSet        bool
 	maxOpen        int         // kafkas3.max.open.partitions
@@ -95,6 +99,9 @@ func newPartitionWriter(topic string, p int32, start int64, cfg *Config, store s
 		schemas:     newSchemas(cfg.Compatibility),
 	}
 	w.timed, _ = cfg.Partitioner.(partition.Timed)
+	if pp, ok := cfg.Partitioner.(partition.PerPartition); ok {
+		w.encoded, _ = pp.EncodePartition(p) // "" on an error: Encode reports it per record
+	}
 	if w.maxOpen = cfg.MaxOpenPartitions; w.maxOpen <= 0 {
 		w.maxOpen = DefaultMaxOpenPartitions
 	}
@@ -151,10 +158,13 @@ func (w *partitionWriter) place(r *format.Record, tomb bool) (placement, error) 
 	}
 	var pl placement
 	var err error
-	if w.timed != nil {
+	switch {
+	case w.timed != nil:
 		pl.timed = true
 		pl.encoded, pl.bucket, pl.at, err = w.timed.EncodeTime(r)
-	} else {
+	case w.encoded != "" && r.Partition == w.partition:
+		pl.encoded = w.encoded
+	default:
 		pl.encoded, err = w.cfg.Partitioner.Encode(r)
 	}
 	switch {

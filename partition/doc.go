@@ -27,7 +27,9 @@
 // DefaultPartitioner, FieldPartitioner (NewField), TimeBasedPartitioner
 // (NewTimeBased) and its DailyPartitioner and HourlyPartitioner presets
 // (NewDaily, NewHourly) can all be selected. The time-based ones
-// implement Timed, which the sink asks for a record's bucket and time.
+// implement Timed, which the sink asks for a record's bucket and time;
+// the default one implements PerPartition, so the sink encodes a Kafka
+// partition's folder once instead of for every record.
 // Encode errors that the record causes wrap ErrBadRecord. The mechanism
 // is internal/registry, shared with format.Formats and
 // convert.Converters.

@@ -189,6 +189,22 @@ type DefaultPartitioner struct{}
 // NewDefault returns the default partitioner.
 func NewDefault() Partitioner { return DefaultPartitioner{} }
 
+// PerPartition is implemented by a partitioner whose encoded partition
+// depends on nothing but the record's Kafka partition (the default
+// partitioner): a writer of one Kafka partition encodes it once instead
+// of for every record.
+type PerPartition interface {
+	Partitioner
+	// EncodePartition returns what Encode returns for every record of
+	// Kafka partition p.
+	EncodePartition(p int32) (string, error)
+}
+
+// EncodePartition returns "partition=<p>".
+func (d DefaultPartitioner) EncodePartition(p int32) (string, error) {
+	return d.Encode(&format.Record{Partition: p})
+}
+
 // Encode returns "partition=<r.Partition>".
 func (DefaultPartitioner) Encode(r *format.Record) (string, error) {
 	if r == nil {

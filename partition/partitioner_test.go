@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,22 @@ func TestNewFromRegistry(t *testing.T) {
 	p, _ := New(KindHourly, Config{Locale: "en", Location: time.UTC}) // Wallclock by default
 	if p.(Timed).Deterministic() {
 		t.Error("the default extractor (Wallclock) is deterministic")
+	}
+}
+
+// TestDefaultEncodePartition: the default partitioner is a PerPartition
+// whose EncodePartition is what Encode gives every record of the
+// partition.
+func TestDefaultEncodePartition(t *testing.T) {
+	var pp PerPartition = DefaultPartitioner{}
+	for _, p := range []int32{0, 7, 1234} {
+		got, err := pp.EncodePartition(p)
+		want, werr := pp.Encode(&format.Record{Topic: "t", Partition: p, Offset: 9})
+		if err != nil || werr != nil || got != want || got != fmt.Sprintf("partition=%d", p) {
+			t.Errorf("EncodePartition(%d) = %q, %v; Encode = %q, %v", p, got, err, want, werr)
+		}
+	}
+	if _, err := pp.EncodePartition(-1); err == nil {
+		t.Error("EncodePartition(-1): no error")
 	}
 }
