@@ -1,0 +1,59 @@
+package memlimit
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// liveHeap is the runtime metric of the heap the last collection marked live.
+const liveHeap = "/gc/heap/live:bytes"
+
+// Config says how Run sets the limit.
+type Config struct {
+	// Headroom is the memory allowed above the live heap, in bytes.
+	Headroom int64
+	// Every is how often the live heap is read (100 ms when zero).
+	Every time.Duration
+}
+
+// Run keeps the soft memory limit at the live heap plus cfg.Headroom until
+// ctx ends, then restores the limit it found. It returns at once, doing
+// nothing, when GOMEMLIMIT is set or cfg.Headroom is not positive.
+func Run(ctx context.Context, cfg Config) {
+	if os.Getenv("GOMEMLIMIT") != "" || cfg.Headroom <= 0 {
+		return
+	}
+	every := cfg.Every
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	sample := []metrics.Sample{{Name: liveHeap}}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			debug.SetMemoryLimit(Limit(sample[0].Value.Uint64(), cfg.Headroom))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Limit is the soft memory limit for a live heap of live bytes: live plus
+// headroom, saturating at the largest limit.
+func Limit(live uint64, headroom int64) int64 {
+	const maxLimit = int64(^uint64(0) >> 1)
+	if live > uint64(maxLimit-headroom) {
+		return maxLimit
+	}
+	return int64(live) + headroom
+}
