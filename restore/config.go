@@ -154,8 +154,11 @@ type Config struct {
 	// (franz-go's ProducerBatchMaxBytes), so the engine does not use it.
 	BatchSize int
 
-	// Parallelism bounds how many target partitions are restored at once.
-	// Zero means DefaultParallelism.
+	// Parallelism bounds how many target partitions are read and handed
+	// to the producer at once (a partition whose records are all handed
+	// over waits for their acknowledgements without counting), and how
+	// many objects the plan's proof reads at once. Zero means
+	// DefaultParallelism.
 	Parallelism int
 
 	// VerifyRecords is how many already-restored records at the end of a

@@ -129,7 +129,9 @@
 // Each partition stream reads one object ahead (prefetch.go): while it
 // produces an object, its prefetcher loads the next one it needs, so
 // downloading and decoding overlap producing, in parallel across the
-// Config.Parallelism streams. The decoded records that loaded objects keep
+// Config.Parallelism streams. A stream that has handed all its records to
+// the producer waits for their acknowledgements outside that bound, so the
+// next partition starts meanwhile. The decoded records that loaded objects keep
 // in memory, across the whole restore, stay within Config.Parallelism ×
 // Config.SpillBytes (a record past it goes to its object's temporary
 // file); the producer buffers at most 128 MiB of records until the broker

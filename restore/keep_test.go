@@ -18,12 +18,18 @@ type openLog struct {
 	s3store.Store
 	mu   sync.Mutex
 	keys []string
+	// onOpen, when set, is called with each key and how many times it has
+	// been opened, this time included.
+	onOpen func(key string, n int)
 }
 
 func (o *openLog) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	o.mu.Lock()
 	o.keys = append(o.keys, key)
 	o.mu.Unlock()
+	if o.onOpen != nil {
+		o.onOpen(key, o.count(key))
+	}
 	return o.Store.Open(ctx, key)
 }
 

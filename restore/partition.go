@@ -31,10 +31,17 @@ type partitionResult struct {
 // the idempotent producer), verifies the last of them against the target,
 // and produces the rest in order. Every acknowledged record must land at
 // offset start + its index in the archive; anything else means another
-// writer, and stops the stream.
+// writer, and stops the stream. It is producePartition, then finish.
 func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) (partitionResult, error) {
+	return r.producePartition(ctx, cl, j, progress).finish()
+}
+
+// producePartition runs job j's stream until every record it produces is
+// handed to the producer, or until its first error (then its context is
+// cancelled with it). The records may not be acknowledged yet: finish
+// waits for them and ends the stream.
+func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) *stream {
 	s := r.newStream(ctx, cl, j, progress)
-	defer s.stop()
 	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, s.already-s.window), s.loadObject)
 	if s.already > 0 && !j.trust {
 		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)
@@ -54,17 +61,24 @@ func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, 
 			s.cancel(err)
 		}
 	}
+	return s
+}
+
+// finish waits until the records the stream handed to the producer are
+// acknowledged (or failed), ends the stream and returns what it did.
+func (s *stream) finish() (partitionResult, error) {
+	defer s.stop()
 	s.inflight.Wait()
 	s.report()
 	s.res.records = s.acked.Load()
 	if err := context.Cause(s.ctx); err != nil {
 		return s.res, err
 	}
-	r.mu.Lock()
-	r.memo[topicPartition{s.target, s.p}] = partitionMemo{start: j.start, end: j.start + s.idx}
-	r.mu.Unlock()
+	s.r.mu.Lock()
+	s.r.memo[topicPartition{s.target, s.p}] = partitionMemo{start: s.j.start, end: s.j.start + s.idx}
+	s.r.mu.Unlock()
 	if s.res.records > 0 {
-		r.log.Debug("partition restored", "topic", s.target, "partition", s.p, "records", s.res.records, "end_offset", j.start+s.idx)
+		s.r.log.Debug("partition restored", "topic", s.target, "partition", s.p, "records", s.res.records, "end_offset", s.j.start+s.idx)
 	}
 	return s.res, nil
 }

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestPrefetchLoadsOneAhead: the prefetcher loads the next object while
@@ -213,4 +216,56 @@ func TestRestoreWithinMemoryBudget(t *testing.T) {
 	for p := range int32(parts) {
 		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
 	}
+}
+
+// TestPartitionWaitingForAcksFreesItsPlace: with Parallelism 1, the next
+// partition starts reading once the first has handed all its records to
+// the producer, while the broker has not answered the first produce
+// request yet: a partition waiting for acknowledgements does not hold its
+// place. Both partitions end up exact.
+func TestPartitionWaitingForAcksFreesItsPlace(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 50)
+	second := a.putAt("src", 1, 0, 50)
+	started := make(chan struct{}) // partition 1's object opened to be produced
+	st := &openLog{Store: a.store, onOpen: func(key string, n int) {
+		if key == second && n == 2 { // the proof's read, then the production's
+			close(started)
+		}
+	}}
+	var held, timedOut atomic.Bool
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if held.CompareAndSwap(false, true) {
+			c.SleepControl(func() {
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+					timedOut.Store(true)
+				}
+			})
+		}
+		return nil, nil, false
+	})
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Parallelism = "dst", 1
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.noKeep = true // partition 1's object is read again to be produced
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if timedOut.Load() || !held.Load() {
+		t.Fatal("partition 1 was not read while partition 0's first produce request was unanswered")
+	}
+	got := readTopic(t, brokers, "dst")
+	checkValues(t, "dst/0", got[0], offsetValues("v", 0, 50))
+	checkValues(t, "dst/1", got[1], offsetValues("v", 0, 50))
 }

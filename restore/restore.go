@@ -667,29 +667,37 @@ func (r *Restorer) checkPassTargets(ctx context.Context, cl *kgo.Client, adm *ka
 	})
 }
 
-// runJobs restores the jobs' partitions, Config.Parallelism at a time,
-// adding their results to sum. The first error stops every stream and is
-// returned.
+// runJobs restores the jobs' partitions, adding their results to sum:
+// Config.Parallelism partitions at a time are read and handed to the
+// producer; a partition whose records are all handed over waits for their
+// acknowledgements without holding its place, so the next one starts. The
+// first error stops every stream and is returned.
 func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, progress Progress, sum *Summary, first bool) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan job)
-	var wg sync.WaitGroup
+	var wg, acks sync.WaitGroup
 	var mu sync.Mutex
 	for range min(r.cfg.Parallelism, len(jobs)) {
 		wg.Go(func() {
 			for j := range work {
-				res, err := r.restorePartition(ctx, cl, j, progress)
-				mu.Lock()
-				sum.Records += res.records
-				sum.Bytes += res.bytes
-				if first {
-					sum.AlreadyPresent += res.skipped
+				s := r.producePartition(ctx, cl, j, progress)
+				if err := context.Cause(s.ctx); err != nil {
+					cancel(err) // stop the others now, not once this one's records are acknowledged
 				}
-				mu.Unlock()
-				if err != nil {
-					cancel(err)
-				}
+				acks.Go(func() {
+					res, err := s.finish()
+					mu.Lock()
+					sum.Records += res.records
+					sum.Bytes += res.bytes
+					if first {
+						sum.AlreadyPresent += res.skipped
+					}
+					mu.Unlock()
+					if err != nil {
+						cancel(err)
+					}
+				})
 			}
 		})
 	}
@@ -701,6 +709,7 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 	}
 	close(work)
 	wg.Wait()
+	acks.Wait()
 	return context.Cause(ctx)
 }
 
