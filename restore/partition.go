@@ -26,20 +26,15 @@ type partitionResult struct {
 	skipped int64 // archived records already in the target
 }
 
-// restorePartition restores one target partition: it skips the archived
-// records the target already holds (end - start of them, a prefix thanks to
-// the idempotent producer), verifies the last of them against the target,
-// and produces the rest in order. Every acknowledged record must land at
-// offset start + its index in the archive; anything else means another
-// writer, and stops the stream. It is producePartition, then finish.
-func (r *Restorer) restorePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) (partitionResult, error) {
-	return r.producePartition(ctx, cl, j, progress).finish()
-}
-
-// producePartition runs job j's stream until every record it produces is
-// handed to the producer, or until its first error (then its context is
-// cancelled with it). The records may not be acknowledged yet: finish
-// waits for them and ends the stream.
+// producePartition restores one target partition, up to handing its
+// records to the producer: it skips the archived records the target
+// already holds (end - start of them, a prefix thanks to the idempotent
+// producer), verifies the last of them against the target, and hands the
+// rest over in order, until the last or the stream's first error (its
+// context is then cancelled with it). finish waits for the
+// acknowledgements: every acknowledged record must land at offset start +
+// its index in the archive; anything else means another writer, and stops
+// the stream.
 func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) *stream {
 	s := r.newStream(ctx, cl, j, progress)
 	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, s.already-s.window), s.loadObject)
@@ -83,7 +78,7 @@ func (s *stream) finish() (partitionResult, error) {
 	return s.res, nil
 }
 
-// stream is one target partition's restore under way (restorePartition).
+// stream is one target partition's restore under way (producePartition, finish).
 type stream struct {
 	r        *Restorer
 	cl       *kgo.Client
