@@ -100,9 +100,11 @@ type Spec struct {
 	Commands Command
 	Status   Status
 	Doc      string
-	// Misnamed are names people write for this key that are not Kafka's
-	// (nor Confluent's): an unknown-key error for one names this key.
-	Misnamed []string
+	// AlsoNamed are other names accepted for this key: shorter names people
+	// write that are not Kafka's (nor Confluent's). A value set under one
+	// counts as set under Name (its origin keeps the name used); setting
+	// both names in one layer with different values is a problem.
+	AlsoNamed []string
 }
 
 // Typed handles: each names one declared key and is what the parsers take,
@@ -302,9 +304,10 @@ type Keys struct {
 	Transforms       OtherKey // transforms
 	TransformsFamily OtherKey // transforms.
 
-	all      []*Spec
-	exact    map[string]*Spec
-	prefixes []*Spec
+	all       []*Spec
+	exact     map[string]*Spec
+	alsoNamed map[string]*Spec
+	prefixes  []*Spec
 }
 
 // declarer collects the specs in declaration order.
@@ -355,6 +358,12 @@ func NewKeys() *Keys {
 			k.exact[s.Name] = s
 		}
 	}
+	k.alsoNamed = map[string]*Spec{}
+	for _, s := range k.all {
+		for _, n := range s.AlsoNamed {
+			k.alsoNamed[n] = s
+		}
+	}
 	// Longest prefix first.
 	sort.Slice(k.prefixes, func(a, b int) bool { return len(k.prefixes[a].Name) > len(k.prefixes[b].Name) })
 	return k
@@ -396,9 +405,9 @@ func declare(d *declarer) *Keys {
 		SASLOAuthTokenEndpointURL: d.str(Spec{Name: "sasl.oauthbearer.token.endpoint.url", Commands: Both, Allowed: "file:/path, or an http(s) URL",
 			Doc: "OAUTHBEARER: as in Kafka, a file: URL names a file holding the token (a JWT), read again at every authentication, so a token rotated in place (for example a Kubernetes projected token) is used from the next connection or re-authentication on; " +
 				"an http(s) URL is the OAuth 2 token endpoint, asked with the client_credentials grant (an https endpoint is verified against the system's CAs). kafkas3 connects only where this key says; Java's org.apache.kafka.sasl.oauthbearer.allowed.urls allow list has no counterpart."}),
-		SASLOAuthClientID: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.id", Commands: Both, Misnamed: []string{"sasl.oauthbearer.client.id"},
+		SASLOAuthClientID: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.id", Commands: Both, AlsoNamed: []string{"sasl.oauthbearer.client.id"},
 			Doc: "OAUTHBEARER client id for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientId is the older form)."}),
-		SASLOAuthClientSecret: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.secret", Secret: true, Commands: Both, Misnamed: []string{"sasl.oauthbearer.client.secret"},
+		SASLOAuthClientSecret: d.str(Spec{Name: "sasl.oauthbearer.client.credentials.client.secret", Secret: true, Commands: Both, AlsoNamed: []string{"sasl.oauthbearer.client.secret"},
 			Doc: "OAUTHBEARER client secret for the token endpoint (Kafka 4.1's key; sasl.jaas.config's clientSecret is the older form)."}),
 		SASLOAuthScope: d.str(Spec{Name: "sasl.oauthbearer.scope", Commands: Both,
 			Doc: "OAUTHBEARER scope requested from the token endpoint; none when unset (sasl.jaas.config's scope is the older form)."}),
@@ -750,6 +759,15 @@ func declare(d *declarer) *Keys {
 
 // All returns every declared key, in declaration order.
 func (k *Keys) All() []*Spec { return k.all }
+
+// Canonical returns the declared name of the key a user wrote as name:
+// name itself, or the key it is another name for (Spec.AlsoNamed).
+func (k *Keys) Canonical(name string) string {
+	if s, ok := k.alsoNamed[name]; ok {
+		return s.Name
+	}
+	return name
+}
 
 // Lookup returns the spec for name: an exact key, else the longest prefix
 // family that holds it, else nil.

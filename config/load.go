@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,7 +197,33 @@ func (st *Settings) readLayers(in Input) ([][]layerValue, error) {
 	for _, k := range flagKeys {
 		flags = append(flags, layerValue{key: k, value: in.Flags[k], origin: Origin{Kind: OriginFlag}})
 	}
-	return [][]layerValue{file, env, params, flags}, nil
+	layers := [][]layerValue{file, env, params, flags}
+	for _, layer := range layers {
+		st.canonicalize(layer)
+	}
+	return layers, nil
+}
+
+// canonicalize renames, in one layer, the values set under another name of
+// a key (Spec.AlsoNamed) to the key's declared name; the origin keeps the
+// name the user wrote. Both names set in the layer with different values
+// is a problem naming both.
+func (st *Settings) canonicalize(layer []layerValue) {
+	written := map[string]layerValue{}
+	for _, lv := range layer {
+		written[lv.key] = lv
+	}
+	for i, lv := range layer {
+		name := st.keys.Canonical(lv.key)
+		if name == lv.key {
+			continue
+		}
+		if other, ok := written[name]; ok && other.value != lv.value {
+			st.problems = append(st.problems, &Error{Key: lv.key, Origin: lv.origin,
+				Msg: fmt.Sprintf("is another name for %s, which is also set, to another value (from %s); set only %s", name, other.origin, name)})
+		}
+		layer[i].key = name
+	}
 }
 
 // merge classifies every key of the layers and merges the values: active
@@ -337,11 +362,6 @@ func unknownKey(ix *Keys, key string, origin Origin) error {
 // when none is close. Case differences count as near: keys are
 // case-sensitive, as in Kafka Connect.
 func suggestKey(ix *Keys, key string) string {
-	for _, s := range ix.All() {
-		if slices.Contains(s.Misnamed, key) {
-			return s.Name
-		}
-	}
 	lower := strings.ToLower(key)
 	best, bestD := "", -1
 	for _, s := range ix.All() {

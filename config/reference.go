@@ -128,8 +128,12 @@ func mdCell(s string) string {
 
 // docText is a key's meaning, with a note on secret keys.
 func docText(s *Spec) string {
-	if s.Secret {
-		return s.Doc + " Secret: never shown (masked in errors, logs and kafkas3 config)."
+	doc := s.Doc
+	if len(s.AlsoNamed) > 0 {
+		doc += " Also accepted as " + strings.Join(s.AlsoNamed, ", ") + "."
 	}
-	return s.Doc
+	if s.Secret {
+		doc += " Secret: never shown (masked in errors, logs and kafkas3 config)."
+	}
+	return doc
 }

@@ -162,20 +162,38 @@ func TestSASLProblems(t *testing.T) {
 	}
 }
 
-// TestOAuthMisnamedKeys: the short names of the client credentials keys
-// (not Kafka's) are unknown keys whose error names Kafka's key.
-func TestOAuthMisnamedKeys(t *testing.T) {
-	err := sinkErr(t, minimalYAML, "sasl.oauthbearer.client.id=id", "sasl.oauthbearer.client.secret=Hunter2Secret")
-	for _, want := range []string{
-		`sasl.oauthbearer.client.id: unknown key; did you mean "sasl.oauthbearer.client.credentials.client.id"? (from -p sasl.oauthbearer.client.id)`,
-		`sasl.oauthbearer.client.secret: unknown key; did you mean "sasl.oauthbearer.client.credentials.client.secret"? (from -p sasl.oauthbearer.client.secret)`,
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("error %v\nlacks %s", err, want)
+// TestOAuthShortNames: the short names of the client credentials keys
+// (sasl.oauthbearer.client.id and .client.secret, not Kafka's) set Kafka's
+// keys; the secret stays masked; both names with different values in one
+// layer is one problem naming both, without the secret.
+func TestOAuthShortNames(t *testing.T) {
+	st, err := Load(Input{Command: Sink, ConfigFile: writeFile(t, "c.yaml", minimalYAML),
+		Params: []string{"sasl.oauthbearer.client.id=id-1", "sasl.oauthbearer.client.secret=Hunter2Secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := NewKeys()
+	if v, _ := st.Get(k.SASLOAuthClientID); v != "id-1" {
+		t.Errorf("%s = %q, want id-1", k.SASLOAuthClientID.Name, v)
+	}
+	if v, _ := st.Get(k.SASLOAuthClientSecret); v != "Hunter2Secret" {
+		t.Errorf("%s not set from its short name", k.SASLOAuthClientSecret.Name)
+	}
+	for _, s := range st.Effective() {
+		if strings.Contains(s.Value, "Hunter2Secret") {
+			t.Errorf("kafkas3 config shows the secret under %s", s.Key)
 		}
 	}
-	if err != nil && strings.Contains(err.Error(), "Hunter2Secret") {
-		t.Errorf("the error shows the secret: %v", err)
+	err = sinkErr(t, minimalYAML, "sasl.oauthbearer.client.credentials.client.secret=One1Secret", "sasl.oauthbearer.client.secret=Hunter2Secret")
+	want := "sasl.oauthbearer.client.secret: is another name for sasl.oauthbearer.client.credentials.client.secret, which is also set, to another value"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nlacks %s", err, want)
+	}
+	if err != nil && (strings.Contains(err.Error(), "Hunter2Secret") || strings.Contains(err.Error(), "One1Secret")) {
+		t.Errorf("the error shows a secret: %v", err)
+	}
+	if err := sinkErr(t, minimalYAML, "sasl.oauthbearer.client.id=a", "sasl.oauthbearer.client.credentials.client.id=a"); err != nil && strings.Contains(err.Error(), "another name") {
+		t.Errorf("the same value under both names is a problem: %v", err)
 	}
 }
 
