@@ -54,6 +54,14 @@ func TestIntegrationBrokerOutages(t *testing.T) {
 		}
 		t.Logf("outage %d: broker back after %v", i, time.Since(killed).Round(time.Millisecond))
 		ob.produce(t, topic, parts, i*chunk, chunk, value)
+		// The next outage starts only once the sink has seen this one end:
+		// on a loaded machine its reconnect can take longer than the
+		// produce, and two kills would read as one outage.
+		if !waitFor(120*time.Second, 200*time.Millisecond, func() bool {
+			return logLines(p.stderr(), "dependency up again", "dependency=broker") >= i
+		}) {
+			t.Fatalf("outage %d: the sink did not report the brokers up again within 120 s of the restart\n%s", i, p.logs())
+		}
 	}
 	want := map[int32]int64{}
 	for pt, e := range ob.endOffsets(t, topic) {
