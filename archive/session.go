@@ -356,7 +356,30 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 			ss.done[k] = true
 		}
 	})
-	return ferr
+	if ferr != nil {
+		return ferr
+	}
+	return listedEvery(topics, ss.targets)
+}
+
+// listedEvery reports an error, which the session retries as a broker's,
+// when a topic to archive has no partition among the end offsets listed:
+// --once would otherwise take it for a topic with nothing to archive and
+// exit successfully having archived none of it.
+func listedEvery(topics []string, targets map[tp]int64) error {
+	for _, t := range topics {
+		found := false
+		for k := range targets {
+			if k.topic == t {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("list end offsets: topic %s: no partition listed (its leaders are not known yet): %w", t, kerr.LeaderNotAvailable)
+		}
+	}
+	return nil
 }
 
 // fetchCommitted returns the group's committed offsets (none for a group
