@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,32 +15,6 @@ import (
 	"github.com/kafkas3/kafkas3/internal/srfake"
 	"github.com/twmb/avro"
 )
-
-// switchedRegistry is a Schema Registry behind a switch: while down it
-// answers 503, as a registry that is restarting.
-func switchedRegistry(t *testing.T) (*srfake.Server, string, *atomic.Bool) {
-	t.Helper()
-	srv, err := srfake.Start(srfake.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	u, err := url.Parse(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := new(atomic.Bool)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			http.Error(w, `{"error_code":50301,"message":"registry restarting"}`, http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	return srv, front.URL, down
-}
 
 // avroSinkConfig archives topic users (Avro values of the registry at
 // registryURL) into dir, flush.size 2.
@@ -83,10 +52,11 @@ func produceUsers(t *testing.T, ctx context.Context, srv *srfake.Server, brokers
 // committed nothing.
 func TestSinkCmdOnceTimeoutRegistryDown(t *testing.T) {
 	ctx := cliContext(t)
-	srv, regURL, down := switchedRegistry(t)
+	srv, _ := startRegistry(t) // source_typed_test.go
+	regURL := srv.URL()
 	brokers := startKafka(t, 1, "users")
 	produceUsers(t, ctx, srv, brokers, 4)
-	down.Store(true)
+	srv.SetDown(true)
 	dir := t.TempDir()
 	cfg := avroSinkConfig(t, brokers, dir, "once", regURL)
 	start := time.Now()
@@ -111,17 +81,18 @@ func TestSinkCmdOnceTimeoutRegistryDown(t *testing.T) {
 // same objects as a clean --once run.
 func TestSinkCmdRidesOutRegistryOutage(t *testing.T) {
 	ctx := cliContext(t)
-	srv, regURL, down := switchedRegistry(t)
+	srv, _ := startRegistry(t) // source_typed_test.go
+	regURL := srv.URL()
 	brokers := startKafka(t, 1, "users")
 	produceUsers(t, ctx, srv, brokers, 6)
-	down.Store(true)
+	srv.SetDown(true)
 	dir, cleanDir := t.TempDir(), t.TempDir()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan cliResult, 1)
 	go func() { done <- runCLI(runCtx, "sink", "-c", avroSinkConfig(t, brokers, dir, "cont", regURL)) }()
 	time.Sleep(4 * time.Second)
-	down.Store(false)
+	srv.SetDown(false)
 	want := []string{"topics/users/partition=0/users+0+0000000000.avro", "topics/users/partition=0/users+0+0000000002.avro",
 		"topics/users/partition=0/users+0+0000000004.avro"}
 	deadline := time.Now().Add(30 * time.Second)

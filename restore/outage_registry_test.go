@@ -3,51 +3,12 @@ package restore
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"reflect"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
-	"github.com/kafkas3/kafkas3/internal/srfake"
 )
-
-// switchedRegistry is a Schema Registry behind a switch: while down it
-// answers 503, as a registry that is restarting. It returns the registry
-// (to decode what was produced) and the converter the restore registers
-// its schemas with, through the switch.
-func switchedRegistry(t *testing.T) (*srfake.Server, *convert.AvroConverter, *atomic.Bool) {
-	t.Helper()
-	srv, err := srfake.Start(srfake.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	u, err := url.Parse(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := new(atomic.Bool)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			http.Error(w, `{"error_code":50301,"message":"registry restarting"}`, http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	enc, err := convert.NewAvro(convert.Config{Kind: convert.KindAvro, SchemaRegistryURL: front.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, enc, down
-}
 
 // TestFollowRidesOutRegistryOutage (issue 13, item 2): --follow of an Avro
 // archive, whose values are framed for the target's Schema Registry,
@@ -72,14 +33,14 @@ func TestFollowRidesOutRegistryOutage(t *testing.T) {
 		recs1, nat1 = append(recs1, &format.Record{ValueTyped: &format.Typed{Schema: other, Native: v}}), append(nat1, v)
 	}
 	a.put("orders", 0, 0, recs0)
-	reg, enc, regDown := switchedRegistry(t)
+	reg, enc := startRegistry(t) // typed_test.go
 	brokers := newCluster(t, 1, "copy")
 	cfg := baseConfig(brokers, avroF, "orders")
 	cfg.Rename, cfg.Follow, cfg.PollInterval, cfg.RetryTimeout = "copy", true, 20*time.Millisecond, 500*time.Millisecond
 	cfg.ValueEncoder = enc
 	st := &depStates{}
 	cfg.Health = st
-	regDown.Store(true) // down at start: nothing can be framed
+	reg.SetDown(true) // down at start: nothing can be framed
 	r, err := New(cfg, a.store, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -119,15 +80,15 @@ func TestFollowRidesOutRegistryOutage(t *testing.T) {
 	if got := readTopic(t, brokers, "copy")[0]; len(got) != 0 {
 		t.Fatalf("%d records produced while the registry was down", len(got))
 	}
-	regDown.Store(false)
+	reg.SetDown(false)
 	waitStates("down registry", "up registry")
 	restored(3)
 
-	regDown.Store(true)
+	reg.SetDown(true)
 	a.put("orders", 0, 3, recs1) // a new object, with a schema to register
 	waitStates("down registry", "up registry", "down registry")
 	time.Sleep(300 * time.Millisecond)
-	regDown.Store(false)
+	reg.SetDown(false)
 	waitStates("down registry", "up registry", "down registry", "up registry")
 	restored(5)
 	time.Sleep(200 * time.Millisecond) // more passes: nothing may be duplicated

@@ -71,6 +71,16 @@ type Registry struct {
 	byKey    map[string]int   // schema key -> id
 	subjects map[string][]int // subject -> ids by version-1
 	requests map[string]int   // "METHOD path" -> count
+	down     bool             // SetDown: every request answers 503
+}
+
+// SetDown switches the registry down (every request answers 503
+// Service Unavailable, error code 50301, as a registry that is
+// restarting) or up again.
+func (r *Registry) SetDown(down bool) {
+	r.mu.Lock()
+	r.down = down
+	r.mu.Unlock()
 }
 
 // New returns an empty registry. Ids start at 1.
@@ -183,10 +193,15 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	path := req.URL.EscapedPath()
 	r.mu.Lock()
 	r.requests[req.Method+" "+path]++
+	down := r.down
 	r.mu.Unlock()
 	r.log.Debug("srfake request", "method", req.Method, "path", path)
 
 	w.Header().Set("Content-Type", ContentType)
+	if down {
+		writeErr(w, errf(http.StatusServiceUnavailable, 50301, "registry restarting"))
+		return
+	}
 	if r.cfg.User != "" {
 		u, p, ok := req.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(r.cfg.User)) != 1 ||
