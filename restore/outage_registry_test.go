@@ -49,21 +49,7 @@ func TestFollowRidesOutRegistryOutage(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, err := r.Run(ctx, nil); done <- err }()
-	waitStates := func(want ...string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !st.has(want...) {
-			if time.Now().After(deadline) {
-				t.Fatalf("states %v, want %v", st, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("follow stopped: %v", err)
-		default:
-		}
-	}
+	waitStates := func(want ...string) { t.Helper(); waitFollowStates(t, st, done, want...) }
 	restored := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)

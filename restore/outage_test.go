@@ -85,6 +85,24 @@ func (d *depStates) set(dep outage.Dep, state string) {
 	d.cur[dep] = state == "up"
 }
 
+// waitFollowStates waits up to 30 s for st to have seen want, in order,
+// and fails if the follow run (its result on done) stopped meanwhile.
+func waitFollowStates(t *testing.T, st *depStates, done <-chan error, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !st.has(want...) {
+		if time.Now().After(deadline) {
+			t.Fatalf("states %v, want %v", st, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("follow stopped: %v", err)
+	default:
+	}
+}
+
 func (d *depStates) has(want ...string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -141,21 +159,7 @@ func TestFollowRidesOutOutages(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitState := func(want ...string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !st.has(want...) {
-			if time.Now().After(deadline) {
-				t.Fatalf("states %v, want %v", st, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("follow stopped: %v", err)
-		default:
-		}
-	}
+	waitState := func(want ...string) { t.Helper(); waitFollowStates(t, st, done, want...) }
 	waitState("down store")
 	store.down.Store(false)
 	restored(20)
