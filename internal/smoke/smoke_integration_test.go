@@ -75,7 +75,12 @@ func TestKcatProduceFranzConsumeIntegration(t *testing.T) {
 				fmt.Fprintf(&in, "%s:%s\n", kcatKey(i), kcatValue(i))
 			}
 			args := []string{"-P", "-q", "-b", k.Addr, "-t", topic, "-p", strconv.Itoa(p), "-K", ":",
-				"-X", "message.timeout.ms=30000"}
+				"-X", "message.timeout.ms=30000",
+				// Idempotent, so a batch librdkafka retries (the topic's
+				// leader not known yet on a fresh broker) cannot land after
+				// the next one: a CI run saw partition 0 start again at
+				// key-00000 after key-00999.
+				"-X", "enable.idempotence=true"}
 			for _, h := range kcatHeaders(first) {
 				args = append(args, "-H", h.Key+"="+string(h.Value))
 			}
