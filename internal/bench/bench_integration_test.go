@@ -341,6 +341,7 @@ const (
 	kindRaw     = "raw"
 	kindSink    = "sink"
 	kindRestore = "restore"
+	kindProof   = "proof" // a restore's proof alone (source --dry-run)
 	kindLimit   = "limit" // a limit baseline (limit_integration_test.go)
 )
 

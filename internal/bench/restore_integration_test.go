@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,12 +26,20 @@ var restoreFormats = []string{fmtBytes, fmtJSONGzip}
 
 // restoreRows measures `kafkas3 source` of the main archives against a bare
 // franz-go idempotent producer writing the same records: rounds times a
-// producer baseline followed by one restore of each archive, then a last
-// baseline, so every restore runs between two baselines. Each restore row
-// gets its throughput and CPU seconds per GB as ratios to the mean of all
-// the baselines.
+// producer baseline followed by, for each archive, its proof alone
+// (`kafkas3 source --dry-run`, which reads and checks every object and
+// produces nothing) and one restore, then a last baseline, so every
+// restore runs between two baselines. Each restore and proof row gets its
+// throughput and CPU seconds per GB as ratios to the mean of all the
+// baselines. With KAFKAS3_BENCH_RESTORE_BIN (another kafkas3 binary, e.g.
+// main's) each restore is followed by the same restore with that binary,
+// for a side-by-side comparison under the same load. The facts then give,
+// per archive, the proof's seconds against the producer's and the best
+// ratio a restore that proves before it produces can reach (restoreFloor).
 func (e *env) restoreRows(main dataset, rounds int) {
-	var bases, restores []*row
+	other := os.Getenv(restoreBinEnv)
+	var bases, compared []*row
+	proofs, restores := map[string][]*row{}, map[string][]*row{}
 	for i := 1; i <= rounds+1; i++ {
 		name := fmt.Sprintf("baseline: franz-go idempotent producer (%d of %d)", i, rounds+1)
 		bases = append(bases, e.produceRow(name, withTopic(main, fmt.Sprintf("baseline_%d", i)), "new"))
@@ -38,16 +47,83 @@ func (e *env) restoreRows(main dataset, rounds int) {
 			break
 		}
 		for _, f := range restoreFormats {
-			rename := fmt.Sprintf("copy%d_%s_of_$0", i, strings.NewReplacer("+", "_").Replace(f))
+			tag := strings.NewReplacer("+", "_").Replace(f)
+			proofs[f] = append(proofs[f], e.proofRow(fmt.Sprintf("proof alone: source --dry-run %s archive (%d of %d)", f, i, rounds), main, f))
+			rename := fmt.Sprintf("copy%d_%s_of_$0", i, tag)
 			name := fmt.Sprintf("source %s archive → %s", f, strings.ReplaceAll(rename, "$0", main.Topic))
-			restores = append(restores, e.restoreRow(name, main, f, rename))
+			restores[f] = append(restores[f], e.restoreRow(name, main, f, rename, e.bin))
+			if other != "" {
+				rename := fmt.Sprintf("other%d_%s_of_$0", i, tag)
+				name := fmt.Sprintf("source %s archive, %s binary → %s", f, restoreBinEnv, strings.ReplaceAll(rename, "$0", main.Topic))
+				compared = append(compared, e.restoreRow(name, main, f, rename, other))
+			}
 		}
 	}
 	prod := meanBaseline("idempotent producer (mean)", bases...)
-	for _, r := range restores {
-		r.setRatio(prod.rate, prod.name)
-		r.limit = prod
+	for _, rows := range [][]*row{compared, flat(proofs), flat(restores)} {
+		for _, r := range rows {
+			r.setRatio(prod.rate, prod.name)
+			r.limit = prod
+		}
 	}
+	for _, f := range restoreFormats {
+		e.facts.add("restore floor, "+f, restoreFloor(bases, proofs[f], restores[f]))
+	}
+}
+
+// restoreBinEnv names another kafkas3 binary whose restores run next to
+// this tree's (restoreRows).
+const restoreBinEnv = "KAFKAS3_BENCH_RESTORE_BIN"
+
+// flat returns the rows of m, in restoreFormats order.
+func flat(m map[string][]*row) []*row {
+	var out []*row
+	for _, f := range restoreFormats {
+		out = append(out, m[f]...)
+	}
+	return out
+}
+
+// restoreFloor says what the proof costs against production: a restore
+// proves every object before it produces the first record, so its wall
+// time is at least the proof's plus the production's. With production
+// taking the producer baseline's time, the best ratio to the producer a
+// restore can reach is produce/(proof+produce) = 1/(1+proof/produce).
+func restoreFloor(bases, proofs, restores []*row) string {
+	proof, produce := meanWall(proofs), meanWall(bases)
+	ratios := make([]string, len(restores))
+	for i, r := range restores {
+		ratios[i] = fmt.Sprintf("%.2f", produce/r.wall.Seconds())
+	}
+	return fmt.Sprintf("proof alone (source --dry-run) %.2f s, producer %.2f s (means): proof/produce %.2f, "+
+		"so a restore that proves first reaches at best 1/(1+%.2f) = %.2f × the producer; measured %s × (wall time ratio)",
+		proof, produce, proof/produce, proof/produce, 1/(1+proof/produce), strings.Join(ratios, ", "))
+}
+
+// meanWall is the mean wall time of rows in seconds.
+func meanWall(rows []*row) float64 {
+	var s float64
+	for _, r := range rows {
+		s += r.wall.Seconds() / float64(len(rows))
+	}
+	return s
+}
+
+// proofRow runs `kafkas3 source --dry-run` of the main sink run's archive
+// of d in format f with the restore's config: the listing, the index and
+// the proof (every object read and checked), nothing produced.
+func (e *env) proofRow(name string, d dataset, f string) *row {
+	bucket, ok := e.archives[f]
+	if !ok {
+		e.b.Fatalf("%s: no %s archive of %s to prove", name, f, d.Topic)
+	}
+	cfg := e.config(fmt.Sprintf("proof-%d", len(e.rows)), d, bucket, f, nil)
+	pr := e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", "proof_$0", "--create-topics", "--dry-run"))
+	if !bytes.Contains(pr.stdout, []byte("dry run: nothing produced")) {
+		e.b.Fatalf("%s: no dry run: %s", name, pr.stdout)
+	}
+	return e.add(&row{name: name, kind: kindProof, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
+		note: "kafkas3 source --dry-run subprocess: what a restore does before its first record"})
 }
 
 // restoreArchives writes the archives the restore rows need (KAFKAS3_BENCH_ONLY=restore):
@@ -62,19 +138,22 @@ func (e *env) restoreArchives(main dataset) {
 }
 
 // restoreRow restores the main sink run's archive of d in format f into
-// the topic that rename names with `kafkas3 source --create-topics`, and
+// the topic that rename names with `kafkas3 source --create-topics` (the
+// binary bin), and
 // checks the target's end offsets. With KAFKAS3_BENCH_PROFILE the restore
 // is repeated, unmeasured, under the profiler (profileRestore).
-func (e *env) restoreRow(name string, d dataset, f, rename string) *row {
+func (e *env) restoreRow(name string, d dataset, f, rename, bin string) *row {
 	bucket, ok := e.archives[f]
 	if !ok {
 		e.b.Fatalf("%s: no %s archive of %s to restore", name, f, d.Topic)
 	}
 	target := strings.ReplaceAll(rename, "$0", d.Topic)
 	cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
-	pr := e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
+	pr := e.run(name, exec.Command(bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
 	e.checkEndOffsets(name, target, d.Records)
-	e.profileRestore(name, d, cfg, "profile_"+rename)
+	if bin == e.bin {
+		e.profileRestore(name, d, cfg, "profile_"+rename)
+	}
 	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
 		note: "kafkas3 source subprocess"})
 }
