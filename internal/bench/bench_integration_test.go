@@ -102,7 +102,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	if only == "restore" {
 		e.restoreOnly = true
 		e.restoreArchives(main)
-		e.restoreRows(main, 2)
+		e.restoreRows(main, restoreRounds(b))
 		e.report()
 		return
 	}
@@ -375,6 +375,8 @@ type procResult struct {
 	rssKiB int64
 	cpu    cpuTimes
 	stdout []byte
+	start  time.Time // when the process was started
+	log    string    // the file holding its stderr
 }
 
 // run runs cmd to completion, its stderr in a log file, and measures its
@@ -407,7 +409,7 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	cpu.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB, CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
 		float64(ru.Maxrss)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
-	return procResult{wall: wall, rssKiB: ru.Maxrss, cpu: cpu, stdout: out.Bytes()}
+	return procResult{wall: wall, rssKiB: ru.Maxrss, cpu: cpu, stdout: out.Bytes(), start: start, log: logPath}
 }
 
 func tail(path string, lines int) string {

@@ -5,6 +5,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/config"
 	"github.com/kafkas3/kafkas3/restore"
@@ -67,13 +71,29 @@ func (e *env) restoreRows(main dataset, rounds int) {
 		}
 	}
 	for _, f := range restoreFormats {
-		e.facts.add("restore floor, "+f, restoreFloor(bases, proofs[f], restores[f]))
+		e.facts.add("restore floor, "+f, restoreFloor(prod, proofs[f], restores[f]))
 	}
 }
 
 // restoreBinEnv names another kafkas3 binary whose restores run next to
 // this tree's (restoreRows).
 const restoreBinEnv = "KAFKAS3_BENCH_RESTORE_BIN"
+
+// restoreRoundsEnv sets the rounds of KAFKAS3_BENCH_ONLY=restore (default 2).
+const restoreRoundsEnv = "KAFKAS3_BENCH_RESTORE_ROUNDS"
+
+// restoreRounds is KAFKAS3_BENCH_RESTORE_ROUNDS, 2 when unset.
+func restoreRounds(b *testing.B) int {
+	s := os.Getenv(restoreRoundsEnv)
+	if s == "" {
+		return 2
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a number of rounds, at least 1", restoreRoundsEnv, s)
+	}
+	return n
+}
 
 // flat returns the rows of m, in restoreFormats order.
 func flat(m map[string][]*row) []*row {
@@ -89,15 +109,22 @@ func flat(m map[string][]*row) []*row {
 // time is at least the proof's plus the production's. With production
 // taking the producer baseline's time, the best ratio to the producer a
 // restore can reach is produce/(proof+produce) = 1/(1+proof/produce).
-func restoreFloor(bases, proofs, restores []*row) string {
-	proof, produce := meanWall(proofs), meanWall(bases)
+//
+// The producer's time is the data set's bytes at the producer runs' mean
+// MB/s (as the ratio columns use it), the proof's the mean wall time of
+// its runs.
+func restoreFloor(prod *baseline, proofs, restores []*row) string {
+	if len(proofs) == 0 || len(restores) == 0 {
+		return "no runs"
+	}
+	proof, produce := meanWall(proofs), float64(restores[0].bytes)/prod.rate
 	ratios := make([]string, len(restores))
 	for i, r := range restores {
-		ratios[i] = fmt.Sprintf("%.2f", produce/r.wall.Seconds())
+		ratios[i] = fmt.Sprintf("%.2f", r.rate()/prod.rate)
 	}
-	return fmt.Sprintf("proof alone (source --dry-run) %.2f s, producer %.2f s (means): proof/produce %.2f, "+
-		"so a restore that proves first reaches at best 1/(1+%.2f) = %.2f × the producer; measured %s × (wall time ratio)",
-		proof, produce, proof/produce, proof/produce, 1/(1+proof/produce), strings.Join(ratios, ", "))
+	return fmt.Sprintf("proof alone (source --dry-run) %.2f s (mean of %d), producer %.2f s (at its mean MB/s): proof/produce %.2f, "+
+		"so a restore that proves first reaches at best 1/(1+%.2f) = %.2f × the producer; measured %s ×",
+		proof, len(proofs), produce, proof/produce, proof/produce, 1/(1+proof/produce), strings.Join(ratios, ", "))
 }
 
 // meanWall is the mean wall time of rows in seconds.
@@ -118,12 +145,12 @@ func (e *env) proofRow(name string, d dataset, f string) *row {
 		e.b.Fatalf("%s: no %s archive of %s to prove", name, f, d.Topic)
 	}
 	cfg := e.config(fmt.Sprintf("proof-%d", len(e.rows)), d, bucket, f, nil)
-	pr := e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", "proof_$0", "--create-topics", "--dry-run"))
+	pr := e.run(name, exec.Command(e.bin, "source", "--config", cfg, "--topic-rename", "proof_$0", "--create-topics", "--dry-run", "--log-format", "json"))
 	if !bytes.Contains(pr.stdout, []byte("dry run: nothing produced")) {
 		e.b.Fatalf("%s: no dry run: %s", name, pr.stdout)
 	}
 	return e.add(&row{name: name, kind: kindProof, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
-		note: "kafkas3 source --dry-run subprocess: what a restore does before its first record"})
+		note: "kafkas3 source --dry-run subprocess: what a restore does before its first record; " + restorePhases(pr)})
 }
 
 // restoreArchives writes the archives the restore rows need (KAFKAS3_BENCH_ONLY=restore):
@@ -149,13 +176,15 @@ func (e *env) restoreRow(name string, d dataset, f, rename, bin string) *row {
 	}
 	target := strings.ReplaceAll(rename, "$0", d.Topic)
 	cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
-	pr := e.run(name, exec.Command(bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics"))
+	pr := e.run(name, exec.Command(bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics", "--log-format", "json"))
 	e.checkEndOffsets(name, target, d.Records)
+	phases := restorePhases(pr)
+	fmt.Fprintf(os.Stderr, "bench: %s: %s\n", name, phases)
 	if bin == e.bin {
 		e.profileRestore(name, d, cfg, "profile_"+rename)
 	}
 	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
-		note: "kafkas3 source subprocess"})
+		note: "kafkas3 source subprocess; " + phases})
 }
 
 // modeRestoreProfile runs the restore in process with profiles.
@@ -247,4 +276,36 @@ func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (child
 		return childResult{}, errors.New("restored no records")
 	}
 	return childResult{Records: sum.Records, Bytes: int64(peak)}, nil
+}
+
+// restorePhases says, from the JSON log of a `kafkas3 source` run, when
+// (seconds after the process started) its proof began and ended, and how
+// long it ran after the proof (targets, markers, production).
+func restorePhases(pr procResult) string {
+	b, err := os.ReadFile(pr.log)
+	if err != nil {
+		return "phases: " + err.Error()
+	}
+	var began, checked time.Time
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var l struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l.Msg, "checking the archive"):
+			began = l.Time
+		case l.Msg == "archive checked":
+			checked = l.Time
+		}
+	}
+	if began.IsZero() || checked.IsZero() {
+		return "phases: no proof lines in the log"
+	}
+	end := pr.start.Add(pr.wall)
+	return fmt.Sprintf("proof from %.2f s to %.2f s (%.2f s), then %.2f s to the exit",
+		began.Sub(pr.start).Seconds(), checked.Sub(pr.start).Seconds(), checked.Sub(began).Seconds(), end.Sub(checked).Seconds())
 }
