@@ -66,10 +66,21 @@
 // limit baseline, and bytes and JSON+gzip at s3.part.size=5 MiB, with
 // KAFKAS3_BENCH_PARTITION_BYTES per partition).
 // KAFKAS3_BENCH_ONLY=restore runs the load, the sink runs that write the
-// bytes and JSON+gzip archives (not profiled), and then two rounds of a
-// producer baseline followed by a restore of each archive, and a last
-// producer baseline: producer and restore runs alternate, and each restore
-// row's ratios are to the mean of the three producer runs.
+// bytes and JSON+gzip archives (not profiled), and then two rounds
+// (KAFKAS3_BENCH_RESTORE_ROUNDS sets how many) of a producer baseline
+// followed by, for each archive, its proof alone (`kafkas3 source
+// --dry-run`: listing, index and every object read and checked, nothing
+// produced) and a restore, and a last producer baseline: producer and
+// restore runs alternate, and each restore and proof row's ratios are to
+// the mean of the producer runs. Each restore's note says when its proof
+// began and ended (from its JSON log) and how long it ran after; the facts
+// give, per archive, the proof's seconds against the producer's and the
+// best ratio a restore can reach when it proves every object before it
+// produces the first record, 1/(1+proof/produce), next to the measured
+// ones. KAFKAS3_BENCH_RESTORE_BIN names another kafkas3 binary (main's,
+// say): each restore is then followed by the same restore with that binary
+// into another new topic, for a side-by-side comparison under the same
+// load (only this tree's restores are profiled).
 // KAFKAS3_BENCH_PROFILE names a directory: each sink run of bytes or JSON
 // is then repeated once, unmeasured, in a child that runs the archive
 // package under pprof (CPU profile, and the heap profile at the highest
