@@ -165,10 +165,10 @@ func (e *env) restoreArchives(main dataset) {
 }
 
 // restoreRow restores the main sink run's archive of d in format f into
-// the topic that rename names with `kafkas3 source --create-topics` (the
-// binary bin), and
-// checks the target's end offsets. With KAFKAS3_BENCH_PROFILE the restore
-// is repeated, unmeasured, under the profiler (profileRestore).
+// the topic that rename names with `kafkas3 source --create-topics` of the
+// binary bin, and checks the target's end offsets. With
+// KAFKAS3_BENCH_PROFILE a restore of this tree's binary is repeated,
+// unmeasured, under the profiler (profileRestore).
 func (e *env) restoreRow(name string, d dataset, f, rename, bin string) *row {
 	bucket, ok := e.archives[f]
 	if !ok {
