@@ -293,6 +293,7 @@ func setup(b *testing.B) *env {
 	}
 	e.brokerPID = findPID(filepath.Join(e.kafka.Dir, "server.properties"))
 	e.s3PID = findPID(e.s3.DataDir)
+	e.warmGroups()
 	e.facts.collect(e)
 	return e
 }
