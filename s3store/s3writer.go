@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"time"
 
@@ -250,12 +249,14 @@ func (s *S3) uploadPart(ctx context.Context, key, uploadID string, num int32, f 
 	var etag *string
 	crc := sum.base64()
 	err := s.do(ctx, fmt.Sprintf("upload part %d of %s", num, s.url(key)), func(ctx context.Context) error {
+		body, fromFile, done := spoolRequest(f, sum.n)
+		defer done()
 		in := &s3.UploadPartInput{
 			Bucket:         &s.cfg.Bucket,
 			Key:            &key,
 			UploadId:       &uploadID,
 			PartNumber:     aws.Int32(num),
-			Body:           io.NewSectionReader(f, 0, sum.n),
+			Body:           body,
 			ContentLength:  aws.Int64(sum.n),
 			ChecksumCRC32C: &crc,
 		}
@@ -264,7 +265,7 @@ func (s *S3) uploadPart(ctx context.Context, key, uploadID string, num int32, f 
 			in.SSECustomerKey = &s.cfg.CustomerKey
 			in.SSECustomerKeyMD5 = &s.sseKeyMD5
 		}
-		out, err := s.client.UploadPart(ctx, in, unsignedPayload)
+		out, err := s.client.UploadPart(ctx, in, withOptions(unsignedPayload, fromFile)...)
 		if err != nil {
 			return err
 		}
@@ -309,15 +310,17 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		f, sum := w.cur, spoolSum{n: w.n, crc: w.crc}
 		crc := sum.base64()
 		return s.do(ctx, "put "+s.url(w.key), func(ctx context.Context) error {
+			body, fromFile, done := spoolRequest(f, sum.n)
+			defer done()
 			in := &s3.PutObjectInput{
 				Bucket:         &s.cfg.Bucket,
 				Key:            &w.key,
-				Body:           io.NewSectionReader(f, 0, sum.n),
+				Body:           body,
 				ContentLength:  aws.Int64(sum.n),
 				ChecksumCRC32C: &crc,
 			}
 			s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
-			_, err := s.client.PutObject(ctx, in, unsignedPayload)
+			_, err := s.client.PutObject(ctx, in, withOptions(unsignedPayload, fromFile)...)
 			return err
 		})
 	}
