@@ -8,16 +8,20 @@
 //   - NewS3: an S3 bucket (AWS or any S3-compatible server via store.url).
 //     Bytes written to an object are spooled to a temp file through a small
 //     buffer; each full part (s3.part.size) is uploaded as it fills, so
-//     memory stays at about 32 KiB per open object whatever the part size,
+//     memory stays at about 32 KiB per open object whatever the part size
+//     (plus 4 MiB per store: its first 16 open objects write their spools
+//     in 256 KiB blocks, which costs the kernel less per byte),
 //     and temp disk at one part per object (two while a part uploads in the
 //     background), plus up to 8 idle spool files the store keeps and the
 //     next objects write over without truncating them, which costs about
 //     half of writing a new file (the kernel neither allocates nor frees
 //     their pages; a part is read back as its own first n bytes only,
 //     never the stale rest). The spool's CRC32C is computed over each
-//     32 KiB block as it is flushed. An object smaller than one part is sent with one
+//     block as it is flushed. An object smaller than one part is sent with one
 //     PutObject on Commit; a larger one is a multipart upload completed on
-//     Commit. Abort, and any failure, aborts the multipart upload.
+//     Commit. Over plain HTTP on Linux a part's body goes from its spool
+//     file to the socket with sendfile (spoolbody.go), not through a
+//     buffer. Abort, and any failure, aborts the multipart upload.
 //   - NewLocal: a directory; keys become paths. Commit is fsync, rename and
 //     directory fsync of a hidden temp file written next to the target.
 //     Objects get mode 0666 and directories 0777, less the process umask

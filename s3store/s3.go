@@ -105,6 +105,7 @@ type S3 struct {
 	uploadSlots chan struct{}
 	crc32c      *crc32.Table // Castagnoli, for the checksums of uploads
 	spools      *spoolPool   // spool files for reuse
+	buffers     *bufferPool  // the objects' spool buffers
 }
 
 var _ Store = (*S3)(nil)
@@ -245,6 +246,7 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 		uploadSlots: make(chan struct{}, cfg.BackgroundUploads),
 		crc32c:      crc32.MakeTable(crc32.Castagnoli),
 		spools:      &spoolPool{dir: cfg.SpoolDir},
+		buffers:     &bufferPool{},
 	}
 	if s.where == "" {
 		s.where = "AWS S3 region " + cfg.Region

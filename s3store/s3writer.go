@@ -18,8 +18,9 @@ import (
 )
 
 const (
-	// spoolBufferSize is the only per-object memory buffer: writes go
-	// through it to the spool file.
+	// spoolBufferSize is the size of the only per-object memory buffer,
+	// through which writes go to the spool file (larger for the first
+	// objects of a store: bufferPool).
 	spoolBufferSize = 32 << 10
 	// cleanupTimeout bounds an AbortMultipartUpload, which runs even when
 	// the caller's context is already cancelled (shutdown).
@@ -28,7 +29,8 @@ const (
 
 // s3Writer spools an object to a temp file and uploads it part by part.
 //
-// Memory per object is one small bufio buffer. When the spool holds a full
+// Memory per object is one small bufio buffer (256 KiB instead of 32 KiB
+// for up to 16 objects of the store at once: bufferPool). When the spool holds a full
 // part it is uploaded, in the background if a slot of the store's shared
 // semaphore is free (writing continues into a second spool file) and
 // synchronously otherwise. At most one part per object is in flight, so
@@ -88,7 +90,7 @@ type partResult struct {
 func newS3Writer(ctx context.Context, s *S3, key string, spool *os.File) *s3Writer {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool}
-	w.bw = bufio.NewWriterSize(spoolWriter{w}, spoolBufferSize)
+	w.bw = s.buffers.get(spoolWriter{w})
 	return w
 }
 
@@ -460,5 +462,6 @@ func (w *s3Writer) cleanup(reuse bool) {
 		}
 	}
 	w.cur, w.spare = nil, nil
+	w.s.buffers.put(w.bw)
 	w.bw = nil
 }
