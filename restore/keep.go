@@ -111,3 +111,32 @@ func (k *keeper) finish(o *Object, err error) {
 	}
 	o.kept.buf.Store(k.buf)
 }
+
+// readingFirst orders jobs for runJobs: the partitions that read an object
+// again first, then those whose stream produces only records the proof
+// kept, each group in its order. A partition that reads again downloads
+// and decodes before it produces; started first, its reading overlaps the
+// production of the others instead of coming after theirs, at the end of
+// the pass. The order of the records within each partition is unchanged.
+func (r *Restorer) readingFirst(jobs []job) []job {
+	var reading, keptOnly []job
+	for _, j := range jobs {
+		if r.readsAgain(j) {
+			reading = append(reading, j)
+		} else {
+			keptOnly = append(keptOnly, j)
+		}
+	}
+	return append(reading, keptOnly...)
+}
+
+// readsAgain tells whether job j's stream loads an object its proof did not
+// keep (stream.loadObject reads it again).
+func (r *Restorer) readsAgain(j job) bool {
+	for _, i := range loadOrder(j.part.segments, j.skipUnread(int64(r.cfg.VerifyRecords))) {
+		if k := j.part.Objects[i].kept; k == nil || k.buf.Load() == nil {
+			return true
+		}
+	}
+	return false
+}

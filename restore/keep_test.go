@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 
@@ -171,4 +172,54 @@ func TestKeptRecordsReleased(t *testing.T) {
 	if p := r.mem.peak.Load(); p != 0 {
 		t.Fatalf("a dry run kept %d bytes", p)
 	}
+}
+
+// startLog is an Observer that records the order in which partition
+// streams start.
+type startLog struct {
+	nopObserver
+	mu    sync.Mutex
+	parts []int32
+}
+
+func (l *startLog) Stream(_ string, p int32) StreamObserver {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.parts = append(l.parts, p)
+	return nopObserver{}
+}
+
+// TestPartitionsReadingAgainStartFirst: a partition whose object the proof
+// did not keep (too large for keeping's budget) starts before those whose
+// records were kept, so its second read overlaps their production; the
+// others keep their order, and every partition is restored exactly.
+func TestPartitionsReadingAgainStartFirst(t *testing.T) {
+	brokers := newCluster(t, 1)
+	a := newArchive(t, format.NewJSON())
+	long := "v" + string(bytes.Repeat([]byte("x"), 200))
+	a.putAt("src", 0, 0, 5)
+	big := a.put("src", 1, 0, offsetValues(long, 0, 100))
+	a.putAt("src", 2, 0, 5)
+	st := &openLog{Store: a.store}
+	starts := &startLog{}
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics, cfg.Parallelism, cfg.SpillBytes, cfg.TempDir = "dst", true, 1, 20000, t.TempDir()
+	cfg.Observer = starts
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.count(big); n != 2 {
+		t.Fatalf("the object too large to keep was opened %d times, want 2", n)
+	}
+	if want := []int32{1, 0, 2}; !slices.Equal(starts.parts, want) {
+		t.Fatalf("partitions started in the order %v, want %v", starts.parts, want)
+	}
+	got := readTopic(t, brokers, "dst")
+	checkValues(t, "dst/0", got[0], offsetValues("v", 0, 5))
+	checkValues(t, "dst/1", got[1], offsetValues(long, 0, 100))
+	checkValues(t, "dst/2", got[2], offsetValues("v", 0, 5))
 }

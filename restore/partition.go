@@ -37,7 +37,7 @@ type partitionResult struct {
 // the stream.
 func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) *stream {
 	s := r.newStream(ctx, cl, j, progress)
-	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, s.already-s.window), s.loadObject)
+	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, j.skipUnread(int64(r.cfg.VerifyRecords))), s.loadObject)
 	if s.already > 0 && !j.trust {
 		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)
 	}
@@ -118,6 +118,16 @@ type stream struct {
 	pre    *prefetcher           // loads the objects one ahead (nil until started)
 	res    partitionResult
 	obs    StreamObserver // Config.Observer's for the target partition
+}
+
+// skipUnread is how many of job j's first archived records its stream
+// skips without reading them: those the target holds before the last
+// verify of them (the verification window; none when j.trust).
+func (j job) skipUnread(verify int64) int64 {
+	if j.trust {
+		verify = 0
+	}
+	return j.end - j.start - verify
 }
 
 // newStream starts the stream of job j: nothing read or produced yet.

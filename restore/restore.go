@@ -669,10 +669,11 @@ func (r *Restorer) checkPassTargets(ctx context.Context, cl *kgo.Client, adm *ka
 
 // runJobs restores the jobs' partitions, adding their results to sum:
 // Config.Parallelism partitions at a time are read and handed to the
-// producer; a partition whose records are all handed over waits for their
+// producer, those with objects to read again first (readingFirst); a partition whose records are all handed over waits for their
 // acknowledgements without holding its place, so the next one starts. The
 // first error stops every stream and is returned.
 func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, progress Progress, sum *Summary, first bool) error {
+	jobs = r.readingFirst(jobs)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan job)
