@@ -142,10 +142,12 @@
 // (no typed values, no Config.KeyEncoder) and fit in half of that memory
 // bound, and its stream produces them without reading the object again;
 // being the proof's own read, they are the records it checked. An object
-// that does not fit is read again as any other; the partitions that read
-// an object again start first (readingFirst), so their reads overlap the
-// production of the kept ones instead of ending the pass. Run releases what
-// no stream took.
+// that does not fit is read again as any other. A partition whose stream
+// produces only kept records reads nothing, so it starts at once without
+// one of the Config.Parallelism places, which bound the streams that read
+// (runJobs, splitKept): every partition's records then reach the
+// producer's buffer together, and each produce request carries batches of
+// all of them. Run releases what no stream took.
 //
 // # Record order across folders (order.go)
 //

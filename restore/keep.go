@@ -112,14 +112,13 @@ func (k *keeper) finish(o *Object, err error) {
 	o.kept.buf.Store(k.buf)
 }
 
-// readingFirst orders jobs for runJobs: the partitions that read an object
-// again first, then those whose stream produces only records the proof
-// kept, each group in its order. A partition that reads again downloads
-// and decodes before it produces; started first, its reading overlaps the
-// production of the others instead of coming after theirs, at the end of
-// the pass. The order of the records within each partition is unchanged.
-func (r *Restorer) readingFirst(jobs []job) []job {
-	var reading, keptOnly []job
+// splitKept sorts jobs for runJobs, each group in its order: the
+// partitions that read an object again (download and decode it before
+// they produce it), which take one of Config.Parallelism places, and
+// those whose stream produces only records the proof kept, which read
+// nothing and need no place. The order of the records within each
+// partition is unchanged.
+func (r *Restorer) splitKept(jobs []job) (reading, keptOnly []job) {
 	for _, j := range jobs {
 		if r.readsAgain(j) {
 			reading = append(reading, j)
@@ -127,7 +126,7 @@ func (r *Restorer) readingFirst(jobs []job) []job {
 			keptOnly = append(keptOnly, j)
 		}
 	}
-	return append(reading, keptOnly...)
+	return reading, keptOnly
 }
 
 // readsAgain tells whether job j's stream loads an object its proof did not

@@ -667,42 +667,52 @@ func (r *Restorer) checkPassTargets(ctx context.Context, cl *kgo.Client, adm *ka
 	})
 }
 
-// runJobs restores the jobs' partitions, adding their results to sum:
-// Config.Parallelism partitions at a time are read and handed to the
-// producer, those with objects to read again first (readingFirst); a partition whose records are all handed over waits for their
-// acknowledgements without holding its place, so the next one starts. The
-// first error stops every stream and is returned.
+// runJobs restores the jobs' partitions, adding their results to sum.
+// Config.Parallelism partitions that read objects at a time are read and
+// handed to the producer; a partition whose stream produces only records
+// the proof kept reads nothing and starts at once, without a place
+// (splitKept). So every partition's records reach the producer's buffer
+// together and each produce request carries batches of all of them, not
+// of the few that hold a place. A partition whose records are all handed
+// over waits for their acknowledgements without holding its place, so the
+// next one starts. The first error stops every stream and is returned.
 func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, progress Progress, sum *Summary, first bool) error {
-	jobs = r.readingFirst(jobs)
+	reading, keptOnly := r.splitKept(jobs)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	work := make(chan job)
 	var wg, acks sync.WaitGroup
 	var mu sync.Mutex
-	for range min(r.cfg.Parallelism, len(jobs)) {
-		wg.Go(func() {
-			for j := range work {
-				s := r.producePartition(ctx, cl, j, progress)
-				if err := context.Cause(s.ctx); err != nil {
-					cancel(err) // stop the others now, not once this one's records are acknowledged
-				}
-				acks.Go(func() {
-					res, err := s.finish()
-					mu.Lock()
-					sum.Records += res.records
-					sum.Bytes += res.bytes
-					if first {
-						sum.AlreadyPresent += res.skipped
-					}
-					mu.Unlock()
-					if err != nil {
-						cancel(err)
-					}
-				})
+	run := func(j job) {
+		s := r.producePartition(ctx, cl, j, progress)
+		if err := context.Cause(s.ctx); err != nil {
+			cancel(err) // stop the others now, not once this one's records are acknowledged
+		}
+		acks.Go(func() {
+			res, err := s.finish()
+			mu.Lock()
+			sum.Records += res.records
+			sum.Bytes += res.bytes
+			if first {
+				sum.AlreadyPresent += res.skipped
+			}
+			mu.Unlock()
+			if err != nil {
+				cancel(err)
 			}
 		})
 	}
-	for _, j := range jobs {
+	for _, j := range keptOnly {
+		wg.Go(func() { run(j) })
+	}
+	work := make(chan job)
+	for range min(r.cfg.Parallelism, len(reading)) {
+		wg.Go(func() {
+			for j := range work {
+				run(j)
+			}
+		})
+	}
+	for _, j := range reading {
 		select {
 		case work <- j:
 		case <-ctx.Done():
