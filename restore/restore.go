@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"sort"
@@ -370,6 +371,7 @@ func (r *Restorer) newProducer() (*kgo.Client, error) {
 		// so records as large as the target accepts are produced.
 		kgo.ProducerBatchMaxBytesFn(r.batchBytes),
 		kgo.WithHooks(producerHooks{r.deps}),
+		kgo.RetryBackoffFn(clientBackoff),
 	}
 	opts = append(opts, r.cfg.KafkaOpts...)
 	cl, err := kgo.NewClient(opts...)
@@ -377,6 +379,24 @@ func (r *Restorer) newProducer() (*kgo.Client, error) {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
 	return cl, nil
+}
+
+// clientBackoff is the restore client's wait before its fails-th retry of a
+// request (kgo.RetryBackoffFn): 25 ms, doubling to at most 5 s, each
+// within ±20%. franz-go's default starts at 250 ms, and a topic the pass
+// has just created answers the first ListOffsets with
+// NOT_LEADER_OR_FOLLOWER for a moment: the end offsets of every created
+// target took a quarter second longer than the topic needed. The waits
+// reach franz-go's cap (5 s) four retries later than its default does, so
+// an outage is still retried at the same slow pace after the first few
+// seconds.
+func clientBackoff(fails int) time.Duration {
+	d := 25 * time.Millisecond
+	for i := 1; i < fails && d < 5*time.Second; i++ {
+		d *= 2
+	}
+	d = min(d, 5*time.Second)
+	return d*4/5 + time.Duration(rand.Int64N(int64(d*2/5)+1))
 }
 
 // checkGuard refuses targets that the same config archives.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func baseConfig(brokers []string, f format.Format, topics ...string) Config {
@@ -774,4 +778,74 @@ func TestPlanSkipsIndexWithEmptyTopicsDir(t *testing.T) {
 			t.Fatalf("topics %v, skipped %v, objects %d; want [orders], 2 archive index, 1", topics, plan.Skipped, plan.Objects())
 		}
 	}
+}
+
+// TestClientBackoff: the restore client's retry waits start at 25 ms
+// (±20%) and double up to 5 s.
+func TestClientBackoff(t *testing.T) {
+	for fails, want := range map[int]time.Duration{1: 25 * time.Millisecond, 2: 50 * time.Millisecond, 4: 200 * time.Millisecond,
+		8: 3200 * time.Millisecond, 9: 5 * time.Second, 40: 5 * time.Second} {
+		for range 50 {
+			if got := clientBackoff(fails); got < want*4/5 || got > want*6/5 {
+				t.Fatalf("clientBackoff(%d) = %v, want %v ± 20%%", fails, got, want)
+			}
+		}
+	}
+}
+
+// TestCreatedTargetNotLeaderYet: a target the pass created answers its
+// first ListOffsets with NOT_LEADER_OR_FOLLOWER three times (a topic that
+// is still being set up); the restore retries quickly (25, 50 and 100 ms,
+// where franz-go's default waits 250, 500 and 1,000 ms) and restores
+// every record.
+func TestCreatedTargetNotLeaderYet(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	var mu sync.Mutex
+	var calls []time.Time
+	c.ControlKey(int16(kmsg.ListOffsets), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, time.Now())
+		if len(calls) > 3 {
+			return nil, nil, false
+		}
+		c.KeepControl()
+		req := kr.(*kmsg.ListOffsetsRequest)
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	a := newArchive(t, format.NewJSON())
+	a.putAt("src", 0, 0, 10)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.CreateTopics = "dst", true
+	r := mustNew(t, cfg, a, nil)
+	if _, err := r.Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(calls) < 4 {
+		t.Fatalf("%d ListOffsets requests, want the 3 refused and more", len(calls))
+	}
+	// franz-go's default waits at least 0.8 × (250+500+1000) ms in between.
+	if waited := calls[3].Sub(calls[0]); waited > 700*time.Millisecond {
+		t.Fatalf("the refused ListOffsets were retried over %v, want about 175 ms", waited)
+	}
+	mu.Unlock()
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], offsetValues("v", 0, 10))
 }
