@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -188,15 +187,6 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 	return storeIdent + "/" + topicsDir
 }
 
-// sourceHeapHeadroom is how far above its live heap the source lets the
-// Go heap grow before collecting (memlimit; GOMEMLIMIT overrides it). A
-// restore holds the decoded records the proof kept (up to half of
-// Parallelism × SpillBytes) and the producer's buffer; with the default
-// GOGC alone the heap also holds the garbage of the proof's other reads
-// until it doubles (the 256 MiB JSON+gzip bench: 463 MiB RSS, 359 MiB with
-// a 340 MiB GOMEMLIMIT, in the same time).
-const sourceHeapHeadroom = 64 << 20
-
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	settings, log, err := loadSettings(config.Source, f.configFlags, f.keyFlags(config.NewKeys()), streams)
 	if settings == nil {
@@ -223,9 +213,6 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	memCtx, stopMem := context.WithCancel(ctx)
-	defer stopMem()
-	go memlimit.Run(memCtx, memlimit.Config{Headroom: sourceHeapHeadroom})
 	if err := checkArchiveTopics(ctx, store, cfg, ident, topicsRegexLabel(f)); err != nil {
 		return err
 	}
