@@ -76,7 +76,11 @@
 // value comes back with its schema (ID 0, the text from the file) and its
 // Avro encoding in Raw and Value, in canonical form (map entries sorted by
 // key, one block per array; the Parquet reader re-encodes maps in random
-// order, so only the canonical form is stable).
+// order, so only the canonical form is stable). Each record's bytes are
+// its own (values are copied out of the reader's buffers), except after
+// SetTransient(true) on a reader that is Transient (JSON, bytes, gzip of
+// either, ReadEnvelopes over them): then a record is valid only until the
+// next Read, for callers that check records and keep none.
 //
 // # Detection and its limits
 //

@@ -7,7 +7,13 @@ const slabSize = 64 << 10
 // block instead of one per value. A value keeps its whole block alive, so
 // readers use it for values the caller keeps together (the records of one
 // object). Values larger than a quarter block get their own allocation.
-type slab struct{ block []byte }
+//
+// A transient slab (Transient) copies nothing: clone returns b itself, so
+// the value is only valid as long as b is (until the reader's next Read).
+type slab struct {
+	block     []byte
+	transient bool
+}
 
 // clone returns a copy of b that does not alias b. Its capacity is its
 // length, so appending to it never writes into the next value.
@@ -16,6 +22,8 @@ func (s *slab) clone(b []byte) []byte {
 	switch {
 	case n == 0:
 		return []byte{} // empty, not nil: a nil value is a Kafka null
+	case s.transient:
+		return b[:n:n]
 	case n > slabSize/4:
 		return append(make([]byte, 0, n), b...)
 	}

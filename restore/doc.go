@@ -78,7 +78,9 @@
 //
 // Plan then reads every object completely, once (modeProve: every record
 // decoded, nothing sent to a registry), with its .keys and .headers twins,
-// parallel over Config.Parallelism objects. An object is damaged
+// parallel over Config.Parallelism objects. The values of an object whose
+// records the proof does not keep (keep.go) are checked where the reader
+// decoded them, not copied (format.Transient). An object is damaged
 // (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
 // decode to its end (truncated, a flipped byte a checksum catches), holds
 // other bytes than the listing's size, its twins hold another record count

@@ -71,7 +71,13 @@ func (c *envelopeChecker) Read() (*format.Record, error) {
 	return rec, nil
 }
 
-var _ format.RecordReader = (*envelopeChecker)(nil)
+// SetTransient passes on to the envelope reader (format.Transient).
+func (c *envelopeChecker) SetTransient(on bool) { c.er.SetTransient(on) }
+
+var (
+	_ format.RecordReader = (*envelopeChecker)(nil)
+	_ format.Transient    = (*envelopeChecker)(nil)
+)
 
 // envelopeMode is what an archive index entry says: its objects hold
 // envelopes (anything else in them is damage), or plain values (a JSON

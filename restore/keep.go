@@ -83,6 +83,11 @@ func (r *Restorer) newKeeper(o *Object) *keeper {
 	return &keeper{buf: newRecordBuffer(r.cfg.SpillBytes, r.cfg.TempDir, r.keepBudget)}
 }
 
+// keeping reports whether k still keeps the records it is given; the
+// proof reads the values of an object nobody keeps without copying them
+// (readObject).
+func (k *keeper) keeping() bool { return k.buf != nil }
+
 // add keeps rec, or stops keeping when rec is typed (its restore differs
 // from its proof) or does not fit in memory.
 func (k *keeper) add(rec *format.Record) error {

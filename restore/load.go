@@ -131,13 +131,25 @@ func isDamage(err error) bool {
 // loadObject). A decode error, a size that differs from the listing, or a
 // twin with another record count is an error naming the object that
 // isDamage accepts.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectProof, error) {
+//
+// keeps, when not nil, says whether fn still keeps the records it gets;
+// once it says no, the value reader stops copying values out of its
+// buffers (format.Transient): each record is then valid only until the
+// next one is read.
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error, keeps func() bool) (objectProof, error) {
 	or, err := r.openObject(ctx, obj, target, mode)
 	if err != nil {
 		return objectProof{nullKeyIdx: -1}, err
 	}
 	defer or.close()
+	transient := false
 	for {
+		if !transient && keeps != nil && !keeps() {
+			transient = true
+			if t, ok := or.rd.(format.Transient); ok {
+				t.SetTransient(true)
+			}
+		}
 		rec, err := or.next(ctx)
 		if err != nil {
 			return or.proof, err
@@ -385,7 +397,7 @@ type loadedObject struct {
 // Nothing of obj can be produced before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
-	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
+	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add, nil)
 	if err == nil && obj.proof != nil {
 		switch {
 		case proof.records != obj.proof.records:

@@ -302,7 +302,7 @@ func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error
 	}
 	target := "" // modeProve frames nothing
 	k := r.newKeeper(o)
-	p, err := r.readObject(ctx, *o, target, modeProve, k.add)
+	p, err := r.readObject(ctx, *o, target, modeProve, k.add, k.keeping)
 	k.finish(o, err)
 	return p, err
 }
