@@ -109,6 +109,8 @@ func flat(m map[string][]*row) []*row {
 // time is at least the proof's plus the production's. With production
 // taking the producer baseline's time, the best ratio to the producer a
 // restore can reach is produce/(proof+produce) = 1/(1+proof/produce).
+// It is an estimate, not a bound: a restore's production can run faster
+// than the producer baseline (which makes and allocates every value).
 //
 // The producer's time is the data set's bytes at the producer runs' mean
 // MB/s (as the ratio columns use it), the proof's the mean wall time of
@@ -123,7 +125,7 @@ func restoreFloor(prod *baseline, proofs, restores []*row) string {
 		ratios[i] = fmt.Sprintf("%.2f", r.rate()/prod.rate)
 	}
 	return fmt.Sprintf("proof alone (source --dry-run) %.2f s (mean of %d), producer %.2f s (at its mean MB/s): proof/produce %.2f, "+
-		"so a restore that proves first reaches at best 1/(1+%.2f) = %.2f × the producer; measured %s ×",
+		"so a restore that proves first and then produces at the producer's speed reaches 1/(1+%.2f) = %.2f × the producer; measured %s ×",
 		proof, len(proofs), produce, proof/produce, proof/produce, 1/(1+proof/produce), strings.Join(ratios, ", "))
 }
 
