@@ -361,6 +361,8 @@ type row struct {
 	bucket  string
 	// limit is the limit baseline a sink row is compared with, nil if none.
 	limit *baseline
+	// proof is how long a restore row's proof took (its log), 0 for others.
+	proof time.Duration
 }
 
 func (r *row) rate() float64 { return float64(r.bytes) / r.wall.Seconds() }

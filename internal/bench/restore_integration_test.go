@@ -124,9 +124,14 @@ func restoreFloor(prod *baseline, proofs, restores []*row) string {
 	for i, r := range restores {
 		ratios[i] = fmt.Sprintf("%.2f", r.rate()/prod.rate)
 	}
+	var own float64 // the restores' own proofs (which also copy the records they keep)
+	for _, r := range restores {
+		own += r.proof.Seconds() / float64(len(restores))
+	}
 	return fmt.Sprintf("proof alone (source --dry-run) %.2f s (mean of %d), producer %.2f s (at its mean MB/s): proof/produce %.2f, "+
-		"so a restore that proves first and then produces at the producer's speed reaches 1/(1+%.2f) = %.2f × the producer; measured %s ×",
-		proof, len(proofs), produce, proof/produce, proof/produce, 1/(1+proof/produce), strings.Join(ratios, ", "))
+		"so a restore that proves first and then produces at the producer's speed reaches 1/(1+%.2f) = %.2f × the producer "+
+		"(with the restores' own proofs, %.2f s: %.2f); measured %s ×",
+		proof, len(proofs), produce, proof/produce, proof/produce, 1/(1+proof/produce), own, 1/(1+own/produce), strings.Join(ratios, ", "))
 }
 
 // meanWall is the mean wall time of rows in seconds.
@@ -152,7 +157,7 @@ func (e *env) proofRow(name string, d dataset, f string) *row {
 		e.b.Fatalf("%s: no dry run: %s", name, pr.stdout)
 	}
 	return e.add(&row{name: name, kind: kindProof, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
-		note: "kafkas3 source --dry-run subprocess: what a restore does before its first record; " + restorePhases(pr)})
+		note: "kafkas3 source --dry-run subprocess: what a restore does before its first record; " + phasesNote(pr)})
 }
 
 // restoreArchives writes the archives the restore rows need (KAFKAS3_BENCH_ONLY=restore):
@@ -180,13 +185,13 @@ func (e *env) restoreRow(name string, d dataset, f, rename, bin string) *row {
 	cfg := e.config(fmt.Sprintf("restore-%d", len(e.rows)), d, bucket, f, nil)
 	pr := e.run(name, exec.Command(bin, "source", "--config", cfg, "--topic-rename", rename, "--create-topics", "--log-format", "json"))
 	e.checkEndOffsets(name, target, d.Records)
-	phases := restorePhases(pr)
+	phases, proof := restorePhases(pr)
 	fmt.Fprintf(os.Stderr, "bench: %s: %s\n", name, phases)
 	if bin == e.bin {
 		e.profileRestore(name, d, cfg, "profile_"+rename)
 	}
 	return e.add(&row{name: name, kind: kindRestore, records: d.Records, bytes: d.Bytes(), wall: pr.wall, rssKiB: pr.rssKiB, cpu: pr.cpu,
-		note: "kafkas3 source subprocess; " + phases})
+		note: "kafkas3 source subprocess; " + phases, proof: proof})
 }
 
 // modeRestoreProfile runs the restore in process with profiles.
@@ -282,11 +287,12 @@ func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (child
 
 // restorePhases says, from the JSON log of a `kafkas3 source` run, when
 // (seconds after the process started) its proof began and ended, and how
-// long it ran after the proof (targets, markers, production).
-func restorePhases(pr procResult) string {
+// long it ran after the proof (targets, markers, production); it also
+// returns how long the proof took (0 when the log does not say).
+func restorePhases(pr procResult) (string, time.Duration) {
 	b, err := os.ReadFile(pr.log)
 	if err != nil {
-		return "phases: " + err.Error()
+		return "phases: " + err.Error(), 0
 	}
 	var began, checked time.Time
 	for _, line := range bytes.Split(b, []byte("\n")) {
@@ -305,9 +311,15 @@ func restorePhases(pr procResult) string {
 		}
 	}
 	if began.IsZero() || checked.IsZero() {
-		return "phases: no proof lines in the log"
+		return "phases: no proof lines in the log", 0
 	}
 	end := pr.start.Add(pr.wall)
 	return fmt.Sprintf("proof from %.2f s to %.2f s (%.2f s), then %.2f s to the exit",
-		began.Sub(pr.start).Seconds(), checked.Sub(pr.start).Seconds(), checked.Sub(began).Seconds(), end.Sub(checked).Seconds())
+		began.Sub(pr.start).Seconds(), checked.Sub(pr.start).Seconds(), checked.Sub(began).Seconds(), end.Sub(checked).Seconds()), checked.Sub(began)
+}
+
+// phasesNote is restorePhases' text.
+func phasesNote(pr procResult) string {
+	s, _ := restorePhases(pr)
+	return s
 }
