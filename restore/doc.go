@@ -145,9 +145,9 @@
 // bound, and its stream produces them without reading the object again;
 // being the proof's own read, they are the records it checked. An object
 // that does not fit is read again as any other. A partition whose stream
-// produces only kept records reads nothing, so it starts at once without
-// one of the Config.Parallelism places, which bound the streams that read
-// (runJobs, splitKept): every partition's records then reach the
+// produces only kept records and has nothing to verify reads nothing, so
+// it starts at once without one of the Config.Parallelism places, which
+// bound the streams that read objects or the target (runJobs, splitKept): every partition's records then reach the
 // producer's buffer together, and each produce request carries batches of
 // all of them. Run releases what no stream took.
 //

@@ -118,14 +118,15 @@ func (k *keeper) finish(o *Object, err error) {
 }
 
 // splitKept sorts jobs for runJobs, each group in its order: the
-// partitions that read an object again (download and decode it before
-// they produce it), which take one of Config.Parallelism places, and
-// those whose stream produces only records the proof kept, which read
-// nothing and need no place. The order of the records within each
-// partition is unchanged.
+// partitions that read, which take one of Config.Parallelism places (an
+// object again: download and decode it before producing it; or the
+// target's last records, to verify a resumed partition with a consumer of
+// its own), and those whose stream produces only records the proof kept
+// and reads nothing, which need no place. The order of the records within
+// each partition is unchanged.
 func (r *Restorer) splitKept(jobs []job) (reading, keptOnly []job) {
 	for _, j := range jobs {
-		if r.readsAgain(j) {
+		if r.readsAgain(j) || (j.end > j.start && !j.trust) {
 			reading = append(reading, j)
 		} else {
 			keptOnly = append(keptOnly, j)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -270,5 +271,44 @@ func TestProofCopiesNoValueItDoesNotKeep(t *testing.T) {
 	kept, transient := allocs(true), allocs(false)
 	if kept < 2_000_000 || transient > 500_000 {
 		t.Fatalf("the proof allocated %d bytes keeping the object, %d not keeping it; want ≥ 2,000,000 and ≤ 500,000", kept, transient)
+	}
+}
+
+// TestSplitKept: a partition takes a place when it reads an object the
+// proof did not keep, or verifies the target's records before resuming
+// (a consumer per partition); one that only produces kept records, fresh
+// or trusted, takes none. Each group keeps the jobs' order.
+func TestSplitKept(t *testing.T) {
+	r := &Restorer{cfg: Config{VerifyRecords: 10}}
+	kept := func() *keptObject {
+		k := &keptObject{}
+		k.buf.Store(&recordBuffer{})
+		return k
+	}
+	part := func(k *keptObject) PartitionPlan {
+		return PartitionPlan{Objects: []Object{{kept: k}}, segments: []segment{{obj: 0, from: 0, to: 100}}}
+	}
+	jobs := []job{
+		{part: part(kept()), start: 0, end: 0},               // fresh, kept: no place
+		{part: part(nil), start: 0, end: 0},                  // reads its object again
+		{part: part(kept()), start: 5, end: 50},              // resumes: verifies the target
+		{part: part(kept()), start: 5, end: 50, trust: true}, // resumes, trusted: no read
+		{part: part(&keptObject{}), start: 0, end: 0},        // marked, but the proof did not keep it
+	}
+	for i := range jobs {
+		jobs[i].low = int64(i) // to tell them apart
+	}
+	reading, keptOnly := r.splitKept(jobs)
+	ids := func(js []job) (out []int64) {
+		for _, j := range js {
+			out = append(out, j.low)
+		}
+		return out
+	}
+	if got, want := ids(reading), []int64{1, 2, 4}; !slices.Equal(got, want) {
+		t.Fatalf("reading %v, want %v", got, want)
+	}
+	if got, want := ids(keptOnly), []int64{0, 3}; !slices.Equal(got, want) {
+		t.Fatalf("kept only %v, want %v", got, want)
 	}
 }
