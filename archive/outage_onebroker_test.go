@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,17 +57,8 @@ func TestSinkRidesOutOneBrokerOutage(t *testing.T) {
 	})
 	sc := &switchedCluster{brokers: c.ListenAddrs()}
 	produce(t, sc.brokers, topic, parts, 0, 30)
-	st := newStates()
-	cfg.Health = st
-	store := s3store.NewMemory()
-	s, err := New(cfg, store, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	st, store, done, cancel := startWatchedSink(t, cfg)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := s.Run(ctx); done <- err }()
 	waitCommitted(t, sc, group, topic, parts, 30, st)
 
 	for i := range 2 {

@@ -57,6 +57,24 @@ func newStates() *states {
 	return &states{cur: map[outage.Dep]bool{}, errs: map[outage.Dep]error{}}
 }
 
+// startWatchedSink runs a sink of cfg in the background on a memory store,
+// with a fresh readiness state as cfg.Health. It returns the state, the
+// store, the channel of Run's error and the cancel that ends the run.
+func startWatchedSink(t *testing.T, cfg Config) (*states, *s3store.Memory, <-chan error, context.CancelFunc) {
+	t.Helper()
+	st := newStates()
+	cfg.Health = st
+	store := s3store.NewMemory()
+	s, err := New(cfg, store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := s.Run(ctx); done <- err }()
+	return st, store, done, cancel
+}
+
 func (s *states) SetUp(dep outage.Dep) { s.set(dep, true, nil) }
 
 func (s *states) SetDown(dep outage.Dep, err error) { s.set(dep, false, err) }
@@ -160,17 +178,8 @@ func TestSinkRidesOutBrokerOutages(t *testing.T) {
 	produce(t, sc.brokers, topic, parts, 0, 30)
 	cfg := testConfig(sc.brokers, topic)
 	cfg.Once = false
-	st := newStates()
-	cfg.Health = st
-	store := s3store.NewMemory()
-	s, err := New(cfg, store, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	st, store, done, cancel := startWatchedSink(t, cfg)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := s.Run(ctx); done <- err }()
 	group := DefaultGroupID(cfg.Name)
 	waitCommitted(t, sc, group, topic, parts, 30, st)
 
@@ -262,14 +271,8 @@ func TestSinkRidesOutRegistryOutage(t *testing.T) {
 	conv := &downConverter{}
 	conv.down.Store(true)
 	cfg.ValueConverter = conv
-	st := newStates()
-	cfg.Health = st
-	store := s3store.NewMemory()
-	s, _ := New(cfg, store, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	st, store, done, cancel := startWatchedSink(t, cfg)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := s.Run(ctx); done <- err }()
 	waitState(t, st, "down registry")
 	time.Sleep(2 * time.Second)
 	conv.down.Store(false)

@@ -119,48 +119,14 @@ func produceJSON(t *testing.T, ctx context.Context, brokers, topic string, parts
 // the offsets are contiguous from zero.
 func readTopic(t *testing.T, ctx context.Context, brokers, topic string) map[int32][]string {
 	t.Helper()
-	seeds := strings.Split(brokers, ",")
-	adm, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ends, err := kadm.NewClient(adm).ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	total := int64(0)
-	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
 	got := map[int32][]string{}
-	if total == 0 {
-		return got
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	next := map[int32]int64{}
-	for n := int64(0); n < total; {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %s: %d of %d records: %v", topic, n, total, ctx.Err())
-		}
-		if err := fs.Err(); err != nil {
-			t.Fatalf("read %s: %v", topic, err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != next[r.Partition] {
-				t.Errorf("%s/%d: offset %d, want %d", topic, r.Partition, r.Offset, next[r.Partition])
+	for p, recs := range readRecords(t, ctx, brokers, topic) {
+		for i, r := range recs {
+			if r.Offset != int64(i) {
+				t.Errorf("%s/%d: offset %d, want %d", topic, p, r.Offset, i)
 			}
-			next[r.Partition] = r.Offset + 1
-			got[r.Partition] = append(got[r.Partition], string(r.Value))
-			n++
-		})
+			got[p] = append(got[p], string(r.Value))
+		}
 	}
 	return got
 }

@@ -41,14 +41,8 @@ func TestFollowRidesOutRegistryOutage(t *testing.T) {
 	st := &depStates{}
 	cfg.Health = st
 	reg.SetDown(true) // down at start: nothing can be framed
-	r, err := New(cfg, a.store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
+	done, cancel := startRestore(t, cfg, a.store)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := r.Run(ctx, nil); done <- err }()
 	waitStates := func(want ...string) { t.Helper(); waitFollowStates(t, st, done, want...) }
 	restored := func(n int) {
 		t.Helper()

@@ -137,14 +137,8 @@ func TestFollowRidesOutOutages(t *testing.T) {
 	cfg.Observer = obs
 	store := &downStore{Store: a.store}
 	store.down.Store(true) // down at start: the first plan waits
-	r, err := New(cfg, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
+	done, cancel := startRestore(t, cfg, store)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := r.Run(ctx, nil); done <- err }()
 	restored := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -223,4 +217,18 @@ func TestFailedDep(t *testing.T) {
 			t.Errorf("failedDep(%v) = %q %v, want %q %v", c.err, dep, tr, c.dep, c.transient)
 		}
 	}
+}
+
+// startRestore runs a restore of cfg from store in the background and
+// returns the channel of Run's error and the cancel that ends the run.
+func startRestore(t *testing.T, cfg Config, store s3store.Store) (<-chan error, context.CancelFunc) {
+	t.Helper()
+	r, err := New(cfg, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx, nil); done <- err }()
+	return done, cancel
 }
