@@ -214,30 +214,66 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 	}
 	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	pollCl := b.k.Client(t)
-	adm := kadm.NewClient(pollCl)
+	// The target exists before the first run, so the poll sees the first
+	// records within milliseconds: these 30,000 records restore in about
+	// half a second, and polling a topic the run had yet to create once
+	// let the whole restore land before the poll saw a record. Should the
+	// first run still finish before its kill point, the kills are tried
+	// again on a new target, at most three times.
+	const total = parts * perPart
+	var args []string
+	for attempt := 1; ; attempt++ {
+		prefix := "copy_of_"
+		if attempt > 1 {
+			prefix = fmt.Sprintf("copy%d_of_", attempt)
+		}
+		target = prefix + topic
+		args = []string{"--topic-rename", prefix + "$0", "--create-topics"}
+		if kills := rpKillRuns(t, b, cfg, target, parts, total, rng, args); kills > 0 {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("no kill hit a running restore, %d times; seed %d", attempt, seed)
+		}
+		t.Logf("no kill hit a running restore on %s; again on a new target", target)
+	}
+	sum, _ := srcRunOK(t, "source final run", cfg, args...)
+	if sum.records+sum.present != total || sum.duplicates != 21000 || sum.gaps != 0 {
+		t.Fatalf("final run: %s; want records+already_present=%d, duplicates=21000, gaps=0", sum.line, total)
+	}
+	rpCompare(t, target, b.rpDump(t, target), source, nil, false)
+	again, _ := srcRunOK(t, "source after completion", cfg, args...)
+	if again.records != 0 || again.present != total {
+		t.Fatalf("run after completion: %s", again.line)
+	}
+}
+
+// rpKillRuns creates target, then starts `kafkas3 source` up to 3 times,
+// each run SIGKILLed when a random share (5..60 %) of what is left has
+// landed on target, or after a random 0..1.5 s (which may fall in the
+// plan's read of the archive, before anything is produced). It stops at
+// the first run that finishes before its kill point and returns the
+// number of kills.
+func rpKillRuns(t *testing.T, b *bed, cfg, target string, parts int32, total int64, rng *rand.Rand, args []string) int {
+	t.Helper()
+	b.k.CreateTopic(t, target, parts)
+	adm := kadm.NewClient(b.k.Client(t))
 	landed := func() int64 {
 		ends, err := srcEndsWith(adm, target)
-		if err != nil || len(ends) < parts {
-			pollCl.PurgeTopicsFromClient(target)
+		if err != nil || len(ends) < int(parts) {
 			return 0
 		}
 		return srcSum(ends)
 	}
-	const total = parts * perPart
-	args := []string{"--topic-rename", "copy_of_$0", "--create-topics"}
 	var prev int64
 	kills := 0
 	for k := 1; k <= 3; k++ {
-		label := "source run " + strconv.Itoa(k)
+		label := "source run " + strconv.Itoa(k) + " into " + target
 		p := srcStart(t, label, cfg, args...)
-		// Kill when a random share (5..60 %) of what is left has landed,
-		// or after a random 0..1.5 s (which may fall in the plan's read
-		// of the archive, before anything is produced).
 		threshold := prev + int64(float64(total-prev)*(0.05+0.55*rng.Float64()))
 		delay := time.Duration(rng.IntN(1500)) * time.Millisecond
 		for !p.exited() && landed() < threshold && time.Since(p.started) < delay {
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(time.Millisecond)
 		}
 		if p.exited() {
 			t.Logf("%s finished before its kill point (threshold %d, delay %v): %s", label, threshold, delay, strings.TrimSpace(p.stdout()))
@@ -255,18 +291,7 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 			time.Since(p.started).Round(time.Millisecond), threshold, delay, after, after-prev)
 		prev = after
 	}
-	if kills == 0 {
-		t.Fatalf("no kill hit a running restore; seed %d", seed)
-	}
-	sum, _ := srcRunOK(t, "source final run", cfg, args...)
-	if sum.records+sum.present != total || sum.duplicates != 21000 || sum.gaps != 0 {
-		t.Fatalf("final run: %s; want records+already_present=%d, duplicates=21000, gaps=0", sum.line, total)
-	}
-	rpCompare(t, target, b.rpDump(t, target), source, nil, false)
-	again, _ := srcRunOK(t, "source after completion", cfg, args...)
-	if again.records != 0 || again.present != total {
-		t.Fatalf("run after completion: %s", again.line)
-	}
+	return kills
 }
 
 // rpS3 changes objects of a bucket.
