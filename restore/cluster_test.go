@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,12 +87,12 @@ func TestRetryTransientClusterStates(t *testing.T) {
 // TestTransientClassification: what retry retries.
 func TestTransientClassification(t *testing.T) {
 	for _, err := range []error{kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.CoordinatorLoadInProgress,
-		kerr.NotLeaderForPartition, kerr.LeaderNotAvailable, kerr.UnknownTopicOrPartition, kerr.NotController, kerr.RequestTimedOut} {
+		kerr.NotLeaderForPartition, kerr.LeaderNotAvailable, kerr.UnknownTopicOrPartition, kerr.NotController, kerr.RequestTimedOut, syscall.ECONNREFUSED, syscall.EPIPE} {
 		if !transient(errors.Join(errors.New("x"), err)) {
 			t.Errorf("%v is not transient", err)
 		}
 	}
-	for _, err := range []error{kerr.TopicAuthorizationFailed, kerr.InvalidReplicationFactor, context.Canceled, errors.New("other")} {
+	for _, err := range []error{kerr.TopicAuthorizationFailed, kerr.InvalidReplicationFactor, context.Canceled, context.DeadlineExceeded, fmt.Errorf("dial: %w", context.DeadlineExceeded), errors.New("other")} {
 		if transient(err) {
 			t.Errorf("%v is transient", err)
 		}

@@ -4,34 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/kafkas3/kafkas3/outage"
 )
 
-// transient reports whether err is a cluster state that passes on its own:
-// any error Kafka marks retriable (COORDINATOR_NOT_AVAILABLE,
-// COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, NOT_LEADER_OR_FOLLOWER,
-// LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION for a topic just created,
-// REQUEST_TIMED_OUT, ...), NOT_CONTROLLER, and a connection refused or cut
-// by a broker that is starting.
+// transient reports whether err is a cluster state that passes on its own,
+// as outage.Transient classifies it (Kafka's retriable errors such as
+// COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER or
+// UNKNOWN_TOPIC_OR_PARTITION for a topic just created, NOT_CONTROLLER, and
+// a connection refused or cut by a broker that is starting), except a
+// deadline: retry's own steps run under the caller's context, so an
+// expired one ends the step instead of being retried.
 func transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if kerr.IsRetriable(err) || errors.Is(err, kerr.NotController) {
-		return true
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return false // a Kafka error that is not retriable
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return !errors.Is(err, context.DeadlineExceeded) && outage.Transient(err)
 }
 
 // retry runs fn until it returns nil or an error that is not transient,
