@@ -172,7 +172,7 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 	b := newBed(t)
 	const parts, perPart = 2, 15_000
 	topic := srcUnique("rp-overlap")
-	target := "copy_of_" + topic
+	var target string // set by the kill attempts below
 	b.k.CreateTopic(t, topic, parts)
 	b.rpProduce(t, topic, parts, perPart, value)
 	bucket := b.s.CreateBucket(t)
