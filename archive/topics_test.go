@@ -141,17 +141,10 @@ func TestTopicDescriptionRecorded(t *testing.T) {
 // a config change at its next check.
 func TestTopicDescriptionEveryInterval(t *testing.T) {
 	c, adm := configCluster(t, 1, "ti", 1, 1, nil)
-	store := s3store.NewMemory()
 	cfg := indexConfig(c.ListenAddrs(), "ti")
 	cfg.Once = false
 	cfg.TopicCheckInterval = 50 * time.Millisecond
-	s, err := New(cfg, store, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := s.Run(ctx); done <- err }()
+	_, store, done, cancel := startWatchedSink(t, cfg)
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
