@@ -147,9 +147,10 @@
 // that does not fit is read again as any other. A partition whose stream
 // produces only kept records and has nothing to verify reads nothing, so
 // it starts at once without one of the Config.Parallelism places, which
-// bound the streams that read objects or the target (runJobs, splitKept): every partition's records then reach the
-// producer's buffer together, and each produce request carries batches of
-// all of them. Run releases what no stream took.
+// bound the streams that read objects or the target (runJobs, splitKept):
+// every partition's records then reach the producer's buffer together,
+// and each produce request carries batches of all of them. Run releases
+// what no stream took.
 //
 // # Record order across folders (order.go)
 //

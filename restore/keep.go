@@ -126,7 +126,7 @@ func (k *keeper) finish(o *Object, err error) {
 // each partition is unchanged.
 func (r *Restorer) splitKept(jobs []job) (reading, keptOnly []job) {
 	for _, j := range jobs {
-		if r.readsAgain(j) || (j.end > j.start && !j.trust) {
+		if r.readsAgain(j) || j.verifies() {
 			reading = append(reading, j)
 		} else {
 			keptOnly = append(keptOnly, j)

@@ -38,7 +38,7 @@ type partitionResult struct {
 func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, progress Progress) *stream {
 	s := r.newStream(ctx, cl, j, progress)
 	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, j.skipUnread(int64(r.cfg.VerifyRecords))), s.loadObject)
-	if s.already > 0 && !j.trust {
+	if j.verifies() {
 		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)
 	}
 	s.skipEmptyObjects()
@@ -120,6 +120,11 @@ type stream struct {
 	obs    StreamObserver // Config.Observer's for the target partition
 }
 
+// verifies reports whether job j's stream checks the target's last
+// records before it resumes (with a consumer of its own): the target holds
+// some of the partition's archived records and they are not trusted.
+func (j job) verifies() bool { return j.end > j.start && !j.trust }
+
 // skipUnread is how many of job j's first archived records its stream
 // skips without reading them: those the target holds before the last
 // verify of them (the verification window; none when j.trust).
@@ -144,7 +149,7 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 	if j.trust {
 		s.window = 0
 	}
-	s.verified = s.already == 0 || j.trust
+	s.verified = !j.verifies()
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.pctx = context.WithoutCancel(s.ctx)
 	for _, seg := range j.part.segments {
