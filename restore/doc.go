@@ -185,7 +185,8 @@
 //
 // Admin steps (marker fetch and commit, topic creation and its metadata,
 // offsets, config description) retry transient cluster states (transient:
-// kerr.IsRetriable, NOT_CONTROLLER, refused connections) for
+// outage.Transient, that is kerr.IsRetriable, NOT_CONTROLLER, refused or
+// broken connections, but not an expired deadline) for
 // Config.RetryTimeout (DefaultRetryTimeout, 60 s) each, with a growing
 // pause.
 //
