@@ -26,6 +26,12 @@ type Partition struct {
 	// ignored null, a bad record sent to the DLQ); Absent counts them.
 	Consumed []Run
 	Absent   int64
+	// Lost are the offsets in Consumed the sink found deleted before it
+	// could read them (below the log start: retention or DeleteRecords
+	// passed the sink), as the entries' lost runs say, less any offset an
+	// entry holds; LostCount counts them. Absent does not count them.
+	Lost      []Run
+	LostCount int64
 	// Gaps are the runs of offsets in [From, Commit-1] outside Consumed:
 	// no index entry says what they held. A deleted index object, or an
 	// archive resumed past offsets it never read, leaves one.
@@ -65,23 +71,28 @@ func Analyze(entries []Entry) []Partition {
 
 func analyzePartition(es []Entry) Partition {
 	p := Partition{Topic: es[0].Topic, Partition: es[0].Partition, Entries: es, From: es[0].From, Commit: es[0].Commit}
-	var held, consumed []Run
+	var held, consumed, lost []Run
 	for _, e := range es {
 		p.From = min(p.From, e.From)
 		p.Commit = max(p.Commit, e.Commit)
 		held = append(held, e.Runs...)
 		consumed = append(consumed, Run{e.From, e.Commit - 1})
+		lost = append(lost, e.Lost...)
 	}
 	p.Held = merge(held)
 	p.Consumed = merge(consumed)
 	for _, r := range p.Held {
 		p.Records += r.Len()
 	}
+	p.Lost = Subtract(merge(lost), p.Held)
+	for _, r := range p.Lost {
+		p.LostCount += r.Len()
+	}
 	var total int64
 	for _, r := range p.Consumed {
 		total += r.Len()
 	}
-	p.Absent = total - p.Records
+	p.Absent = total - p.Records - p.LostCount
 	next := p.From
 	for _, r := range p.Consumed {
 		if r.First > next {
@@ -91,6 +102,29 @@ func analyzePartition(es []Entry) Partition {
 	}
 	p.Overlaps = overlaps(es)
 	return p
+}
+
+// Subtract returns the offsets of runs that are not in minus; both must be
+// sorted, disjoint runs (as merge returns them).
+func Subtract(runs, minus []Run) []Run {
+	var out []Run
+	j := 0
+	for _, r := range runs {
+		first := r.First
+		for j < len(minus) && minus[j].Last < first {
+			j++
+		}
+		for k := j; k < len(minus) && minus[k].First <= r.Last; k++ {
+			if minus[k].First > first {
+				out = append(out, Run{first, minus[k].First - 1})
+			}
+			first = max(first, minus[k].Last+1)
+		}
+		if first <= r.Last {
+			out = append(out, Run{first, r.Last})
+		}
+	}
+	return out
 }
 
 // merge sorts runs and joins the ones that overlap or touch.

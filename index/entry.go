@@ -88,6 +88,13 @@ type Entry struct {
 	MaxTS     int64    `json:"max_ts"`
 	Envelope  bool     `json:"envelope"`
 	Tombstone bool     `json:"tombstone"`
+	// TopicID is the topic's Kafka id (FormatTopicID) when the sink knew
+	// it; omitted in entries written before ids were recorded.
+	TopicID string `json:"topic_id,omitempty"`
+	// Lost are offsets in [From, Commit-1] the sink found deleted before
+	// it could read them (below the partition's log start: retention or
+	// DeleteRecords passed the sink), as runs; omitted when none.
+	Lost []Run `json:"lost,omitempty"`
 }
 
 // First returns the entry's first offset.
@@ -195,6 +202,31 @@ func (e *Entry) Validate() error {
 	}
 	if e.MinTS > e.MaxTS {
 		return fmt.Errorf("min_ts %d is above max_ts %d", e.MinTS, e.MaxTS)
+	}
+	if e.TopicID != "" {
+		if _, err := ParseTopicID(e.TopicID); err != nil {
+			return fmt.Errorf("topic_id: %w", err)
+		}
+	}
+	return e.validateLost()
+}
+
+// validateLost checks that the lost runs lie in [From, Commit-1], in
+// increasing order, disjoint and not touching, and share no offset with
+// the runs the objects hold.
+func (e *Entry) validateLost() error {
+	for i, r := range e.Lost {
+		if r.First < e.From || r.Last < r.First || r.Last >= e.Commit {
+			return fmt.Errorf("lost[%d] [%d,%d] is not a range of offsets in [from %d, commit %d)", i, r.First, r.Last, e.From, e.Commit)
+		}
+		if i > 0 && r.First <= e.Lost[i-1].Last+1 {
+			return fmt.Errorf("lost[%d] [%d,%d] does not start after lost[%d] ends at %d plus one", i, r.First, r.Last, i-1, e.Lost[i-1].Last)
+		}
+		for _, h := range e.Runs {
+			if r.First <= h.Last && h.First <= r.Last {
+				return fmt.Errorf("lost[%d] [%d,%d] overlaps the held run [%d,%d]", i, r.First, r.Last, h.First, h.Last)
+			}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -431,5 +432,93 @@ func TestWriterOf(t *testing.T) {
 	// hashlib gives them.
 	if a != "e1a3994a3562" {
 		t.Fatalf("WriterOf(connect-a) = %q, want e1a3994a3562", a)
+	}
+}
+
+func TestSubtract(t *testing.T) {
+	got := Subtract([]Run{{0, 9}, {20, 29}}, []Run{{2, 3}, {9, 21}, {25, 25}})
+	want := []Run{{0, 1}, {4, 8}, {22, 24}, {26, 29}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Subtract = %v, want %v", got, want)
+	}
+	if got := Subtract([]Run{{5, 6}}, nil); !slices.Equal(got, []Run{{5, 6}}) {
+		t.Fatalf("Subtract nothing = %v", got)
+	}
+	if got := Subtract([]Run{{5, 6}}, []Run{{0, 100}}); got != nil {
+		t.Fatalf("Subtract all = %v", got)
+	}
+}
+
+func TestAnalyzeLost(t *testing.T) {
+	a := Entry{V: Version, Topic: "t", Partition: 0, Key: "a", Objects: []Object{{Key: "a", Size: 1, SHA256: strings.Repeat("0", 64)}},
+		Runs: []Run{{0, 19}}, Records: 20, From: 0, Commit: 20}
+	b := Entry{V: Version, Topic: "t", Partition: 0, Key: "b", Objects: []Object{{Key: "b", Size: 1, SHA256: strings.Repeat("0", 64)}},
+		Runs: []Run{{60, 69}}, Records: 10, From: 20, Commit: 70, Lost: []Run{{20, 59}}, TopicID: FormatTopicID([16]byte{1, 2})}
+	for _, e := range []Entry{a, b} {
+		if err := e.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := Analyze([]Entry{a, b})
+	if len(ps) != 1 || ps[0].LostCount != 40 || ps[0].Absent != 0 || !slices.Equal(ps[0].Lost, []Run{{20, 59}}) || len(ps[0].Gaps) != 0 {
+		t.Fatalf("Analyze = %+v", ps)
+	}
+	bad := b
+	bad.Lost = []Run{{20, 60}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "overlaps the held run") {
+		t.Fatalf("lost over a held run: %v", err)
+	}
+	bad.Lost = []Run{{10, 19}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "lost[0]") {
+		t.Fatalf("lost below from: %v", err)
+	}
+	bad = b
+	bad.TopicID = "nope"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "topic_id") {
+		t.Fatalf("bad topic id: %v", err)
+	}
+	data, err := Encode([]Entry{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"topic_id":"AQIAAAAAAAAAAAAAAAAAAA","lost":[[20,59]]}`) {
+		t.Fatalf("encoded: %s", data)
+	}
+}
+
+func TestTopicIDRoundTrip(t *testing.T) {
+	id := [16]byte{0xfb, 0xff, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	s := FormatTopicID(id)
+	if len(s) != 22 {
+		t.Fatalf("FormatTopicID = %q", s)
+	}
+	back, err := ParseTopicID(s)
+	if err != nil || back != id {
+		t.Fatalf("ParseTopicID(%q) = %v, %v", s, back, err)
+	}
+	if FormatTopicID([16]byte{}) != "" {
+		t.Fatal("zero id not empty")
+	}
+	if _, err := ParseTopicID(FormatTopicID([16]byte{1})[:21]); err == nil {
+		t.Fatal("short id accepted")
+	}
+}
+
+func TestGenerationRoots(t *testing.T) {
+	cases := []struct {
+		dir  string
+		n    int
+		want string
+	}{{"topics", 1, "topics"}, {"topics", 2, "topics/generation=2"}, {"", 3, "generation=3"}, {"a/b/", 2, "a/b/generation=2"}}
+	for _, c := range cases {
+		if got := GenerationTopicsDir(c.dir, c.n); got != c.want {
+			t.Errorf("GenerationTopicsDir(%q, %d) = %q, want %q", c.dir, c.n, got, c.want)
+		}
+	}
+	if got := GenerationPrefix("_kafkas3/", 2); got != "_kafkas3/generation=2/" {
+		t.Errorf("GenerationPrefix = %q", got)
+	}
+	if got := GenerationPrefix("_kafkas3/", 1); got != "_kafkas3/" {
+		t.Errorf("GenerationPrefix(1) = %q", got)
 	}
 }

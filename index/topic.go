@@ -33,6 +33,15 @@ type Topic struct {
 	Partitions        int32             `json:"partitions"`
 	ReplicationFactor int16             `json:"replication_factor"`
 	Configs           map[string]string `json:"configs"`
+	// TopicID is the topic's Kafka id (FormatTopicID); omitted in
+	// descriptions written before ids were recorded.
+	TopicID string `json:"topic_id,omitempty"`
+	// Generation counts the topics of this name the archive holds: 1
+	// (omitted, as 0) for the first, n for the one archived after the
+	// topic was recreated n-1 times (kafkas3.topic.recreated=new-generation).
+	// Generation n >= 2 lives under its own roots (GenerationPrefix,
+	// GenerationTopicsDir).
+	Generation int `json:"generation,omitempty"`
 }
 
 // Validate checks the rules DecodeTopic enforces.
@@ -56,14 +65,25 @@ func (t *Topic) Validate() error {
 			return errors.New("configs has an empty key")
 		}
 	}
+	if t.TopicID != "" {
+		if _, err := ParseTopicID(t.TopicID); err != nil {
+			return fmt.Errorf("topic_id: %w", err)
+		}
+	}
+	if t.Generation < 0 || t.Generation == 1 {
+		return fmt.Errorf("generation %d: omitted for the first, at least 2 after", t.Generation)
+	}
 	return nil
 }
+
+// Gen returns the description's generation: 1 when Generation is omitted.
+func (t *Topic) Gen() int { return max(t.Generation, 1) }
 
 // Same reports whether t and o describe the same topic state: partition
 // count, replication factor and configs (the time is not compared).
 func (t *Topic) Same(o *Topic) bool {
 	return t.Topic == o.Topic && t.Partitions == o.Partitions && t.ReplicationFactor == o.ReplicationFactor &&
-		maps.Equal(t.Configs, o.Configs)
+		maps.Equal(t.Configs, o.Configs) && t.TopicID == o.TopicID && t.Gen() == o.Gen()
 }
 
 // ConfigKeys returns the keys of t.Configs, sorted.

@@ -106,8 +106,12 @@ func (s *observedStore) Stat(ctx context.Context, key string) (s3store.ObjectInf
 }
 
 func (s *observedStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return s.ListAfter(ctx, prefix, "", fn)
+}
+
+func (s *observedStore) ListAfter(ctx context.Context, prefix, after string, fn func(s3store.ObjectInfo) error) error {
 	var fnErr error
-	err := s.Store.List(ctx, prefix, func(i s3store.ObjectInfo) error {
+	err := s3store.ListAfter(ctx, s.Store, prefix, after, func(i s3store.ObjectInfo) error {
 		fnErr = fn(i)
 		return fnErr
 	})

@@ -169,6 +169,12 @@ func mapFSError(err error) error {
 // List walks only the directories that can hold keys with prefix, in
 // lexical key order, skipping temp files.
 func (l *Local) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	return l.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter is List of the keys after after; it skips the directories
+// whose keys all sort before it.
+func (l *Local) ListAfter(ctx context.Context, prefix, after string, fn func(ObjectInfo) error) error {
 	// Start at the deepest directory named by the prefix.
 	base := ""
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
@@ -177,11 +183,12 @@ func (l *Local) List(ctx context.Context, prefix string, fn func(ObjectInfo) err
 	if strings.HasPrefix(base, "/") || strings.Contains("/"+base, "/../") {
 		return fmt.Errorf("local store: list prefix %q: %w", prefix, ErrInvalidKey)
 	}
-	return l.walk(ctx, base, prefix, fn)
+	return l.walk(ctx, base, prefix, after, fn)
 }
 
-// walk lists directory rel (a key prefix ending in '/', or "") in key order.
-func (l *Local) walk(ctx context.Context, rel, prefix string, fn func(ObjectInfo) error) error {
+// walk lists directory rel (a key prefix ending in '/', or "") in key
+// order, from the first key after after.
+func (l *Local) walk(ctx context.Context, rel, prefix, after string, fn func(ObjectInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -205,14 +212,17 @@ func (l *Local) walk(ctx context.Context, rel, prefix string, fn func(ObjectInfo
 		key := rel + e.Name()
 		if e.IsDir() {
 			d := key + "/"
-			if strings.HasPrefix(d, prefix) || strings.HasPrefix(prefix, d) {
-				if err := l.walk(ctx, d, prefix, fn); err != nil {
+			// Every key under d sorts before after when after is
+			// above d without starting with it.
+			before := after > d && !strings.HasPrefix(after, d)
+			if (strings.HasPrefix(d, prefix) || strings.HasPrefix(prefix, d)) && !before {
+				if err := l.walk(ctx, d, prefix, after, fn); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if isTempName(e.Name()) || !strings.HasPrefix(key, prefix) || !e.Type().IsRegular() {
+		if isTempName(e.Name()) || !strings.HasPrefix(key, prefix) || key <= after || !e.Type().IsRegular() {
 			continue
 		}
 		info, err := e.Info()

@@ -66,10 +66,15 @@ func (m *Memory) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 // List calls fn for each object under prefix in lexical key order. It works
 // on a snapshot, so fn may use the store.
 func (m *Memory) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	return m.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter is List of the keys after after.
+func (m *Memory) ListAfter(ctx context.Context, prefix, after string, fn func(ObjectInfo) error) error {
 	m.mu.Lock()
 	infos := make([]ObjectInfo, 0, len(m.objects))
 	for k, o := range m.objects {
-		if strings.HasPrefix(k, prefix) {
+		if strings.HasPrefix(k, prefix) && k > after {
 			infos = append(infos, ObjectInfo{Key: k, Size: int64(len(o.data)), ModTime: o.mod})
 		}
 	}

@@ -354,8 +354,19 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 // List pages through ListObjectsV2 under prefix, in the server's (lexical)
 // key order. It fails if the server returns keys out of order.
 func (s *S3) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	return s.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter is List of the keys after after (ListObjectsV2's StartAfter):
+// the server skips the earlier keys, so a listing of the newest keys of a
+// long history costs one request, not one per thousand keys.
+func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(ObjectInfo) error) error {
 	var token *string
 	last := ""
+	var startAfter *string
+	if after != "" {
+		startAfter = &after
+	}
 	for page := 1; ; page++ {
 		var out *s3.ListObjectsV2Output
 		err := s.do(ctx, fmt.Sprintf("list %s (page %d)", s.url(prefix), page), func(ctx context.Context) error {
@@ -364,6 +375,7 @@ func (s *S3) List(ctx context.Context, prefix string, fn func(ObjectInfo) error)
 				Bucket:            &s.cfg.Bucket,
 				Prefix:            &prefix,
 				ContinuationToken: token,
+				StartAfter:        startAfter,
 			})
 			return err
 		})
@@ -376,6 +388,9 @@ func (s *S3) List(ctx context.Context, prefix string, fn func(ObjectInfo) error)
 				if key, err = url.QueryUnescape(key); err != nil {
 					return fmt.Errorf("s3 list %s: bad url-encoded key %q: %w", s.url(prefix), aws.ToString(o.Key), err)
 				}
+			}
+			if key <= after {
+				continue // a server that ignores StartAfter
 			}
 			if last != "" && key <= last {
 				return fmt.Errorf("s3 list %s: server returned key %q after %q, not in lexical order", s.url(prefix), key, last)

@@ -22,6 +22,29 @@ var ErrClosed = errors.New("object writer already committed or aborted")
 // as an empty key or, in a local directory, one that would escape it.
 var ErrInvalidKey = errors.New("invalid object key")
 
+// AfterLister is a Store that lists from a key on (S3's StartAfter): the
+// listing of a long history's newest keys then costs what they cost, not
+// what the history does.
+type AfterLister interface {
+	// ListAfter is List of the keys that sort after after.
+	ListAfter(ctx context.Context, prefix, after string, fn func(ObjectInfo) error) error
+}
+
+// ListAfter calls fn for every object under prefix whose key sorts after
+// after, in lexical key order: through the store's ListAfter when it has
+// one, else by skipping the earlier keys of List.
+func ListAfter(ctx context.Context, st Store, prefix, after string, fn func(ObjectInfo) error) error {
+	if al, ok := st.(AfterLister); ok {
+		return al.ListAfter(ctx, prefix, after, fn)
+	}
+	return st.List(ctx, prefix, func(info ObjectInfo) error {
+		if info.Key <= after {
+			return nil
+		}
+		return fn(info)
+	})
+}
+
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {
 	Key     string

@@ -51,6 +51,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) s3store.Sto
 		{"Missing", testMissing},
 		{"ListPrefixAndOrder", testListPrefixAndOrder},
 		{"ListStopsOnError", testListStopsOnError},
+		{"ListAfter", testListAfter},
 		{"ManyObjects", func(t *testing.T, st s3store.Store) { testManyObjects(t, st, opts.ManyObjects) }},
 		{"LargeObject", func(t *testing.T, st s3store.Store) { testLargeObject(t, st, opts.LargeObjectSize) }},
 		{"LargeObjectAbort", func(t *testing.T, st s3store.Store) { testLargeObjectAbort(t, st, opts.LargeObjectSize) }},
@@ -332,6 +333,38 @@ func testListPrefixAndOrder(t *testing.T, st s3store.Store) {
 		i := slices.Index(all, info.Key)
 		if want := int64(i + 1); info.Size != want {
 			t.Errorf("List size of %q = %d, want %d", info.Key, info.Size, want)
+		}
+	}
+}
+
+// testListAfter checks s3store.ListAfter: the store's own (S3 StartAfter,
+// a directory walk that skips whole directories) or List's filtered.
+func testListAfter(t *testing.T, st s3store.Store) {
+	all := []string{"i/0/0010-w.jsonl", "i/0/0020-a.jsonl", "i/0/0020-b.jsonl", "i/0/0030-a.jsonl", "i/0/x/0040", "i/1/0010-a.jsonl", "i/0-z"}
+	for i, k := range all {
+		put(t, st, k, payload(uint64(i), 1))
+	}
+	cases := []struct {
+		prefix, after string
+		want          []string
+	}{
+		{"i/0/", "", []string{"i/0/0010-w.jsonl", "i/0/0020-a.jsonl", "i/0/0020-b.jsonl", "i/0/0030-a.jsonl", "i/0/x/0040"}},
+		{"i/0/", "i/0/0020~", []string{"i/0/0030-a.jsonl", "i/0/x/0040"}},
+		{"i/0/", "i/0/0020-a.jsonl", []string{"i/0/0020-b.jsonl", "i/0/0030-a.jsonl", "i/0/x/0040"}},
+		{"i/0/", "i/0/y", nil},
+		{"i/", "i/0/z", []string{"i/1/0010-a.jsonl"}},
+		{"i/", "i/0-a", []string{"i/0-z", "i/0/0010-w.jsonl", "i/0/0020-a.jsonl", "i/0/0020-b.jsonl", "i/0/0030-a.jsonl", "i/0/x/0040", "i/1/0010-a.jsonl"}},
+	}
+	for _, c := range cases {
+		var got []string
+		if err := s3store.ListAfter(t.Context(), st, c.prefix, c.after, func(info s3store.ObjectInfo) error {
+			got = append(got, info.Key)
+			return nil
+		}); err != nil {
+			t.Fatalf("ListAfter(%q, %q): %v", c.prefix, c.after, err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ListAfter(%q, %q) = %q, want %q", c.prefix, c.after, got, c.want)
 		}
 	}
 }
