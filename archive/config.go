@@ -148,6 +148,11 @@ type Config struct {
 	// IndexPrefix, each description that changed (index.Topic); zero means
 	// DefaultTopicCheckInterval. No IndexPrefix records nothing.
 	TopicCheckInterval time.Duration
+	// NewGeneration is kafkas3.topic.recreated=new-generation: a topic
+	// deleted and created again (a new topic id) is archived as the next
+	// generation (index.GenerationTopicsDir, index.GenerationPrefix)
+	// instead of stopped. Needs IndexPrefix (the ids are kept there).
+	NewGeneration bool
 
 	// SnapshotInterval is offsets.snapshot.interval.ms: with IndexPrefix
 	// set and SnapshotInterval > 0, the sink writes a group offset snapshot

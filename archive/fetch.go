@@ -50,6 +50,14 @@ func (ss *session) fetchError(fetches kgo.Fetches) error {
 		err = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
 		ss.s.cfg.Observer.Error(ErrorFetch)
 		switch {
+		case errors.Is(err, kerr.UnknownTopicID):
+			// franz-go saw the topic's id change (deleted and
+			// created again) and will not adopt the new one: a new
+			// session checks the topic's identity (identity.go).
+			ss.s.log.Warn("fetch error: the topic's id changed", "topic", t, "partition", p, "err", err)
+			if ferr == nil {
+				ferr = fmt.Errorf("%w: %w", errRecheck, err)
+			}
 		case errors.Is(err, kerr.UnknownTopicOrPartition):
 			ss.s.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
 		case outage.Transient(err):

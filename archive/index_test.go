@@ -99,7 +99,7 @@ func TestIndexDescribesEveryObject(t *testing.T) {
 	e := ix.Entries[1] // partition 0, second object: offsets 3, 5, 6
 	want := index.Entry{V: 1, Topic: "ix", Partition: 0, Key: "topics/ix/partition=0/ix+0+0000000003.json",
 		Runs: []index.Run{{First: 3, Last: 3}, {First: 5, Last: 6}}, Records: 3, From: 3, Commit: 7,
-		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060}
+		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060, TopicID: topicIDOf(t, brokers, "ix")}
 	got := e
 	got.Objects = nil
 	if !reflect.DeepEqual(got, want) {
@@ -490,4 +490,23 @@ func abortedTopic(t *testing.T) []string {
 	txn(kgo.TryAbort, "x", "y")  // 3-4 aborted, marker 5
 	txn(kgo.TryCommit, "3")      // 6, marker 7
 	return brokers
+}
+
+// topicIDOf returns topic's Kafka id as the index records it.
+func topicIDOf(t *testing.T, brokers []string, topic string) string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(t.Context(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := index.FormatTopicID(md.Topics[topic].ID)
+	if id == "" {
+		t.Fatalf("topic %s has no id", topic)
+	}
+	return id
 }

@@ -36,7 +36,7 @@ func (w *partitionWriter) entry(f *openFile) index.Entry {
 	e := index.Entry{
 		V: index.Version, Topic: w.topic, Partition: w.partition, Key: f.key,
 		Runs: f.runs, Records: f.records, MinTS: f.minTS, MaxTS: f.maxTS, Tombstone: f.tombstone,
-		Envelope: w.cfg.Envelope,
+		Envelope: w.cfg.Envelope, TopicID: w.topicID,
 	}
 	for _, o := range f.objects() {
 		part := o.part
@@ -65,6 +65,10 @@ func indexPart(part string) string {
 func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entries []index.Entry, commit int64) error {
 	for i := range entries {
 		entries[i].Commit = commit
+	}
+	if err := w.checkBytes(entries); err != nil {
+		abortFiles(ctx, w, files)
+		return err
 	}
 	data, err := index.Encode(entries)
 	if err != nil {

@@ -203,6 +203,9 @@ func (w *partitionWriter) open(ctx context.Context, encoded string, start int64,
 func (w *partitionWriter) create(ctx context.Context, name partition.ObjectName, part, ext string, ft format.Format) (*object, error) {
 	name.Ext = ext
 	key := w.cfg.Keys.ObjectKey(name)
+	if err := w.checkKey(ctx, key, name.StartOffset); err != nil {
+		return nil, err
+	}
 	obj, err := w.store.Create(ctx, key)
 	if err != nil {
 		return nil, &StoreError{Key: key, Err: err}

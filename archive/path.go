@@ -111,6 +111,9 @@ func (w *worker) process(recs []*kgo.Record) (bool, error) {
 		if w.target >= 0 && kr.Offset >= w.target {
 			return true, w.pw.flush(w.ctx)
 		}
+		if err := w.inOrder(kr.Offset); err != nil {
+			return false, err
+		}
 		w.epoch = kr.LeaderEpoch
 		if err := w.archive(kr); err != nil {
 			return false, err

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -59,13 +61,23 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 		kgo.OnPartitionsRevoked(ss.revoked),
 		kgo.OnPartitionsLost(ss.lost),
 	}
+	stopped := s.ids.stopped() // topics whose archiving is stopped (identity.go)
 	if s.cfg.TopicsRegex != "" {
 		// topics.regex matches whole names, as in Kafka Connect; new
 		// matching topics are found at each metadata refresh.
 		opts = append(opts, kgo.ConsumeTopics("^(?:"+s.cfg.TopicsRegex+")$"), kgo.ConsumeRegex(),
 			kgo.MetadataMaxAge(regexMetadataMaxAge))
+		for _, t := range stopped {
+			opts = append(opts, kgo.ConsumeExcludeTopics("^"+regexp.QuoteMeta(t)+"$"))
+		}
 	} else {
-		opts = append(opts, kgo.ConsumeTopics(s.cfg.Topics...))
+		var topics []string
+		for _, t := range s.cfg.Topics {
+			if !slices.Contains(stopped, t) {
+				topics = append(topics, t)
+			}
+		}
+		opts = append(opts, kgo.ConsumeTopics(topics...))
 	}
 	return append(opts, s.cfg.KafkaOpts...)
 }
@@ -198,6 +210,9 @@ func (ss *session) prepare(ctx context.Context) error {
 	if err := ss.ensureDLQ(ctx, adm); err != nil {
 		return err
 	}
+	if err := ss.checkIdentity(ctx, adm); err != nil {
+		return err
+	}
 	ss.recordTopics(ctx, adm)
 	if ss.s.cfg.Once {
 		return kafkaError(ss.captureTargets(ctx, adm))
@@ -313,6 +328,7 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 			}
 		}
 	}
+	topics = slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return slices.Contains(ss.s.ids.stopped(), t) })
 	if len(topics) == 0 {
 		ss.targets = map[tp]int64{}
 		return nil
@@ -453,9 +469,14 @@ func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[st
 			ss.s.log.Warn("cannot fetch the committed offsets for the archive index; each partition's index starts at its first record", "err", err)
 		}
 	}
+	if ss.s.cfg.IndexPrefix != "" && ss.changedIdentity(ctx, cl, assigned) {
+		ss.fail(errRecheck) // the next session checks the topics again
+		return
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for t, ps := range assigned {
+		cfg, topicID := ss.s.genConfig(t)
 		for _, p := range ps {
 			k := tp{t, p}
 			target := int64(-1)
@@ -471,12 +492,41 @@ func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[st
 			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
 				start = c.At
 			}
-			w := newWorker(ss.workerDeps(), k, start, target)
+			d := ss.workerDeps()
+			d.cfg = cfg
+			w := newWorker(d, k, start, target)
+			w.pw.topicID = topicID
 			ss.workers[k] = w
 			ss.s.tally.assigned(k)
 			go w.run()
 		}
 	}
+}
+
+// changedIdentity reports whether an assigned topic's id differs from the
+// one archived (recreated since the session's check), marking it suspect.
+// A failed metadata request is left to the fetches.
+func (ss *session) changedIdentity(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) bool {
+	topics := make([]string, 0, len(assigned))
+	for t := range assigned {
+		topics = append(topics, t)
+	}
+	md, err := kadm.NewClient(cl).Metadata(ctx, topics...)
+	if err != nil {
+		return false
+	}
+	changed := false
+	for _, t := range topics {
+		d, ok := md.Topics[t]
+		if !ok || d.Err != nil {
+			continue
+		}
+		if desc := (&index.Topic{Topic: t, TopicID: index.FormatTopicID(d.ID)}); ss.s.ids.changed(desc) {
+			ss.s.ids.markSuspect(t, "its topic id changed to "+desc.TopicID)
+			changed = true
+		}
+	}
+	return changed
 }
 
 func (ss *session) revoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {

@@ -78,6 +78,7 @@ type Sink struct {
 
 	tally    tally
 	topicRec topicRecorder
+	ids      identities // each archived topic's id and generation
 	deps     *outage.Tracker // the dependencies' states, for a run
 }
 
@@ -152,7 +153,22 @@ func (s *Sink) runSessions(ctx context.Context) error {
 		began := time.Now()
 		err := s.session(ctx)
 		if ctx.Err() != nil || err == nil {
-			return nil // interrupted (a clean stop), or --once done
+			// Interrupted (a clean stop), or --once done: the topics
+			// whose archiving was stopped fail the run.
+			return s.ids.err()
+		}
+		if errors.Is(err, errRecheck) {
+			var wb *wentBackError
+			if errors.As(err, &wb) {
+				s.ids.markSuspect(wb.topic, wb.Error())
+			}
+			s.log.Info("checking the topics' identity again", "why", err)
+			select {
+			case <-ctx.Done():
+				return s.ids.err()
+			case <-time.After(time.Second):
+			}
+			continue
 		}
 		if oerr := s.deps.Overdue(); oerr != nil {
 			return oerr // --once: whatever the session was doing when watchOnce ended it

@@ -77,6 +77,10 @@ func (ss *session) topicLoop(ctx context.Context, adm *kadm.Client) {
 			return
 		case <-t.C:
 			ss.recordTopics(ctx, adm)
+			if ss.s.ids.anySuspect() {
+				ss.fail(errRecheck) // a topic id changed: the next session checks
+				return
+			}
 		}
 	}
 }
@@ -114,31 +118,49 @@ func (s *Sink) recordTopics(ctx context.Context, adm *kadm.Client) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	s.topicRec.mu.Lock()
-	defer s.topicRec.mu.Unlock()
-	if s.topicRec.latest == nil {
-		s.topicRec.latest = map[string]*index.Topic{}
-	}
-	writer := index.WriterOf(s.cfg.GroupID)
 	n := 0
 	for _, d := range descs {
-		prev, ok := s.topicRec.latest[d.Topic]
-		if !ok {
-			if prev, err = index.LatestTopic(ctx, s.store, s.cfg.IndexPrefix, d.Topic); err != nil {
-				return n, err
-			}
+		if s.ids.changed(d) {
+			s.ids.markSuspect(d.Topic, "its topic id changed to "+d.TopicID)
 		}
-		if prev != nil && prev.Same(d) {
-			s.topicRec.latest[d.Topic] = prev
-			continue
+		if !s.ids.describes(d) {
+			continue // stopped, or another topic than the one archived
 		}
-		if err := s.putTopic(ctx, d, writer); err != nil {
+		prev, err := s.topicRec.stored(ctx, s.store, s.cfg.IndexPrefix, d.Topic)
+		if err != nil {
 			return n, err
 		}
-		s.topicRec.latest[d.Topic] = d
+		if prev != nil && prev.Same(d) {
+			continue
+		}
+		if err := s.putGeneration(ctx, d); err != nil {
+			return n, err
+		}
 		n++
 	}
 	return n, denied
+}
+
+// stored returns the latest description of topic stored, from the store
+// on first use.
+func (r *topicRecorder) stored(ctx context.Context, st index.Store, prefix, topic string) (*index.Topic, error) {
+	r.mu.Lock()
+	prev, ok := r.latest[topic]
+	r.mu.Unlock()
+	if ok {
+		return prev, nil
+	}
+	prev, err := index.LatestTopic(ctx, st, prefix, topic)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.latest == nil {
+		r.latest = map[string]*index.Topic{}
+	}
+	r.latest[topic] = prev
+	return prev, nil
 }
 
 // isDenied tells a refusal for missing ACLs.
@@ -147,12 +169,13 @@ func isDenied(err error) bool {
 	return errors.As(err, &ae) || errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed)
 }
 
-func (s *Sink) putTopic(ctx context.Context, d *index.Topic, writer string) error {
+// putTopicAt stores the description d under prefix.
+func (s *Sink) putTopicAt(ctx context.Context, prefix string, d *index.Topic, writer string) error {
 	data, err := index.EncodeTopic(d)
 	if err != nil {
 		return err
 	}
-	key := index.TopicKey(s.cfg.IndexPrefix, d.Topic, d.TimeMs, writer)
+	key := index.TopicKey(prefix, d.Topic, d.TimeMs, writer)
 	if err := putObject(ctx, s.store, key, data); err != nil {
 		return err
 	}
@@ -219,7 +242,8 @@ func describeTopics(ctx context.Context, adm *kadm.Client, topics []string, time
 		if rc.Err != nil {
 			return nil, fmt.Errorf("describe configs of topic %s: %w", t, rc.Err)
 		}
-		desc := &index.Topic{V: index.TopicVersion, Topic: t, TimeMs: timeMs, Partitions: int32(len(d.Partitions)), Configs: map[string]string{}}
+		desc := &index.Topic{V: index.TopicVersion, Topic: t, TimeMs: timeMs, Partitions: int32(len(d.Partitions)), Configs: map[string]string{},
+			TopicID: index.FormatTopicID(d.ID)}
 		for _, p := range d.Partitions {
 			desc.ReplicationFactor = max(desc.ReplicationFactor, int16(len(p.Replicas)))
 		}

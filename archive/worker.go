@@ -53,6 +53,10 @@ type worker struct {
 	exited chan struct{}
 	once   sync.Once
 	epoch  int32 // leader epoch of the last record given to pw; -1 before any
+	// expect is the lowest offset the next record may have: the
+	// committed offset the worker started from, then the last record's
+	// plus one; -1 while unknown (inOrder).
+	expect int64
 	rec    format.Record
 	queued []*kgo.Record     // bad records to produce to the DLQ before the next publish
 	obs    PartitionObserver // Config.Observer's for the partition
@@ -62,7 +66,7 @@ type worker struct {
 // for k (-1 when unknown), target the --once end offset (-1 otherwise).
 func newWorker(d workerDeps, k tp, start, target int64) *worker {
 	w := &worker{
-		workerDeps: d, tp: k, target: target, epoch: -1,
+		workerDeps: d, tp: k, target: target, epoch: -1, expect: max(start, -1),
 		pw:     newPartitionWriter(k.topic, k.partition, start, d.cfg, d.store, d.log),
 		in:     make(chan inBatch, 2),
 		quit:   make(chan struct{}),
@@ -73,6 +77,20 @@ func newWorker(d workerDeps, k tp, start, target int64) *worker {
 	w.pw.onIndex = d.tally.indexObject
 	w.pw.slots = d.uploads
 	return w
+}
+
+// inOrder checks that offset comes after the offsets the partition
+// already had (the committed offset the worker started from, the last
+// record): offsets that go back (a topic deleted and created again, a
+// truncated log) would make the sink write objects over archived ones, so
+// the worker stops with a *wentBackError and the next session checks the
+// topic (identity.go).
+func (w *worker) inOrder(offset int64) error {
+	if w.expect >= 0 && offset < w.expect {
+		return &wentBackError{topic: w.tp.topic, partition: w.tp.partition, expected: w.expect, got: offset}
+	}
+	w.expect = offset + 1
+	return nil
 }
 
 // stop ends the worker: files already complete stay committable, open

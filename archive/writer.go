@@ -74,6 +74,12 @@ type partitionWriter struct {
 	// (index.WriterOf), so another group's sink into the same bucket
 	// never overwrites them.
 	indexWriter string
+	// topicID is the topic's Kafka id (index.FormatTopicID), recorded in
+	// the entries; "" when unknown.
+	topicID string
+	// guard knows the objects the index says exist from the span's first
+	// offset on (guard.go); loaded at the first object.
+	guard *keyGuard
 
 	schemas *schemas            // schema.compatibility decisions and projections
 	keys    *format.KeyPart     // records of the .keys objects; nil without KeysFormat

@@ -9,6 +9,8 @@ import (
 
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/verify"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // verifyArchive archives 20 records of "orders" (2 partitions, flush.size
@@ -179,26 +181,36 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 }
 
 // TestVerifyCmdOverlappingRuns archives the same topic twice into one
-// directory with different flush.size (two connector names, so both start
-// at offset 0): verify reports the overlapping offsets and their objects.
+// directory with different connector names (groups): a second sink that
+// would rewrite the first one's objects with other records is refused,
+// naming the object; one that starts at offset 1 with the same flush.size
+// writes objects of its own (+1, +4, +7), and verify reports the
+// overlapping offsets and their objects.
 func TestVerifyCmdOverlappingRuns(t *testing.T) {
 	brokers, dir, _ := verifyArchive(t)
 	ctx := cliContext(t)
 	y := strings.Replace(sinkYAML(brokers, dir, "orders", 4), "name: test-sink", "name: second-sink", 1)
-	mustRun(t, ctx, ExitOK, "sink", "-c", writeFile(t, "second.yaml", y), "--once", "--log-level", "warn")
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", writeFile(t, "second.yaml", y), "--once", "--log-level", "warn")
+	if !strings.Contains(r.err, `refusing to overwrite object "topics/orders/partition=`) || !strings.Contains(r.err, "another sink's consumer group") {
+		t.Fatalf("second sink's stderr: %s", r.err)
+	}
 
-	r := mustRun(t, ctx, ExitFail, "verify", "-c", writeFile(t, "v.yaml", y))
-	// First run: +0 (0-2), +3, +6, +9; the second rewrote +0 (0-3) and
-	// added +4 (4-7) and +8 (8-9). Both runs' last rotation committed 10,
-	// each in its own index object (the key names the writer's group), so
-	// every object keeps its entry and +9 overlaps +8.
+	y = strings.Replace(sinkYAML(brokers, dir, "orders", 3), "name: test-sink", "name: third-sink", 1)
+	commitGroup(t, brokers, "connect-third-sink", "orders", 2, 1)
+	mustRun(t, ctx, ExitOK, "sink", "-c", writeFile(t, "third.yaml", y), "--once", "--log-level", "warn")
+	r = mustRun(t, ctx, ExitFail, "verify", "-c", writeFile(t, "v.yaml", y))
+	// First run: +0 (0-2), +3, +6, +9; the third +1 (1-3), +4 (4-6),
+	// +7 (7-9). Both runs' last rotation committed 10, each in its own
+	// index object (the key names the writer's group), so every object
+	// keeps its entry.
 	const p = "topics/orders/partition=0/orders+0+"
 	for _, want := range []string{
-		"problem: overlap orders/0: 1 offsets 3 held by 2 objects: " + p + "0000000000.json, " + p + "0000000003.json",
+		"problem: overlap orders/0: 2 offsets 1-2 held by 2 objects: " + p + "0000000000.json, " + p + "0000000001.json",
+		"problem: overlap orders/0: 1 offsets 3 held by 2 objects: " + p + "0000000001.json, " + p + "0000000003.json",
 		"problem: overlap orders/0: 2 offsets 4-5 held by 2 objects: " + p + "0000000003.json, " + p + "0000000004.json",
-		"problem: overlap orders/0: 2 offsets 6-7 held by 2 objects: " + p + "0000000004.json, " + p + "0000000006.json",
-		"problem: overlap orders/0: 1 offsets 8 held by 2 objects: " + p + "0000000006.json, " + p + "0000000008.json",
-		"problem: overlap orders/0: 1 offsets 9 held by 2 objects: " + p + "0000000008.json, " + p + "0000000009.json",
+		"problem: overlap orders/0: 1 offsets 6 held by 2 objects: " + p + "0000000004.json, " + p + "0000000006.json",
+		"problem: overlap orders/0: 2 offsets 7-8 held by 2 objects: " + p + "0000000006.json, " + p + "0000000007.json",
+		"problem: overlap orders/0: 1 offsets 9 held by 2 objects: " + p + "0000000007.json, " + p + "0000000009.json",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out)
@@ -212,9 +224,30 @@ func TestVerifyCmdOverlappingRuns(t *testing.T) {
 	for _, pr := range rep.Problems {
 		n[pr.Kind]++
 	}
-	// Per partition: 3, 4-5, 6-7, 8 and 9 overlap.
-	if n[verify.KindOverlap] != 10 || len(rep.Problems) != 10 || rep.Superseded != 2 {
-		t.Errorf("problems %v, %d superseded; want 10 overlaps, 2 superseded (the rewritten +0 objects)", n, rep.Superseded)
+	// Per partition: 1-2, 3, 4-5, 6, 7-8 and 9 overlap.
+	if n[verify.KindOverlap] != 12 || len(rep.Problems) != 12 || rep.Superseded != 0 {
+		t.Errorf("problems %v, %d superseded; want 12 overlaps, none superseded", n, rep.Superseded)
+	}
+}
+
+// commitGroup commits offset at for every partition of topic in group.
+func commitGroup(t *testing.T, brokers, group, topic string, partitions int32, at int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	os := kadm.Offsets{}
+	for p := range partitions {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	}
+	resp, err := kadm.NewClient(cl).CommitOffsets(t.Context(), group, os)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

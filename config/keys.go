@@ -188,6 +188,7 @@ type Keys struct {
 	OffsetsSnapshotIntervalMs    IntKey    // offsets.snapshot.interval.ms
 	GroupsRegex                  StringKey // groups.regex
 	Kafkas3TopicsCheckIntervalMs IntKey    // kafkas3.topics.check.interval.ms
+	Kafkas3TopicRecreated        ChoiceKey // kafkas3.topic.recreated
 	Kafkas3LogIntervalMs         IntKey    // kafkas3.log.interval.ms
 
 	// Rotation.
@@ -497,6 +498,9 @@ func declare(d *declarer) *Keys {
 			Doc: "kafkas3 only: snapshot only the consumer groups whose whole name matches this expression (offsets.snapshot.interval.ms); empty means every group."}),
 		Kafkas3TopicsCheckIntervalMs: d.int(Spec{Name: "kafkas3.topics.check.interval.ms", Default: "300000", Min: 1000, Max: maxInt32, Commands: Sink,
 			Doc: "How often a sink that runs until stopped describes the archived topics again (it always does at start, --once too): partition count, replication factor and every config set on the topic (not the broker defaults). A description that differs from the latest one stored is written to <kafkas3.index.prefix>topics/<topic>/<wall time ms, 20 digits>-<writer>.json; the source creates missing targets from it (--create-topics). Needs kafkas3.index.enabled; a broker that refuses DescribeConfigs gives one warning and archiving goes on."}),
+		Kafkas3TopicRecreated: d.choice(Spec{Name: "kafkas3.topic.recreated", Default: "fail", Commands: Sink,
+			Choices: []Choice{{Name: "fail"}, {Name: "new-generation"}},
+			Doc: "kafkas3 only: what the sink does with a topic that was deleted and created again under the same name (a new Kafka topic id, offsets from 0 again, so Confluent's object names would collide with the archived ones). The sink records each topic's id in the archive and checks it at every start, at every partition assignment and every kafkas3.topics.check.interval.ms; offsets that go back are checked too. fail: it stops archiving that topic (the others go on; --once exits 1 at its end) with an error naming the topic, both ids and the archived offsets, and never overwrites the old topic's objects. new-generation: it archives the new topic beside the old one, as generation n under <topics.dir>/generation=n/ (index under <kafkas3.index.prefix>generation=n/), from the new topic's first offset, with Confluent's object names; the old generation stays where it was, restorable (kafkas3 source and verify --generation). Needs kafkas3.index.enabled (the ids are kept in the index)."}),
 
 		Kafkas3LogIntervalMs: d.int(Spec{Name: "kafkas3.log.interval.ms", Default: "30000", Min: 1000, Max: maxInt32, Commands: Sink,
 			Doc: "kafkas3 only: how often the sink logs its progress line at info level: records, bytes and records fetched per second, objects completed in the interval, the consumer lag summed over its partitions and the run's totals. An interval in which nothing was fetched or completed while records wait sets /readyz's progress not ready (--metrics-addr)."}),

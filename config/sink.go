@@ -155,8 +155,10 @@ func (p *valueParser) sinkIndex(a *archive.Config) {
 	check := p.millis(p.k.Kafkas3TopicsCheckIntervalMs)
 	snapshots := p.millis(p.k.OffsetsSnapshotIntervalMs)
 	groups := p.regex(p.k.GroupsRegex)
+	recreated := p.choice(p.k.Kafkas3TopicRecreated)
 	if p.bool(p.k.Kafkas3IndexEnabled) {
 		a.IndexPrefix, a.TopicCheckInterval = prefix, check
+		a.NewGeneration = recreated == "new-generation"
 		a.SnapshotInterval, a.GroupsRegex = snapshots, groups
 	}
 }

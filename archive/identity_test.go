@@ -1,0 +1,318 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// recreateTopic deletes topic and creates it again with partitions
+// partitions (a new topic id, offsets from 0).
+func recreateTopic(t *testing.T, brokers []string, topic string, partitions int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := t.Context()
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+		if err == nil && resp.Err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create topic %s again: %v %v", topic, err, resp.Err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runSinkLog runs a sink and returns its summary, error and log.
+func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, error, string) {
+	t.Helper()
+	var logBuf bytes.Buffer
+	s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sum, err := s.Run(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("sink did not stop")
+	}
+	return sum, err, logBuf.String()
+}
+
+// TestRecreatedTopicStops archives a topic, deletes and creates it again
+// with fewer records, and runs the sink again: by default it stops
+// archiving that topic (exit error naming the topic, both ids and the
+// archived offsets), archives the other topic, and leaves every archived
+// object and index object byte-identical.
+func TestRecreatedTopicStops(t *testing.T) {
+	brokers := newCluster(t, 1, "recr", "other")
+	produce(t, brokers, "recr", 1, 0, 10)
+	produce(t, brokers, "other", 1, 0, 3)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "recr", "other")
+	runSink(t, cfg, store)
+	oldID := topicIDOf(t, brokers, "recr")
+	before := snapshot(t, store)
+	d, err := index.LatestTopic(t.Context(), store, index.DefaultPrefix, "recr")
+	if err != nil || d == nil || d.TopicID != oldID {
+		t.Fatalf("description %+v (%v), want topic id %s", d, err, oldID)
+	}
+
+	recreateTopic(t, brokers, "recr", 1)
+	produce(t, brokers, "recr", 1, 100, 4)
+	produce(t, brokers, "other", 1, 3, 3)
+	newID := topicIDOf(t, brokers, "recr")
+	sum, err, log := runSinkLog(t, cfg, store)
+	var re *RecreatedError
+	if !errors.As(err, &re) || re.Topic != "recr" {
+		t.Fatalf("sink error %v, want a *RecreatedError for recr\n%s", err, log)
+	}
+	for _, want := range []string{"topic recr was deleted and created again", oldID, newID, "partition 0 up to offset 9", "kafkas3.topic.recreated=new-generation"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if sum.Records != 3 {
+		t.Errorf("records %d, want other's 3", sum.Records)
+	}
+	after := snapshot(t, store)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("object %s changed", k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok && strings.Contains(k, "recr") {
+			t.Errorf("new object %s of the stopped topic", k)
+		}
+	}
+	// Kafka dropped the group's offsets with the old topic; nothing was
+	// committed for the new one.
+	if got := committed(t, brokers, "connect-test", "recr"); got != -1 {
+		t.Errorf("recr committed %d, want nothing", got)
+	}
+}
+
+// TestRecreatedTopicNewGeneration archives the recreated topic as
+// generation 2 beside the old one: the old objects stay byte-identical,
+// the new ones keep Confluent's names under topics/generation=2/, with an
+// index of their own, and a later run goes on in generation 2.
+func TestRecreatedTopicNewGeneration(t *testing.T) {
+	brokers := newCluster(t, 1, "recr")
+	produce(t, brokers, "recr", 1, 0, 10)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "recr")
+	cfg.NewGeneration = true
+	runSink(t, cfg, store)
+	before := snapshot(t, store)
+
+	recreateTopic(t, brokers, "recr", 1)
+	produce(t, brokers, "recr", 1, 100, 4)
+	newID := topicIDOf(t, brokers, "recr")
+	sum := runSink(t, cfg, store)
+	if sum.Records != 4 {
+		t.Fatalf("records %d, want the new topic's 4", sum.Records)
+	}
+	after := snapshot(t, store)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("object %s changed", k)
+		}
+	}
+	for _, k := range []string{"topics/generation=2/recr/partition=0/recr+0+0000000000.json", "topics/generation=2/recr/partition=0/recr+0+0000000003.json"} {
+		if _, ok := after[k]; !ok {
+			t.Errorf("no object %s; have %v", k, keysOf(after))
+		}
+	}
+	ix2, err := index.Load(t.Context(), store, index.GenerationPrefix(index.DefaultPrefix, 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix2.Entries) != 2 || ix2.Entries[0].TopicID != newID || ix2.Entries[0].From != 0 {
+		t.Fatalf("generation 2 index %+v, want 2 entries of topic id %s from 0", ix2.Entries, newID)
+	}
+	ix1, err := index.Load(t.Context(), store, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix1.Entries) != 4 {
+		t.Fatalf("generation 1 index has %d entries, want the old 4", len(ix1.Entries))
+	}
+	d, err := index.LatestTopic(t.Context(), store, index.DefaultPrefix, "recr")
+	if err != nil || d == nil || d.Gen() != 2 || d.TopicID != newID {
+		t.Fatalf("latest description %+v (%v), want generation 2 of %s", d, err, newID)
+	}
+	if d2, err := index.LatestTopic(t.Context(), store, index.GenerationPrefix(index.DefaultPrefix, 2), "recr"); err != nil || d2 == nil || d2.TopicID != newID {
+		t.Fatalf("generation 2's own description %+v (%v)", d2, err)
+	}
+
+	// The next run goes on in generation 2.
+	produce(t, brokers, "recr", 1, 104, 3)
+	if sum := runSink(t, cfg, store); sum.Records != 3 {
+		t.Fatalf("third run archived %d records, want 3", sum.Records)
+	}
+	if _, ok := snapshot(t, store)["topics/generation=2/recr/partition=0/recr+0+0000000004.json"]; !ok {
+		t.Errorf("third run did not write generation 2's object at offset 4")
+	}
+}
+
+// TestRecreatedTopicWithoutIDs handles an archive written before topic
+// ids were recorded (no topic description, entries without topic_id): the
+// first run records the id; a topic created again, whose group offsets
+// Kafka deleted with the old topic, is refused at its first object, whose
+// bytes differ from the archived one, before anything is overwritten.
+func TestRecreatedTopicWithoutIDs(t *testing.T) {
+	brokers := newCluster(t, 1, "old")
+	produce(t, brokers, "old", 1, 0, 9)
+	cfg := indexConfig(brokers, "old")
+	store := legacyArchive(t, cfg)
+	before := snapshot(t, store)
+	recreateTopic(t, brokers, "old", 1)
+	produce(t, brokers, "old", 1, 50, 4)
+	_, err, log := runSinkLog(t, cfg, store)
+	var oe *OverwriteError
+	if !errors.As(err, &oe) || oe.Key != "topics/old/partition=0/old+0+0000000000.json" ||
+		!strings.Contains(err.Error(), "without a topic id (an archive written before kafkas3 recorded topic ids") {
+		t.Fatalf("sink error %v\n%s", err, log)
+	}
+	after := snapshot(t, store)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("object %s changed", k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok && !strings.HasPrefix(k, index.TopicsDir(cfg.IndexPrefix)) {
+			t.Errorf("new object %s", k) // only the description recording the id is new
+		}
+	}
+}
+
+// TestLegacyArchiveRecordsID resumes an archive written before topic ids
+// were recorded: the run records the id in the description and entries.
+func TestLegacyArchiveRecordsID(t *testing.T) {
+	brokers := newCluster(t, 1, "leg")
+	produce(t, brokers, "leg", 1, 0, 9)
+	cfg := indexConfig(brokers, "leg")
+	store := legacyArchive(t, cfg)
+	produce(t, brokers, "leg", 1, 9, 3)
+	runSink(t, cfg, store)
+	id := topicIDOf(t, brokers, "leg")
+	d, err := index.LatestTopic(t.Context(), store, index.DefaultPrefix, "leg")
+	if err != nil || d == nil || d.TopicID != id {
+		t.Fatalf("description %+v (%v), want topic id %s", d, err, id)
+	}
+	ix, err := index.Load(t.Context(), store, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ix.Entries[len(ix.Entries)-1]
+	if last.First() != 9 || last.TopicID != id || ix.Entries[0].TopicID != "" {
+		t.Fatalf("entries %+v", ix.Entries)
+	}
+}
+
+// legacyArchive archives cfg's topic and returns a copy of the archive as
+// an older kafkas3 wrote it: no topic descriptions, no topic ids.
+func legacyArchive(t *testing.T, cfg Config) s3store.Store {
+	t.Helper()
+	objs := snapshot(t, func() s3store.Store { st := s3store.NewMemory(); runSink(t, cfg, st); return st }())
+	store := s3store.NewMemory()
+	for k, v := range objs {
+		if strings.HasPrefix(k, index.TopicsDir(cfg.IndexPrefix)) {
+			continue
+		}
+		if strings.HasPrefix(k, index.Dir(cfg.IndexPrefix)) {
+			entries, err := index.Decode(k, strings.NewReader(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range entries {
+				entries[i].TopicID = ""
+			}
+			b, err := index.Encode(entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = string(b)
+		}
+		if err := putObject(t.Context(), store, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
+}
+
+// TestOverwriteRefused runs two sinks of different groups and flush.size
+// into one store: the second stops before it writes a key the first
+// wrote, naming the object, and nothing of the first changes.
+func TestOverwriteRefused(t *testing.T) {
+	brokers := newCluster(t, 1, "col")
+	produce(t, brokers, "col", 1, 0, 10)
+	store := s3store.NewMemory()
+	a := indexConfig(brokers, "col")
+	runSink(t, a, store)
+	before := snapshot(t, store)
+	b := indexConfig(brokers, "col")
+	b.Name, b.GroupID, b.FlushSize = "other", "connect-other", 5
+	_, err, _ := runSinkLog(t, b, store)
+	var oe *OverwriteError
+	if !errors.As(err, &oe) || oe.Key != "topics/col/partition=0/col+0+0000000000.json" {
+		t.Fatalf("second sink: %v, want an *OverwriteError of col+0+0000000000.json", err)
+	}
+	for _, want := range []string{"refusing to overwrite object", "offsets 0-2", "another sink's consumer group", "offsets from 0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if after := snapshot(t, store); !maps.Equal(before, after) {
+		t.Errorf("the store changed: %v", keysOf(after))
+	}
+}
+
+// TestReplayOverwriteAllowed lets a sink rewrite its own uncommitted
+// objects (the replay after a crash): the index objects it wrote past its
+// committed offset name them as its own.
+func TestReplayOverwriteAllowed(t *testing.T) {
+	brokers := newCluster(t, 1, "rp")
+	produce(t, brokers, "rp", 1, 0, 9)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "rp")
+	runSink(t, cfg, store)
+	want := snapshot(t, store)
+	// Forget the commits: as after a crash between upload and commit.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).DeleteGroup(t.Context(), "connect-test"); err != nil {
+		t.Fatal(err)
+	}
+	runSink(t, cfg, store)
+	if got := snapshot(t, store); !maps.Equal(want, got) {
+		t.Errorf("replay changed the archive")
+	}
+}
+
