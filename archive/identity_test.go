@@ -315,4 +315,3 @@ func TestReplayOverwriteAllowed(t *testing.T) {
 		t.Errorf("replay changed the archive")
 	}
 }
-

@@ -78,7 +78,7 @@ type Sink struct {
 
 	tally    tally
 	topicRec topicRecorder
-	ids      identities // each archived topic's id and generation
+	ids      identities      // each archived topic's id and generation
 	deps     *outage.Tracker // the dependencies' states, for a run
 }
 
