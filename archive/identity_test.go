@@ -315,3 +315,83 @@ func TestReplayOverwriteAllowed(t *testing.T) {
 		t.Errorf("replay changed the archive")
 	}
 }
+
+// TestRecreatedWhileRunning deletes and creates the topic again while a
+// continuous sink archives it and another topic: the sink stops the
+// recreated topic (logged, returned when it stops) without writing over
+// the archived objects, and goes on archiving the other topic; with
+// new-generation it archives the new topic as generation 2 while running.
+func TestRecreatedWhileRunning(t *testing.T) {
+	for _, newGen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fail", true: "new-generation"}[newGen], func(t *testing.T) {
+			brokers := newCluster(t, 1, "live", "side")
+			produce(t, brokers, "live", 1, 0, 9)
+			cfg := indexConfig(brokers, "live", "side")
+			cfg.Once, cfg.NewGeneration = false, newGen
+			cfg.TopicCheckInterval = 200 * time.Millisecond
+			store := s3store.NewMemory()
+			var logBuf syncBuffer
+			s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { _, err := s.Run(ctx); done <- err }()
+			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "live") == 9 })
+			before := snapshot(t, store)
+
+			recreateTopic(t, brokers, "live", 1)
+			produce(t, brokers, "live", 1, 100, 6)
+			produce(t, brokers, "side", 1, 0, 3)
+			if newGen {
+				waitFor(t, func() bool {
+					_, ok := snapshot(t, store)["topics/generation=2/live/partition=0/live+0+0000000003.json"]
+					return ok
+				})
+			} else {
+				waitFor(t, func() bool { return strings.Contains(logBuf.String(), "archiving of a topic stopped") })
+			}
+			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "side") == 3 })
+			cancel()
+			err = <-done
+			var re *RecreatedError
+			if newGen != (err == nil) || (!newGen && !errors.As(err, &re)) {
+				t.Fatalf("sink returned %v\n%s", err, logBuf.String())
+			}
+			after := snapshot(t, store)
+			for k, v := range before {
+				if strings.HasPrefix(k, "topics/live/") || strings.HasPrefix(k, index.Dir(index.DefaultPrefix)) {
+					if after[k] != v {
+						t.Errorf("object %s changed", k)
+					}
+				}
+			}
+			for k := range after {
+				if _, ok := before[k]; !ok && strings.HasPrefix(k, "topics/live/") {
+					t.Errorf("new object %s in generation 1", k)
+				}
+			}
+		})
+	}
+}
+
+
+// committedSoft returns group's committed offset of topic's partition 0,
+// or -1 when there is none (yet) or the request fails.
+func committedSoft(brokers []string, group, topic string) int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return -1
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	if err != nil {
+		return -1
+	}
+	if o, ok := offs.Lookup(topic, 0); ok && o.Err == nil {
+		return o.At
+	}
+	return -1
+}
