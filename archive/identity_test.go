@@ -377,7 +377,6 @@ func TestRecreatedWhileRunning(t *testing.T) {
 	}
 }
 
-
 // committedSoft returns group's committed offset of topic's partition 0,
 // or -1 when there is none (yet) or the request fails.
 func committedSoft(brokers []string, group, topic string) int64 {
