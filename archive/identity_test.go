@@ -44,7 +44,7 @@ func recreateTopic(t *testing.T, brokers []string, topic string, partitions int3
 }
 
 // runSinkLog runs a sink and returns its summary, error and log.
-func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, error, string) {
+func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, string, error) {
 	t.Helper()
 	var logBuf bytes.Buffer
 	s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
@@ -57,7 +57,7 @@ func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, error, 
 	if ctx.Err() != nil {
 		t.Fatal("sink did not stop")
 	}
-	return sum, err, logBuf.String()
+	return sum, logBuf.String(), err
 }
 
 // TestRecreatedTopicStops archives a topic, deletes and creates it again
@@ -83,7 +83,7 @@ func TestRecreatedTopicStops(t *testing.T) {
 	produce(t, brokers, "recr", 1, 100, 4)
 	produce(t, brokers, "other", 1, 3, 3)
 	newID := topicIDOf(t, brokers, "recr")
-	sum, err, log := runSinkLog(t, cfg, store)
+	sum, log, err := runSinkLog(t, cfg, store)
 	var re *RecreatedError
 	if !errors.As(err, &re) || re.Topic != "recr" {
 		t.Fatalf("sink error %v, want a *RecreatedError for recr\n%s", err, log)
@@ -190,7 +190,7 @@ func TestRecreatedTopicWithoutIDs(t *testing.T) {
 	before := snapshot(t, store)
 	recreateTopic(t, brokers, "old", 1)
 	produce(t, brokers, "old", 1, 50, 4)
-	_, err, log := runSinkLog(t, cfg, store)
+	_, log, err := runSinkLog(t, cfg, store)
 	var oe *OverwriteError
 	if !errors.As(err, &oe) || oe.Key != "topics/old/partition=0/old+0+0000000000.json" ||
 		!strings.Contains(err.Error(), "without a topic id (an archive written before kafkas3 recorded topic ids") {
@@ -276,7 +276,7 @@ func TestOverwriteRefused(t *testing.T) {
 	before := snapshot(t, store)
 	b := indexConfig(brokers, "col")
 	b.Name, b.GroupID, b.FlushSize = "other", "connect-other", 5
-	_, err, _ := runSinkLog(t, b, store)
+	_, _, err := runSinkLog(t, b, store)
 	var oe *OverwriteError
 	if !errors.As(err, &oe) || oe.Key != "topics/col/partition=0/col+0+0000000000.json" {
 		t.Fatalf("second sink: %v, want an *OverwriteError of col+0+0000000000.json", err)
