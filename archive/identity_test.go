@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -393,4 +396,65 @@ func committedSoft(brokers []string, group, topic string) int64 {
 		return o.At
 	}
 	return -1
+}
+
+// countingStore counts the listings and reads of a store.
+type countingStore struct {
+	s3store.Store
+	mu     sync.Mutex
+	lists  []string // prefix and after of each listing
+	opened []string
+}
+
+func (c *countingStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	c.mu.Lock()
+	c.opened = append(c.opened, key)
+	c.mu.Unlock()
+	return c.Store.Open(ctx, key)
+}
+
+func (c *countingStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return c.ListAfter(ctx, prefix, "", fn)
+}
+
+func (c *countingStore) ListAfter(ctx context.Context, prefix, after string, fn func(s3store.ObjectInfo) error) error {
+	c.mu.Lock()
+	c.lists = append(c.lists, prefix+" after "+after)
+	c.mu.Unlock()
+	return s3store.ListAfter(ctx, c.Store, prefix, after, fn)
+}
+
+// TestOverwriteCheckCost resumes an archive of 40 objects in 2 partitions:
+// the no-overwrite check lists each partition's index once, after the
+// committed offset, and reads no object.
+func TestOverwriteCheckCost(t *testing.T) {
+	brokers := newCluster(t, 2, "cost")
+	produce(t, brokers, "cost", 2, 0, 60)
+	mem := s3store.NewMemory()
+	cfg := indexConfig(brokers, "cost")
+	runSink(t, cfg, mem)
+	produce(t, brokers, "cost", 2, 60, 6)
+	st := &countingStore{Store: mem}
+	if sum := runSink(t, cfg, st); sum.Records != 12 || sum.Objects != 4 {
+		t.Fatalf("second run %s", sum)
+	}
+	var guard []string
+	for _, l := range st.lists {
+		if strings.HasPrefix(l, index.Dir(cfg.IndexPrefix)) {
+			guard = append(guard, l)
+		}
+	}
+	slices.Sort(guard)
+	want := []string{
+		"_kafkas3/index/cost/0/ after _kafkas3/index/cost/0/00000000000000000060~",
+		"_kafkas3/index/cost/1/ after _kafkas3/index/cost/1/00000000000000000060~",
+	}
+	if !slices.Equal(guard, want) {
+		t.Errorf("index listings %q, want %q", guard, want)
+	}
+	for _, k := range st.opened {
+		if strings.HasPrefix(k, index.Dir(cfg.IndexPrefix)) || strings.HasPrefix(k, "topics/") {
+			t.Errorf("read %s", k)
+		}
+	}
 }
