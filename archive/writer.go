@@ -75,6 +75,10 @@ type partitionWriter struct {
 	// never overwrites them.
 	indexWriter string
 
+	// lost are the runs of offsets lost before archiving (lost.go) since
+	// the last index object, for the next one's entries.
+	lost []index.Run
+
 	schemas *schemas            // schema.compatibility decisions and projections
 	keys    *format.KeyPart     // records of the .keys objects; nil without KeysFormat
 	headers *format.HeadersPart // records of the .headers objects; nil without HeadersFormat
