@@ -475,7 +475,8 @@ func sourceError(err error) error {
 // counts the listed keys not restored plus the damaged objects skipped;
 // duplicates the archived records whose offsets another object holds
 // (restored once); gaps and gap_offsets what the run could not restore;
-// with --until, until and past_cut (untilFields) follow.
+// lost the offsets the index records as lost before archiving (when
+// any); with --until, until and past_cut (untilFields) follow.
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -483,7 +484,16 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + untilFields(s) + orderFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s)
+}
+
+// lostFields is " lost=N" when the archive index records N offsets of the
+// restored partitions as lost before archiving, else empty.
+func lostFields(s restore.Summary) string {
+	if s.LostOffsets == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" lost=%d", s.LostOffsets)
 }
 
 // orderFields is " unproven_order=N" when N partitions were restored
