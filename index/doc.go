@@ -77,8 +77,9 @@
 //     entry's span (a restamped entry keeps its own lost runs and adds the
 //     new ones). A lost offset is neither held nor absent: Analyze counts
 //     it in LostCount. The index cannot record a loss that no entry can
-//     carry (no entry in the partition's index yet and no record after
-//     the loss); the sink then only logs and counts it.
+//     carry (no index object at the committed offset the sink resumed
+//     from, and no record after the loss); the sink then only logs and
+//     counts it.
 //
 // Decode reads one index object and refuses anything else: unknown fields,
 // a line that breaks a rule above (Entry.Validate), an entry of another
