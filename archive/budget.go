@@ -120,8 +120,13 @@ func detach(recs []*kgo.Record) {
 	}
 }
 
-// inBatch is a fetched batch for one worker with the budget it holds.
+// inBatch is a fetched batch for one worker with the budget it holds and
+// the partition's log start offset as the fetch response gave it (-1 when
+// unknown), from which the worker tells records lost before archiving
+// (lost.go). A batch without records carries only a log start (--once,
+// lostOnly).
 type inBatch struct {
-	recs []*kgo.Record
-	held int64
+	recs     []*kgo.Record
+	held     int64
+	logStart int64
 }

@@ -9,8 +9,10 @@
 //     session.dispatch hands each partition's batch, within the fetch
 //     budget and copied out of the fetch response unless its record batch
 //     was compressed (detach, budget.go), to its worker.
-//  2. worker.run (worker.go) receives it; worker.batch and worker.process
-//     give each record, in offset order up to the --once target, to
+//  2. worker.run (worker.go) receives it with the partition's log start
+//     offset; worker.batch notes the offsets it shows were lost before
+//     archiving (worker.lostBefore, lost.go), then worker.process gives
+//     each record, in offset order up to the --once target, to
 //     worker.archive. A control record is only consumed
 //     (partitionWriter.skip, writer.go).
 //  3. toFormat, then worker.convert: the key and value converters;
@@ -63,6 +65,32 @@
 // crash rewrites identical index bytes. A store failure writing the index
 // is handled like any store failure: nothing past the previous commit is
 // committed and the sink resumes from there.
+//
+// Records lost before archiving (lost.go): when a fetched batch starts
+// past the offset the partition's writer expects next (the committed
+// offset it started from, then the offset after the last one consumed)
+// and the fetch response's log start offset is above that offset,
+// retention or DeleteRecords deleted the offsets from there up to the log
+// start (or the batch's first offset, or the --once target, whichever is
+// lowest) before the sink read them; franz-go resumed at the log start
+// (ConsumeResetOffset AtStart, also for an out-of-range fetch while
+// consuming). The worker logs one warning naming topic, partition, range
+// and count, counts each offset once per run (tally.countLost:
+// Summary.Lost, PartitionObserver.Lost, even when a replay after a store
+// failure finds the range again) and hands the run to the writer
+// (partitionWriter.lose), which consumes it like skipped offsets: every
+// entry of the partition's next index object (a rotation's, or a restamp's
+// at flush) carries it in its lost runs, clipped to the entry's span
+// (lostOf), and the offset past it is committed only after that object,
+// so a crash before finds the same loss again. Nothing is judged while
+// the committed offset is unknown. A loss with no record after it shows
+// in no fetch: --once finds it in captureTargets (a committed offset
+// below the log start, which is at or past the end offset: lostOnly) and
+// gives the worker a batch of only the log start, which records the loss
+// and commits the log start; a sink without --once finds it with the next
+// record. Without an index object at the committed offset to restamp and
+// no record after the loss, no entry can carry it: it is committed with
+// a warning (dropLost), logged and counted only.
 //
 // With Config.IndexPrefix and Config.SnapshotInterval set, a snapshotter
 // (snapshots.go, its own client outside the group) writes a group offset
@@ -140,7 +168,8 @@
 // Config.Observer (observer.go; package metrics implements it) is told what
 // the sink does, never per record: each worker resolves its partition's
 // PartitionObserver once (newWorker), dispatch reports each fetched batch
-// with the partition's lag, worker.publish the completed objects,
+// with the partition's lag, worker.reportLost the offsets lost before
+// archiving, worker.publish the completed objects,
 // runSessions the failures and retries, fetchError the fetch errors and
 // the tally each bad record counted.
 package archive

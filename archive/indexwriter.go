@@ -61,10 +61,13 @@ func indexPart(part string) string {
 
 // putIndex hands the index object of entries at commit, to be written
 // after files' objects, to an upload (startUpload, upload.go); commit becomes
-// committable when the upload is done. The next span starts there.
+// committable when the upload is done. Every entry gets the offsets lost
+// before archiving since the last index object, clipped to its span
+// (lostOf). The next span starts there.
 func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entries []index.Entry, commit int64) error {
 	for i := range entries {
 		entries[i].Commit = commit
+		entries[i].Lost = lostOf(&entries[i], w.lost, commit)
 	}
 	if err := w.checkBytes(entries); err != nil {
 		abortFiles(ctx, w, files)
@@ -78,6 +81,7 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
 	w.lastEntries = entries
 	w.from = commit
+	w.lost = nil
 	return w.startUpload(ctx, upload{files: files, indexKey: key, index: data, entries: len(entries), commit: commit})
 }
 
@@ -88,7 +92,8 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 // has written no index object yet, it reads the one at the committed
 // offset it started from. Without any (an archive written before the
 // index, or by Confluent's connector) the offset is committed without an
-// index object: nothing before it is indexed.
+// index object: nothing before it is indexed, offsets lost before
+// archiving included (dropLost).
 func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 	if commit <= w.from {
 		return nil
@@ -101,6 +106,7 @@ func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 		}
 	}
 	if entries == nil {
+		w.dropLost(ctx)
 		w.from = commit
 		w.setPending(commit)
 		return nil

@@ -35,6 +35,10 @@ type PartitionObserver interface {
 	// the store (before their offset is committed), as Summary counts
 	// them.
 	Completed(files []FileStats)
+	// Lost is called with how many offsets of the partition were found
+	// lost before archiving (deleted from Kafka before the sink read
+	// them), each offset once per run, as Summary.Lost counts them.
+	Lost(records int64)
 	// Released is called once when the partition's worker exits
 	// (revocation, the session's end).
 	Released()
@@ -59,4 +63,5 @@ func (nopObserver) Retry(string)                              {}
 func (nopObserver) Error(string)                              {}
 func (nopObserver) Fetched(int, int64)                        {}
 func (nopObserver) Completed([]FileStats)                     {}
+func (nopObserver) Lost(int64)                                {}
 func (nopObserver) Released()                                 {}

@@ -14,13 +14,13 @@ type recordingObserver struct {
 	mu                      sync.Mutex
 	partitions, released    map[string]int
 	fetched                 int
-	lastLag                 map[string]int64
+	lastLag, lost           map[string]int64
 	records, bytes, objects int64
 	retries, errors         map[string]int
 }
 
 func newRecordingObserver() *recordingObserver {
-	return &recordingObserver{partitions: map[string]int{}, released: map[string]int{}, lastLag: map[string]int64{},
+	return &recordingObserver{partitions: map[string]int{}, released: map[string]int{}, lastLag: map[string]int64{}, lost: map[string]int64{},
 		retries: map[string]int{}, errors: map[string]int{}}
 }
 
@@ -57,6 +57,12 @@ func (p *recordingPartition) Completed(files []FileStats) {
 			p.o.records += f.Records
 		}
 	}
+}
+
+func (p *recordingPartition) Lost(records int64) {
+	p.o.mu.Lock()
+	defer p.o.mu.Unlock()
+	p.o.lost[p.key] += records
 }
 
 func (p *recordingPartition) Released() { p.o.mu.Lock(); p.o.released[p.key]++; p.o.mu.Unlock() }

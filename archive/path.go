@@ -26,7 +26,8 @@ import (
 // decision), objects.go (the store objects of a file), upload.go (a
 // rotation's store work, off the worker's path), indexwriter.go (the
 // archive index), tally.go (the run's counts), dlq.go (bad records),
-// commit.go (the offsets to commit).
+// commit.go (the offsets to commit), lost.go (records lost before
+// archiving).
 
 // poll is the fetch loop: it hands each partition's records to its worker
 // until --once is done, the session ends or a fetch fails for good.
@@ -56,15 +57,15 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 	// AllowRebalance, so look workers up first and send unlocked (a
 	// worker may need the lock to report that it is done).
 	type batch struct {
-		w    *worker
-		recs []*kgo.Record
-		hw   int64
+		w            *worker
+		recs         []*kgo.Record
+		hw, logStart int64
 	}
 	var batches []batch
 	ss.mu.Lock()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if w := ss.workers[tp{p.Topic, p.Partition}]; w != nil && len(p.Records) > 0 {
-			batches = append(batches, batch{w, p.Records, p.HighWatermark})
+			batches = append(batches, batch{w, p.Records, p.HighWatermark, p.LogStartOffset})
 		}
 	})
 	ss.mu.Unlock()
@@ -79,7 +80,7 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 		}
 		detach(b.recs)
 		select {
-		case b.w.in <- inBatch{b.recs, held}:
+		case b.w.in <- inBatch{b.recs, held, b.logStart}:
 		case <-ss.ctx.Done():
 			ss.budget.release(held)
 		}
@@ -87,10 +88,13 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 }
 
 // batch writes a batch the worker received (worker.run) and publishes
-// what it completed. It reports finished when --once has reached the
-// target offset.
+// what it completed, after noting the offsets it shows were lost before
+// archiving (lostBefore, lost.go). It reports finished when --once has
+// reached the target offset.
 func (w *worker) batch(b inBatch) (finished bool, err error) {
-	finished, err = w.process(b.recs)
+	if finished, err = w.lostBefore(b); err == nil && !finished {
+		finished, err = w.process(b.recs)
+	}
 	w.budget.release(b.held)
 	if err != nil {
 		// What is complete, or being uploaded, stays committable.

@@ -31,6 +31,10 @@ type session struct {
 	workers map[tp]*worker
 	targets map[tp]int64 // --once: end offsets seen at start
 	done    map[tp]bool  // --once: partitions archived up to their target
+	// logStarts are, for --once, the log start offsets of partitions
+	// with nothing to read whose committed offset is below them
+	// (lostOnly, lost.go).
+	logStarts map[tp]int64
 
 	budget       *budget       // bytes of fetched records in flight to workers
 	uploads      chan struct{} // upload slots of the workers' rotations (MaxUploads)
@@ -310,7 +314,8 @@ func (ss *session) checkTopics(ctx context.Context, adm *kadm.Client) error {
 // captureTargets records, for --once, each partition's end offset (its
 // last stable offset, which is the end unless a transaction is open; the
 // high watermark with ReadUncommitted), and
-// marks partitions with nothing to archive as done.
+// marks partitions with nothing to archive as done, unless records were
+// lost before archiving there (lostOnly).
 func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 	topics := ss.s.cfg.Topics
 	if ss.s.cfg.TopicsRegex != "" {
@@ -361,14 +366,14 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 		}
 		k := tp{o.Topic, o.Partition}
 		ss.targets[k] = o.Offset
-		pos := int64(0)
+		logStart, at := int64(0), int64(-1)
 		if so, ok := starts.Lookup(o.Topic, o.Partition); ok {
-			pos = so.Offset
+			logStart = so.Offset
 		}
-		if c, ok := committed.Lookup(o.Topic, o.Partition); ok && c.At > pos {
-			pos = c.At
+		if c, ok := committed.Lookup(o.Topic, o.Partition); ok {
+			at = c.At
 		}
-		if pos >= o.Offset {
+		if max(logStart, at) >= o.Offset && !ss.lostOnly(k, at, logStart, o.Offset) {
 			ss.done[k] = true
 		}
 	})
@@ -460,14 +465,12 @@ func (ss *session) workerDeps() workerDeps {
 
 func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	ss.s.deps.Up(outage.Broker) // joined the group
-	// The archive index's first span of each new worker starts at the
-	// committed offset the consumer resumes from.
-	var committed kadm.OffsetResponses
-	if ss.s.cfg.IndexPrefix != "" {
-		var err error
-		if committed, err = fetchCommitted(ctx, kadm.NewClient(cl), ss.s.cfg.GroupID); err != nil {
-			ss.s.log.Warn("cannot fetch the committed offsets for the archive index; each partition's index starts at its first record", "err", err)
-		}
+	// Each new worker starts from the committed offset the consumer
+	// resumes from: the archive index's first span starts there, and
+	// records lost before archiving are judged from it (lost.go).
+	committed, err := fetchCommitted(ctx, kadm.NewClient(cl), ss.s.cfg.GroupID)
+	if err != nil {
+		ss.s.log.Warn("cannot fetch the committed offsets; each partition's index starts at its first record, and records lost before it are not detected", "err", err)
 	}
 	if ss.s.cfg.IndexPrefix != "" && ss.changedIdentity(ctx, cl, assigned) {
 		ss.fail(errRecheck) // the next session checks the topics again
@@ -498,6 +501,7 @@ func (ss *session) assigned(ctx context.Context, cl *kgo.Client, assigned map[st
 			w.pw.topicID = topicID
 			ss.workers[k] = w
 			ss.s.tally.assigned(k)
+			ss.sendLostOnly(w)
 			go w.run()
 		}
 	}

@@ -31,6 +31,10 @@ type Summary struct {
 	BadRecords   int64
 	DLQ          int64
 	NullsIgnored int64
+	// Lost counts the offsets lost before archiving: Kafka deleted them
+	// (retention or DeleteRecords moved the log start offset past them)
+	// before the sink read them. Each offset is counted once per run.
+	Lost int64
 	// IndexObjects counts the archive index objects written (one per
 	// partition rotation, plus one per commit over skipped offsets only;
 	// see Config.IndexPrefix). Objects does not include them.
@@ -42,8 +46,17 @@ type Summary struct {
 
 // String renders the summary as one line.
 func (s Summary) String() string {
-	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d index_objects=%d",
-		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped, s.IndexObjects)
+	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d lost=%d index_objects=%d",
+		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped, s.Lost, s.IndexObjects)
+}
+
+// LostReport says how many records were lost before archiving, for a
+// warning line; "" when none was.
+func (s Summary) LostReport() string {
+	if s.Lost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d records were lost before archiving: Kafka deleted them (retention or DeleteRecords) before the sink read them; the log names each topic, partition and range, and the archive index records them (kafkas3 verify reports them)", s.Lost)
 }
 
 // SkipReport says what a run skipped, for a warning line; "" when nothing

@@ -29,6 +29,11 @@ type stats struct {
 	bad, dlq, nullsIgnored int64
 	indexObjects           int64
 	snapshots              int64
+
+	// lost counts the offsets lost before archiving (lost.go); lostHigh
+	// is, per partition, the highest one counted.
+	lost     int64
+	lostHigh map[tp]int64
 }
 
 // skipReason says why a record was not archived.
@@ -123,7 +128,7 @@ func (t *tally) summary(start time.Time) Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := Summary{Partitions: len(t.partitions), Records: t.records, Objects: t.objects, Bytes: t.bytes, Elapsed: time.Since(start),
-		BadRecords: t.bad, DLQ: t.dlq, NullsIgnored: t.nullsIgnored, Skipped: t.bad + t.nullsIgnored,
+		BadRecords: t.bad, DLQ: t.dlq, NullsIgnored: t.nullsIgnored, Skipped: t.bad + t.nullsIgnored, Lost: t.lost,
 		IndexObjects: t.indexObjects, Snapshots: t.snapshots}
 	for topic := range t.topics {
 		out.Topics = append(out.Topics, topic)

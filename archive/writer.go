@@ -81,6 +81,10 @@ type partitionWriter struct {
 	// offset on (guard.go); loaded at the first object.
 	guard *keyGuard
 
+	// lost are the runs of offsets lost before archiving (lost.go) since
+	// the last index object, for the next one's entries.
+	lost []index.Run
+
 	schemas *schemas            // schema.compatibility decisions and projections
 	keys    *format.KeyPart     // records of the .keys objects; nil without KeysFormat
 	headers *format.HeadersPart // records of the .headers objects; nil without HeadersFormat

@@ -158,6 +158,9 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if rep := r.sum.SkipReport(); rep != "" {
 		log.Warn(rep)
 	}
+	if rep := r.sum.LostReport(); rep != "" {
+		log.Warn(rep)
+	}
 	if r.err != nil {
 		return r.err
 	}

@@ -141,7 +141,7 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
-	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof, offsets lost before archiving; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics as the archive recorded them (partition count, replication factor, topic configs; without a recorded description: the archive's partition count and the broker's defaults), after the cluster validated every creation")
 	fl.IntVar(&f.ReplicationFactor, "replication-factor", 0, "with --create-topics: the replication factor of created topics instead of the archived one (capped at the number of brokers)")
@@ -477,7 +477,8 @@ func sourceError(err error) error {
 // counts the listed keys not restored plus the damaged objects skipped;
 // duplicates the archived records whose offsets another object holds
 // (restored once); gaps and gap_offsets what the run could not restore;
-// with --until, until and past_cut (untilFields) follow.
+// lost the offsets the index records as lost before archiving (when
+// any); with --until, until and past_cut (untilFields) follow.
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -485,7 +486,16 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + untilFields(s) + orderFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s)
+}
+
+// lostFields is " lost=N" when the archive index records N offsets of the
+// restored partitions as lost before archiving, else empty.
+func lostFields(s restore.Summary) string {
+	if s.LostOffsets == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" lost=%d", s.LostOffsets)
 }
 
 // orderFields is " unproven_order=N" when N partitions were restored

@@ -18,11 +18,12 @@ import (
 // verifyFlags are the flags of `kafkas3 verify`.
 type verifyFlags struct {
 	configFlags
-	Topics   string
-	Deep     bool
-	JSON     bool
-	LocalDir string
-	Bucket   string
+	Topics     string
+	Deep       bool
+	AcceptLost bool
+	JSON       bool
+	LocalDir   string
+	Bucket     string
 	// Generation is --generation (1, the first, by default).
 	Generation int
 
@@ -48,7 +49,10 @@ problems: gaps (offsets no index entry accounts for, first and last), overlaps
 (offsets held by more than one object), objects in the index missing from the
 store, objects whose size in the store differs from the index, and objects
 under topics.dir with no index entry (for example written by Confluent's
-connector, or before the index was enabled).
+connector, or before the index was enabled). Offsets the sink found lost
+before archiving (Kafka deleted them, by retention or DeleteRecords, before
+the sink read them; the index records them) are problems too, unless
+--accept-lost: then they are listed as accepted.
 
 Plain verify lists the store and compares keys and sizes: it reads no object.
 --deep also reads every indexed object: it re-computes its SHA-256 and
@@ -76,6 +80,7 @@ failed), 2 configuration or flag error.`,
 	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
 	fl.StringVar(&f.Topics, "topics", "", "archived topics to check, comma separated (default: every topic of the archive)")
 	fl.BoolVar(&f.Deep, "deep", false, "also read every indexed object: SHA-256, decoding, record count and envelope offsets")
+	fl.BoolVar(&f.AcceptLost, "accept-lost", false, "list offsets lost before archiving (deleted from Kafka before the sink read them) as accepted, not as problems")
 	fl.BoolVar(&f.JSON, "json", false, "print one JSON document instead of the table")
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
@@ -107,7 +112,7 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep}
+	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep, AcceptLost: f.AcceptLost}
 	if f.Deep {
 		stderr := stderrFor(f.configFlags, streams, log)
 		var last time.Time
@@ -143,26 +148,18 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 // partition, one line per problem, one summary line.
 func writeVerifyText(w io.Writer, rep *verify.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tOFFSETS\tRECORDS\tABSENT\tOBJECTS\tBYTES\tPROBLEMS")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tOFFSETS\tRECORDS\tABSENT\tLOST\tOBJECTS\tBYTES\tPROBLEMS")
 	for _, p := range rep.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d..%d\t%d\t%d\t%d\t%s\t%d\n", p.Topic, p.Partition, p.From, p.Commit-1, p.Records, p.Absent, p.Objects, formatSize(p.Bytes), p.Problems)
+		fmt.Fprintf(tw, "%s\t%d\t%d..%d\t%d\t%d\t%d\t%d\t%s\t%d\n", p.Topic, p.Partition, p.From, p.Commit-1, p.Records, p.Absent, p.Lost, p.Objects, formatSize(p.Bytes), p.Problems)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, p := range rep.Problems {
-		where := p.Topic
-		if p.Partition >= 0 {
-			where = fmt.Sprintf("%s/%d", p.Topic, p.Partition)
-		}
-		if where == "" {
-			where = "-"
-		}
-		line := fmt.Sprintf("problem: %s %s", p.Kind, where)
-		if p.Key != "" {
-			line += fmt.Sprintf(" %q", p.Key)
-		}
-		fmt.Fprintf(w, "%s: %s\n", line, p.Detail)
+		writeProblem(w, "problem", p)
+	}
+	for _, p := range rep.Accepted {
+		writeProblem(w, "accepted", p)
 	}
 	if rep.IndexObjects == 0 && rep.Unindexed > 0 {
 		fmt.Fprintln(w, "note: no archive index under kafkas3.index.prefix: the archive was written without it (Confluent's connector, kafkas3.index.enabled=false, another prefix), so nothing can be proven")
@@ -175,9 +172,29 @@ func writeVerifyText(w io.Writer, rep *verify.Report) error {
 	if !rep.Clean {
 		verdict = fmt.Sprintf("%d problems", len(rep.Problems))
 	}
+	if len(rep.Accepted) > 0 {
+		verdict += fmt.Sprintf(" (%d accepted: --accept-lost)", len(rep.Accepted))
+	}
 	_, err := fmt.Fprintf(w, "kafkas3 verify: %s; partitions=%d index_objects=%d unindexed=%d checked: %s\n",
 		verdict, len(rep.Partitions), rep.IndexObjects, rep.Unindexed, mode)
 	return err
+}
+
+// writeProblem prints one problem line: "<what>: <kind> <topic/partition>
+// [<key>]: <detail>".
+func writeProblem(w io.Writer, what string, p verify.Problem) {
+	where := p.Topic
+	if p.Partition >= 0 {
+		where = fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+	}
+	if where == "" {
+		where = "-"
+	}
+	line := fmt.Sprintf("%s: %s %s", what, p.Kind, where)
+	if p.Key != "" {
+		line += fmt.Sprintf(" %q", p.Key)
+	}
+	fmt.Fprintf(w, "%s: %s\n", line, p.Detail)
 }
 
 // formatSize prints n in binary units.

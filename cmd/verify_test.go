@@ -172,7 +172,7 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 				if len(rep.Partitions) != 2 || rep.Partitions[1] != want || want.Bytes == 0 {
 					t.Errorf("partitions %+v", rep.Partitions)
 				}
-				if !strings.Contains(r.out, "orders  1          0..9     10       0       4        ") {
+				if !strings.Contains(r.out, "orders  1          0..9     10       0       0     4        ") {
 					t.Errorf("table row missing:\n%s", r.out)
 				}
 			}

@@ -31,8 +31,9 @@
 //	{"v":1,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000100.json",
 //	 "objects":[{"key":"topics/orders/partition=0/orders+0+0000000100.json","part":"","size":812,"sha256":"<64 hex>"},
 //	            {"key":"topics/orders/partition=0/orders+0+0000000100.keys.json","part":"keys","size":40,"sha256":"<64 hex>"}],
-//	 "runs":[[100,101],[103,103]],"records":3,"from":100,"commit":104,
-//	 "min_ts":1700000000000,"max_ts":1700000000500,"envelope":false,"tombstone":false}
+//	 "runs":[[100,101],[103,103]],"records":3,"from":60,"commit":104,
+//	 "min_ts":1700000000000,"max_ts":1700000000500,"envelope":false,"tombstone":false,
+//	 "topic_id":"Xx8j3oKnRKmqfMBhpbXWSg","lost":[[60,99]]}
 //
 // The fields:
 //
@@ -54,12 +55,31 @@
 //   - records: the number of offsets in runs, the record count of each
 //     object.
 //   - from, commit: the sink read every offset in [from, commit-1] of the
-//     partition for this rotation, and committed commit (the next offset
-//     to consume) once the objects were stored. An offset in that range
-//     that no entry holds was absent or skipped, not lost.
+//     partition for this rotation, or found it lost (lost), and committed
+//     commit (the next offset to consume) once the objects were stored.
+//     An offset in that range that no entry holds and no lost run names
+//     was absent or skipped.
 //   - min_ts, max_ts: the smallest and largest record timestamp, in Unix
 //     milliseconds.
 //   - envelope: the objects use the lossless envelope (store.envelope).
+//   - tombstone: a keys-only tombstone object (see key).
+//   - topic_id: the topic's Kafka id (KIP-516) when the sink knew it, as
+//     Kafka's tools print it: URL-safe base64 without padding, 22
+//     characters (FormatTopicID, ParseTopicID); omitted when unknown (a
+//     broker without topic ids, entries written before ids were
+//     recorded).
+//   - lost: offsets in [from, commit-1] that Kafka deleted before the sink
+//     could read them (the committed offset or the sink's position fell
+//     below the partition's log start: retention or DeleteRecords passed
+//     the sink), as runs like runs: increasing, disjoint, not touching,
+//     none held by runs; omitted when none. The sink puts a loss on every
+//     entry of the first index object written after it, clipped to each
+//     entry's span (a restamped entry keeps its own lost runs and adds the
+//     new ones). A lost offset is neither held nor absent: Analyze counts
+//     it in LostCount. The index cannot record a loss that no entry can
+//     carry (no index object at the committed offset the sink resumed
+//     from, and no record after the loss); the sink then only logs and
+//     counts it.
 //
 // Decode reads one index object and refuses anything else: unknown fields,
 // a line that breaks a rule above (Entry.Validate), an entry of another
@@ -78,8 +98,10 @@
 // key with fewer records under a lower commit).
 //
 // Analyze then gives per topic and partition (Partition): the offsets held
-// (Held, Records), the offsets the sink read (Consumed), the offsets read
-// but absent (Absent), the Gaps and the Overlaps. "Complete" means: every
+// (Held, Records), the offsets the sink read or found lost (Consumed), the
+// offsets read but absent (Absent), the offsets lost before archiving
+// (Lost, LostCount: the entries' lost runs less any offset held), the
+// Gaps and the Overlaps. "Complete" means: every
 // offset from the lowest from of the partition's entries to its highest
 // commit minus one was read by the sink for some live entry. A gap is a run
 // of offsets in that range no entry accounts for (a deleted index object,

@@ -18,6 +18,7 @@ import (
 // line (Report). Build one with NewSink.
 type Sink struct {
 	records, bytes, objects, fetched *prometheus.CounterVec // by topic
+	lost                             *prometheus.CounterVec // by topic
 	lag                              *prometheus.GaugeVec   // by topic, partition
 	partitions                       prometheus.Gauge
 	retries, errors                  *prometheus.CounterVec // by kind
@@ -48,6 +49,7 @@ func NewSink(reg prometheus.Registerer, ready *health.Readiness) (*Sink, error) 
 		bytes:      counterVec("kafkas3_sink_bytes_total", "Bytes of the objects the sink completed in the store (value, .keys and .headers objects), per topic (the summary's bytes).", "topic"),
 		objects:    counterVec("kafkas3_sink_objects_total", "Objects the sink completed in the store (value, .keys and .headers objects; not index objects), per topic (the summary's objects).", "topic"),
 		fetched:    counterVec("kafkas3_sink_fetched_records_total", "Records fetched from Kafka and given to the partition writers, per topic (a replay after a store failure fetches records again).", "topic"),
+		lost:       counterVec("kafkas3_sink_lost_records_total", "Offsets lost before archiving, per topic: Kafka deleted them (retention or DeleteRecords moved the log start offset past them) before the sink read them (the summary's lost).", "topic"),
 		lag:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafkas3_sink_consumer_lag_records", Help: "Records of the partition after the last fetched one: the high watermark minus the next offset to fetch, as of the partition's last fetch."}, []string{"topic", "partition"}),
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafkas3_sink_assigned_partitions", Help: "Kafka partitions the sink is archiving now."}),
 		retries:    counterVec("kafkas3_retries_total", "Sessions resumed from the committed offsets after a transient failure, by the dependency that failed (broker, store, registry).", "kind"),
@@ -64,7 +66,7 @@ func NewSink(reg prometheus.Registerer, ready *health.Readiness) (*Sink, error) 
 	for _, k := range []string{archive.ErrorOther, archive.ErrorFetch, archive.ErrorBadRecord} {
 		s.errors.WithLabelValues(k)
 	}
-	cs := []prometheus.Collector{s.records, s.bytes, s.objects, s.fetched, s.lag, s.partitions, s.retries, s.errors}
+	cs := []prometheus.Collector{s.records, s.bytes, s.objects, s.fetched, s.lost, s.lag, s.partitions, s.retries, s.errors}
 	if err := register(reg, append(cs, s.store.collectors()...)...); err != nil {
 		return nil, err
 	}
@@ -78,6 +80,7 @@ func (s *Sink) Partition(topic string, partition int32) archive.PartitionObserve
 		s: s, key: k,
 		records: s.records.WithLabelValues(topic), bytes: s.bytes.WithLabelValues(topic),
 		objects: s.objects.WithLabelValues(topic), fetched: s.fetched.WithLabelValues(topic),
+		lost:     s.lost.WithLabelValues(topic),
 		lagGauge: s.lag.WithLabelValues(topic, strconv.Itoa(int(partition))),
 	}
 	s.mu.Lock()
@@ -105,6 +108,7 @@ type sinkPartition struct {
 	s                                *Sink
 	key                              partKey
 	records, bytes, objects, fetched prometheus.Counter
+	lost                             prometheus.Counter
 	lagGauge                         prometheus.Gauge
 	lag                              atomic.Int64
 	released                         atomic.Bool
@@ -132,6 +136,8 @@ func (p *sinkPartition) Completed(files []archive.FileStats) {
 	p.s.nBytes.Add(bytes)
 	p.s.nObjects.Add(int64(len(files)))
 }
+
+func (p *sinkPartition) Lost(records int64) { p.lost.Add(float64(records)) }
 
 func (p *sinkPartition) Released() {
 	if p.released.Swap(true) {

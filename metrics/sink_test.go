@@ -58,6 +58,25 @@ func TestSinkCountsCompletedObjectsPerTopic(t *testing.T) {
 	}
 }
 
+// TestSinkCountsLostRecordsPerTopic: the offsets lost before archiving
+// that the partitions report add up per topic in
+// kafkas3_sink_lost_records_total, exported as such.
+func TestSinkCountsLostRecordsPerTopic(t *testing.T) {
+	s, reg, _ := newTestSink(t)
+	s.Partition("reten", 0).Lost(40)
+	s.Partition("reten", 1).Lost(2)
+	s.Partition("other", 0).Lost(1)
+	want := `
+# HELP kafkas3_sink_lost_records_total Offsets lost before archiving, per topic: Kafka deleted them (retention or DeleteRecords moved the log start offset past them) before the sink read them (the summary's lost).
+# TYPE kafkas3_sink_lost_records_total counter
+kafkas3_sink_lost_records_total{topic="other"} 1
+kafkas3_sink_lost_records_total{topic="reten"} 42
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kafkas3_sink_lost_records_total"); err != nil {
+		t.Error(err)
+	}
+}
+
 func desc(c prometheus.Collector) string {
 	ch := make(chan *prometheus.Desc, 1)
 	c.Describe(ch)

@@ -106,8 +106,15 @@
 // offsets no entry accounts for (index.Partition.Gaps) and the offsets
 // entries hold that no readable object holds, named by the damaged or
 // missing object. Offsets the sink read and Kafka no longer had
-// (compaction) are not gaps. A partition is proven (PartitionPlan.Proven)
-// only with the index basis, no gap and no damaged object.
+// (compaction) are not gaps, and neither are the offsets the index records
+// as lost before archiving (Kafka deleted them before the sink read them):
+// PartitionPlan.Lost lists them (less any offset an object holds, and below
+// a --until cut), the plan prints one "lost before archiving" line per
+// range, the Summary counts them (LostOffsets) and the run logs them; they
+// never stop a restore, as nothing can bring them back, and group offsets
+// inside them translate to the first restored record after them. A
+// partition is proven (PartitionPlan.Proven) only with the index basis, no
+// gap and no damaged object.
 //
 // Check (Run calls it) stops the run before anything is produced on a
 // damaged object under behavior.on.error=fail, and on any gap, unless

@@ -109,6 +109,12 @@ type PartitionPlan struct {
 	Gaps []Gap
 	// Damaged are the objects that cannot be read as a whole.
 	Damaged []DamagedObject
+	// Lost are the offsets the archive index records as lost before
+	// archiving (Kafka deleted them before the sink read them), less any
+	// offset an object holds; LostOffsets counts them. They are not gaps:
+	// nothing can restore them, and they never stop a restore.
+	Lost        []index.Run
+	LostOffsets int64
 	// Basis says what the offsets are proved from (Basis* constants).
 	Basis string
 	// Order says how the record order is known (Order* constants; see
@@ -145,9 +151,11 @@ type TopicPlan struct {
 	// FirstOffset and LastOffset are the smallest and largest object start
 	// offsets over all partitions (-1 when there are no objects).
 	FirstOffset, LastOffset int64
-	// Records, Duplicates, Gaps and Damaged add up the partitions'.
+	// Records, Duplicates, Gaps, Damaged and LostOffsets add up the
+	// partitions'.
 	Records, Duplicates int64
 	Gaps, Damaged       int
+	LostOffsets         int64
 	// Parts holds the partitions that have objects, by partition number.
 	Parts []PartitionPlan
 
@@ -246,14 +254,19 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if len(notes) > 0 {
 		parallel = " (" + strings.Join(notes, "; ") + ")"
 	}
-	var records, dups int64
+	var records, dups, lost int64
 	var gaps, damaged int
 	for _, t := range p.Topics {
 		records, dups, gaps, damaged = records+t.Records, dups+t.Duplicates, gaps+t.Gaps, damaged+t.Damaged
+		lost += t.LostOffsets
 	}
-	if _, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s; records: %d to restore, %d duplicates, %d gaps, %d damaged objects\n",
+	lostNote := ""
+	if lost > 0 {
+		lostNote = fmt.Sprintf("; %d offsets lost before archiving (listed below)", lost)
+	}
+	if _, err := fmt.Fprintf(w, "total: %d topics, %d partitions, %d objects%s, %s; keys skipped: %s; records: %d to restore, %d duplicates, %d gaps, %d damaged objects%s\n",
 		len(p.Topics), p.Partitions(), p.Objects(), parallel, formatBytes(p.Bytes()), formatSkipped(p.Skipped),
-		records, dups, gaps, damaged); err != nil {
+		records, dups, gaps, damaged, lostNote); err != nil {
 		return err
 	}
 	if p.Shard.Sharded() {
@@ -323,6 +336,10 @@ func (p *Plan) writePartitions(w io.Writer) error {
 			}
 			for _, d := range pp.Damaged {
 				fmt.Fprintf(w, "damaged: %s/%d object %q: %v\n", t.Source, pp.Partition, d.Key, d.Err)
+			}
+			for _, r := range pp.Lost {
+				fmt.Fprintf(w, "lost before archiving: %s/%d offsets %d-%d (%d): Kafka deleted them before the sink read them; not in the archive, not a gap\n",
+					t.Source, pp.Partition, r.First, r.Last, r.Len())
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -330,6 +331,7 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 			t.Duplicates += pp.Duplicates
 			t.Gaps += len(pp.Gaps)
 			t.Damaged += len(pp.Damaged)
+			t.LostOffsets += pp.LostOffsets
 		}
 		if sp.prev != nil {
 			t.UntilUnarchived = unarchived(t, sp.prev, r.cfg.Shard)
@@ -347,7 +349,8 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 // (ip.Gaps), or offsets the index says an object holds that no readable
 // object holds (a damaged object, or one of missing, deleted from the
 // store); offsets the sink read and the index says are absent
-// (compaction, transaction markers) are not gaps.
+// (compaction, transaction markers) are not gaps, nor are the offsets it
+// records as lost before archiving (pp.Lost).
 func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
@@ -382,6 +385,7 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 		if unindexed > 0 {
 			pp.Basis = BasisMixed
 		}
+		pp.Lost, pp.LostOffsets = slices.Clone(ip.Lost), ip.LostCount
 		r.indexGaps(pp, ip, claimed, damaged, missing)
 		return
 	}
@@ -668,6 +672,11 @@ func (r *Restorer) reportSkips(plan *Plan) {
 				r.log.Warn("gap: these archived offsets are not restored",
 					"topic", t.Source, "target", t.Target, "partition", pp.Partition,
 					"first_offset", g.First, "last_offset", lastText(g.Last), "object", g.Object)
+			}
+			for _, l := range pp.Lost {
+				r.log.Warn("lost before archiving: Kafka deleted these offsets before the sink read them; the archive does not hold them and nothing restores them",
+					"topic", t.Source, "target", t.Target, "partition", pp.Partition,
+					"first_offset", l.First, "last_offset", l.Last, "count", l.Len())
 			}
 		}
 	}

@@ -39,6 +39,10 @@ type Summary struct {
 	// counts their offsets where the extent is known.
 	Gaps       []PartitionGap
 	GapOffsets int64
+	// LostOffsets counts the offsets the archive index records as lost
+	// before archiving (PartitionPlan.Lost): never archived, so never
+	// restored, and not gaps.
+	LostOffsets int64
 	// Groups counts the consumer groups whose offsets --restore-groups
 	// committed; GroupOffsets is what it translated, per topic.
 	Groups       int
@@ -75,6 +79,9 @@ func (s Summary) String() string {
 	line := fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
 		verb, s.Records, formatBytes(s.Bytes), s.Objects, s.Topics, s.Partitions, s.Duration.Seconds(),
 		s.AlreadyPresent, formatSkipped(s.KeysSkipped), s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+	if s.LostOffsets > 0 {
+		line += fmt.Sprintf("; lost before archiving: %d offsets", s.LostOffsets)
+	}
 	if len(s.UnprovenOrder) > 0 {
 		line += fmt.Sprintf("; record order not proven: %d partitions (%s), restored by object start offset", len(s.UnprovenOrder), strings.Join(limitList(s.UnprovenOrder, 10), ", "))
 	}
@@ -97,11 +104,12 @@ func (s *Summary) addPlan(p *Plan) {
 	if s.KeysSkipped == nil {
 		s.KeysSkipped = map[string]int{}
 	}
-	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets = 0, 0, nil, 0
+	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets, s.LostOffsets = 0, 0, nil, 0, 0
 	s.Until, s.PastCut = p.Until, 0
 	s.UnprovenOrder = nil
 	for _, t := range p.Topics {
 		s.Duplicates += t.Duplicates
+		s.LostOffsets += t.LostOffsets
 		for _, pp := range t.Parts {
 			if pp.Order == OrderUnproven {
 				s.UnprovenOrder = append(s.UnprovenOrder, fmt.Sprintf("%s/%d", t.Source, pp.Partition))

@@ -338,7 +338,7 @@ func (r *Restorer) chooseCut(c *Cut, ts tsCut, pp *PartitionPlan, haveSnapshot b
 }
 
 // applyCut trims pp to the source offsets below cut: segments, record
-// count, offsets, gaps and damaged objects past it.
+// count, offsets, gaps, damaged objects and lost offsets past it.
 func (pp *PartitionPlan) applyCut(cut int64) {
 	var segs []segment
 	pp.Records = 0
@@ -365,6 +365,16 @@ func (pp *PartitionPlan) applyCut(cut int64) {
 		o := &pp.Objects[i]
 		o.pastCut = !keep[i] && o.Damage == nil && len(o.Offsets) > 0 && o.Offsets[0].First >= cut
 	}
+	lost := pp.Lost[:0:0]
+	pp.LostOffsets = 0
+	for _, r := range pp.Lost {
+		if r.First < cut {
+			r.Last = min(r.Last, cut-1)
+			lost = append(lost, r)
+			pp.LostOffsets += r.Len()
+		}
+	}
+	pp.Lost = lost
 	var gaps []Gap
 	for _, g := range pp.Gaps {
 		if g.First >= cut {

@@ -23,6 +23,12 @@
 //     whose index object is gone);
 //   - empty: a topic of Config.Topics has neither index entries nor
 //     objects (most likely a typo);
+//   - lost: offsets the index records as lost before archiving (an
+//     entry's lost runs, less any offset an entry holds: Kafka deleted
+//     them before the sink read them), one problem per range. With
+//     Config.AcceptLost they go to Report.Accepted instead: listed, but
+//     the archive is clean without them. Partition.Lost counts them
+//     either way (Partition.Absent does not);
 //   - index: the index cannot be read (a malformed index object); nothing
 //     else is checked then.
 //

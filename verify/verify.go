@@ -30,6 +30,10 @@ const (
 	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
 	KindUnindexed = "unindexed" // an object under topics.dir with no live index entry
 	KindEmpty     = "empty"     // a topic of Config.Topics has neither index entries nor objects
+	// KindLost: offsets the index records as lost before archiving (Kafka
+	// deleted them before the sink read them); accepted, not a problem,
+	// with Config.AcceptLost.
+	KindLost = "lost"
 )
 
 // Config says what to verify and how.
@@ -45,6 +49,10 @@ type Config struct {
 	// Deep reads every indexed object: re-hashes it, decodes it and
 	// checks its record count (and, for envelope objects, its offsets).
 	Deep bool
+	// AcceptLost lists the ranges lost before archiving in
+	// Report.Accepted instead of Report.Problems: they alone do not make
+	// the archive unclean.
+	AcceptLost bool
 	// Progress, when set, is called after each object Deep reads, with
 	// the objects and bytes read so far and the totals.
 	Progress func(done, total int, bytes, totalBytes int64)
@@ -77,6 +85,7 @@ type Partition struct {
 	Commit  int64 `json:"commit"`
 	Records int64 `json:"records"` // offsets held, each once
 	Absent  int64 `json:"absent"`  // offsets read by the sink but absent (compaction, markers, skipped)
+	Lost    int64 `json:"lost"`    // offsets lost before archiving (deleted from Kafka before the sink read them)
 	Entries int   `json:"entries"` // live index entries
 	Objects int   `json:"objects"` // objects of the live entries
 	Bytes   int64 `json:"bytes"`   // their sizes, from the index
@@ -96,6 +105,9 @@ type Report struct {
 	// entry (each is also a problem).
 	Unindexed int       `json:"unindexed"`
 	Problems  []Problem `json:"problems"`
+	// Accepted are the problems Config.AcceptLost accepts (KindLost): listed,
+	// but the archive is clean without them.
+	Accepted []Problem `json:"accepted"`
 	// ObjectsRead and BytesRead count what Deep read.
 	ObjectsRead int   `json:"objects_read"`
 	BytesRead   int64 `json:"bytes_read"`
@@ -108,7 +120,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}}
+	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
 	ix, err := index.Load(ctx, store, cfg.IndexPrefix, cfg.Topics)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -278,7 +290,7 @@ func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
 func (v *verifier) coverage(chosen []index.Entry) {
 	for _, ap := range index.Analyze(chosen) {
 		p := &Partition{Topic: ap.Topic, Partition: ap.Partition, From: ap.From, Commit: ap.Commit,
-			Records: ap.Records, Absent: ap.Absent, Entries: len(ap.Entries)}
+			Records: ap.Records, Absent: ap.Absent, Lost: ap.LostCount, Entries: len(ap.Entries)}
 		for _, e := range ap.Entries {
 			p.Objects += len(e.Objects)
 			for _, o := range e.Objects {
@@ -294,7 +306,21 @@ func (v *verifier) coverage(chosen []index.Entry) {
 			v.problem(Problem{Kind: KindOverlap, Topic: ap.Topic, Partition: ap.Partition, First: o.Run.First, Last: o.Run.Last, Keys: o.Keys,
 				Detail: fmt.Sprintf("%d offsets %s held by %d objects: %s", o.Run.Len(), o.Run, len(o.Keys), strings.Join(o.Keys, ", "))})
 		}
+		for _, r := range ap.Lost {
+			v.lost(Problem{Kind: KindLost, Topic: ap.Topic, Partition: ap.Partition, First: r.First, Last: r.Last,
+				Detail: fmt.Sprintf("%d offsets %s lost before archiving: Kafka deleted them (retention or DeleteRecords) before the sink read them; nothing can restore them", r.Len(), r)})
+		}
 	}
+}
+
+// lost reports a range lost before archiving: a problem, or with
+// Config.AcceptLost an accepted one.
+func (v *verifier) lost(p Problem) {
+	if v.cfg.AcceptLost {
+		v.rep.Accepted = append(v.rep.Accepted, p)
+		return
+	}
+	v.problem(p)
 }
 
 // checkObjects checks the chosen entries' objects against the listing,

@@ -294,9 +294,11 @@ type summary struct {
 	seconds    float64
 	// indexObjects is index_objects: archive index objects written.
 	indexObjects int64
+	// lost is lost: offsets lost before archiving.
+	lost int64
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) index_objects=(\d+)$`)
+var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) lost=(\d+) index_objects=(\d+)$`)
 
 func parseSummary(stdout string) (summary, error) {
 	m := summaryRE.FindAllStringSubmatch(stdout, -1)
@@ -309,7 +311,8 @@ func parseSummary(stdout string) (summary, error) {
 	s.objects, _ = strconv.ParseInt(m[0][4], 10, 64)
 	s.bytes, _ = strconv.ParseInt(m[0][5], 10, 64)
 	s.seconds, _ = strconv.ParseFloat(m[0][6], 64)
-	s.indexObjects, _ = strconv.ParseInt(m[0][8], 10, 64)
+	s.lost, _ = strconv.ParseInt(m[0][8], 10, 64)
+	s.indexObjects, _ = strconv.ParseInt(m[0][9], 10, 64)
 	return s, nil
 }
 
