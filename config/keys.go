@@ -185,6 +185,7 @@ type Keys struct {
 	// The archive index (kafkas3's own, not Confluent's).
 	Kafkas3IndexEnabled          BoolKey   // kafkas3.index.enabled
 	Kafkas3IndexPrefix           StringKey // kafkas3.index.prefix
+	Kafkas3IndexDigest           ChoiceKey // kafkas3.index.digest
 	OffsetsSnapshotIntervalMs    IntKey    // offsets.snapshot.interval.ms
 	GroupsRegex                  StringKey // groups.regex
 	Kafkas3TopicsCheckIntervalMs IntKey    // kafkas3.topics.check.interval.ms
@@ -488,10 +489,13 @@ func declare(d *declarer) *Keys {
 
 		// The archive index (kafkas3's own, not Confluent's).
 		Kafkas3IndexEnabled: d.bool(Spec{Name: "kafkas3.index.enabled", Default: "true", Commands: Sink,
-			Doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>-<writer>.jsonl (writer: 12 hex digits of the SHA-256 of group.id) listing every object of the rotation with its offsets, record count, timestamps, size and SHA-256. kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."}),
+			Doc: "Write the archive index: for each partition rotation, before its offset is committed, one object <kafkas3.index.prefix>index/<topic>/<partition>/<commit offset, 20 digits>-<writer>.jsonl (writer: 12 hex digits of the SHA-256 of group.id) listing every object of the rotation with its offsets, record count, timestamps, size and checksums (kafkas3.index.digest). kafkas3 verify and the source use it to prove an archive complete; false writes no index (one PUT less per rotation)."}),
 		Kafkas3IndexPrefix: d.str(Spec{Name: "kafkas3.index.prefix", Default: "_kafkas3/", Commands: Both, Allowed: "folder names each ending in \"/\", outside topics.dir",
 			Doc: "Key prefix of the archive index. It must lie outside topics.dir so query engines scanning topics.dir never see it; with an empty topics.dir the source and kafkas3 verify skip it rather than take it for a topic folder (so no topic may be named like its first folder)."}),
 
+		Kafkas3IndexDigest: d.choice(Spec{Name: "kafkas3.index.digest", Default: "crc32c", Commands: Sink,
+			Choices: []Choice{{Name: "crc32c"}, {Name: "sha256"}},
+			Doc: "kafkas3 only: the checksums the archive index gives for each object. crc32c: the CRC32C of the whole object, computed while writing at memory speed; the S3 store sends it with the object (a FULL_OBJECT checksum for multipart uploads), verifies the bytes on receipt and keeps it, so kafkas3 verify proves every object with one HEAD request, without downloading it. sha256: the SHA-256 as well (about 0.7 CPU seconds per GB written), for those who want a cryptographic digest in the index; verify --deep and the source check both. Needs kafkas3.index.enabled."}),
 		OffsetsSnapshotIntervalMs: d.int(Spec{Name: "offsets.snapshot.interval.ms", Default: "60000", Min: 0, Max: maxInt64, Commands: Sink,
 			Doc: "kafkas3 only: every this many milliseconds, and at the end of --once after its final commit, snapshot each archived topic's partition end offsets (last stable offsets) and the committed offsets of every consumer group on it (see groups.regex; never the sink's own group nor kafkas3-restore-* groups), taken together, into <kafkas3.index.prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json. A snapshot equal to the previous one is not written again. kafkas3 source --restore-groups restores the groups from them. Missing ACLs (DESCRIBE on the groups or the cluster) give one warning; archiving goes on. 0 writes none; needs kafkas3.index.enabled."}),
 		GroupsRegex: d.str(Spec{Name: "groups.regex", Commands: Sink, Allowed: "a regular expression (RE2 syntax)",

@@ -156,7 +156,9 @@ func (p *valueParser) sinkIndex(a *archive.Config) {
 	snapshots := p.millis(p.k.OffsetsSnapshotIntervalMs)
 	groups := p.regex(p.k.GroupsRegex)
 	recreated := p.choice(p.k.Kafkas3TopicRecreated)
+	digest := p.choice(p.k.Kafkas3IndexDigest)
 	if p.bool(p.k.Kafkas3IndexEnabled) {
+		a.IndexSHA256 = digest == "sha256"
 		a.IndexPrefix, a.TopicCheckInterval = prefix, check
 		a.NewGeneration = recreated == "new-generation"
 		a.SnapshotInterval, a.GroupsRegex = snapshots, groups

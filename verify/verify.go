@@ -2,8 +2,6 @@ package verify
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +23,9 @@ const (
 	KindMissing   = "missing"   // an indexed object is not in the store
 	KindSize      = "size"      // an indexed object's size differs from the index
 	KindSHA256    = "sha256"    // (--deep) an indexed object's SHA-256 differs from the index
+	// KindChecksum: an indexed object's CRC32C differs from the index:
+	// the one the store keeps (plain verify), or the one --deep computes.
+	KindChecksum = "checksum"
 	KindDecode    = "decode"    // (--deep) an indexed object does not decode
 	KindRecords   = "records"   // (--deep) an indexed object holds another number of records
 	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
@@ -56,7 +57,13 @@ type Config struct {
 	// Progress, when set, is called after each object Deep reads, with
 	// the objects and bytes read so far and the totals.
 	Progress func(done, total int, bytes, totalBytes int64)
+	// Concurrency bounds the requests for stored checksums (HEADs) that
+	// plain verification runs at once; 0 means DefaultConcurrency.
+	Concurrency int
 }
+
+// DefaultConcurrency is Config.Concurrency's default.
+const DefaultConcurrency = 32
 
 // Problem is one thing wrong with the archive.
 type Problem struct {
@@ -111,6 +118,16 @@ type Report struct {
 	// ObjectsRead and BytesRead count what Deep read.
 	ObjectsRead int   `json:"objects_read"`
 	BytesRead   int64 `json:"bytes_read"`
+	// StoreChecksums tells whether the store keeps a checksum of each
+	// object (s3store.Checksummer: S3, not a local directory). Without
+	// --deep, ChecksumsCompared objects had the CRC32C the store keeps
+	// compared with the index's (one HEAD each), and NoChecksum objects
+	// had only their size compared: the store keeps no full-object CRC32C
+	// for them (no StoreChecksums, a composite multipart checksum) or
+	// their entry gives none (a v1 entry, SHA-256 only).
+	StoreChecksums    bool `json:"store_checksums"`
+	ChecksumsCompared int  `json:"checksums_compared"`
+	NoChecksum        int  `json:"no_checksum"`
 }
 
 // Run verifies the archive in store. It returns an error only when it
@@ -121,6 +138,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		log = slog.New(slog.DiscardHandler)
 	}
 	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
+	_, rep.StoreChecksums = store.(s3store.Checksummer)
 	ix, err := index.Load(ctx, store, cfg.IndexPrefix, cfg.Topics)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -145,6 +163,11 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	v.coverage(chosen)
 	indexed := v.checkObjects(chosen, findings)
+	if !cfg.Deep {
+		if err := v.checksums(chosen); err != nil {
+			return nil, err
+		}
+	}
 	v.unindexed(indexed)
 	v.emptyTopics(ix)
 	v.sortReport()
@@ -189,7 +212,7 @@ func (v *verifier) problem(p Problem) {
 // live one (highest commit) unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
 // with fewer records and a lower commit). Plain verification matches by
-// size; --deep also by SHA-256, and returns what it found in the chosen
+// size; --deep also by checksum, and returns what it found in the chosen
 // entries' objects, by entry key.
 func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding, error) {
 	byKey := map[string][]*index.Entry{}
@@ -232,9 +255,9 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 }
 
 // deepPick reads the objects of pick, the first entry of cands (one key's
-// entries, highest commit first) the listing matches. When their SHA-256
-// differs from pick's, the first other listed candidate whose SHA-256s
-// all match is taken instead. It returns the entry taken and what was
+// entries, highest commit first) the listing matches. When their
+// checksums differ from pick's, the first other listed candidate whose
+// checksums all match is taken instead. It returns the entry taken and what was
 // found in its objects.
 func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Entry, []finding, error) {
 	fs, ok, err := v.readEntry(pick)
@@ -257,7 +280,7 @@ func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Ent
 }
 
 // readEntry reads every object of e (readObject) and returns what it
-// found, and whether every SHA-256 matched.
+// found, and whether every checksum matched.
 func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
 	var fs []finding
 	shaOK := true
@@ -275,7 +298,7 @@ func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
 		if v.cfg.Progress != nil {
 			v.cfg.Progress(v.done, max(v.done, v.total), v.rep.BytesRead, max(v.rep.BytesRead, v.totalBytes))
 		}
-		if kind == KindSHA256 {
+		if kind == KindSHA256 || kind == KindChecksum {
 			shaOK = false
 		}
 		if kind != "" {
@@ -481,7 +504,8 @@ func hasPrefixKey(m map[string]int64, prefix string) bool {
 	return false
 }
 
-// readObject reads one indexed object completely: it hashes it, decodes it
+// readObject reads one indexed object completely: it checksums it (the
+// checksums its entry gives: CRC32C, SHA-256 or both), decodes it
 // with its format and counts its records (checking an envelope object's
 // offsets against the entry's runs). It returns the problem found (kind ""
 // when none) and the bytes read; an error only for a store failure other
@@ -495,8 +519,8 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		return "", "", 0, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	cr := &countReader{r: io.TeeReader(rc, h)}
+	sums := newSummer(o)
+	cr := &countReader{r: io.TeeReader(rc, sums)}
 	f, ferr := formatFor(cfg, e, o)
 	var records int64
 	var decodeErr error
@@ -538,8 +562,8 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		}
 		return "", "", cr.n, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); sum != o.SHA256 {
-		return fmt.Sprintf("object's SHA-256 is %s, the index says %s (%d bytes read)", sum, o.SHA256, cr.n), KindSHA256, cr.n, nil
+	if kind, detail := sums.check(o, cr.n); kind != "" {
+		return detail, kind, cr.n, nil
 	}
 	if decodeErr != nil {
 		return fmt.Sprintf("object does not decode after %d records: %v", records, decodeErr), KindDecode, cr.n, nil
