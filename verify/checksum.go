@@ -15,8 +15,8 @@ import (
 )
 
 // This file holds the checksums: the stored ones plain verification asks
-// the store for (one HEAD per object, in parallel), and the ones --deep
-// computes while reading.
+// the store for (one HEAD per object, in parallel) and compares with the
+// index, and the ones --deep computes while reading.
 
 // castagnoli is the CRC32C table (hardware accelerated by hash/crc32).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -64,68 +64,67 @@ func (s *summer) check(o index.Object, n int64) (kind, detail string) {
 	return "", ""
 }
 
-// headJob is one object whose stored checksum plain verification compares
-// with its entry's, and what the store answered.
-type headJob struct {
-	e      *index.Entry
-	o      index.Object
-	stored string
-	has    bool
-	err    error
+// storedSum is what the store answered for an object's stored checksum.
+type storedSum struct {
+	crc  string
+	has  bool // the store keeps a full-object CRC32C of it
+	gone bool // the object disappeared after the listing
 }
 
-// checksums compares, for each object of the chosen entries that the
-// listing holds at the index's size, the CRC32C the store keeps with the
-// entry's (KindChecksum), with up to Config.Concurrency HEADs at once. It
-// counts in the report what it compared and what it could not: a store
-// that keeps no checksum (Report.StoreChecksums false), an object without
-// a full-object CRC32C in the store, a v1 entry. It returns an error only
-// when the store fails.
-func (v *verifier) checksums(chosen []index.Entry) error {
+// fetchStored asks the store for the CRC32C it keeps of every listed
+// object that an index entry describes with a CRC32C and the listed size
+// (one HEAD each, up to Config.Concurrency at once), into v.stored. A
+// store that keeps no checksum (no s3store.Checksummer) is asked nothing.
+// It returns an error only when the store fails.
+func (v *verifier) fetchStored(ix *index.Index) error {
 	cs, ok := v.store.(s3store.Checksummer)
-	var jobs []*headJob
-	for i := range chosen {
-		e := &chosen[i]
-		for _, o := range e.Objects {
-			if size, listed := v.listed[o.Key]; !listed || size != o.Size {
-				continue // missing or resized: already a problem
+	if !ok {
+		return nil
+	}
+	v.stored = map[string]storedSum{}
+	var keys []string
+	seen := map[string]bool{}
+	for i := range ix.All {
+		for _, o := range ix.All[i].Objects {
+			if size, listed := v.listed[o.Key]; listed && size == o.Size && o.CRC32C != "" && !seen[o.Key] {
+				seen[o.Key] = true
+				keys = append(keys, o.Key)
 			}
-			if !ok || o.CRC32C == "" {
-				v.rep.NoChecksum++
-				continue
-			}
-			jobs = append(jobs, &headJob{e: e, o: o})
 		}
 	}
-	if err := v.head(cs, jobs); err != nil {
-		return err
+	sums, err := v.head(cs, keys)
+	for i, k := range keys {
+		v.stored[k] = sums[i]
 	}
-	for _, j := range jobs {
-		problem := func(kind, detail string) {
-			v.problem(Problem{Kind: kind, Topic: j.e.Topic, Partition: j.e.Partition, Key: j.o.Key, First: j.e.First(), Last: j.e.Last(), Detail: detail})
-		}
-		switch {
-		case errors.Is(j.err, s3store.ErrNotExist):
-			problem(KindMissing, "object disappeared from the store while verifying")
-		case !j.has:
-			v.rep.NoChecksum++
-		case j.stored != j.o.CRC32C:
-			v.rep.ChecksumsCompared++
-			problem(KindChecksum, fmt.Sprintf("the store keeps CRC32C %s for the object, the index says %s (commit %d): the object was replaced or changed since the sink wrote it (--deep reads it)",
-				j.stored, j.o.CRC32C, j.e.Commit))
-		default:
-			v.rep.ChecksumsCompared++
-		}
-	}
-	return nil
+	return err
 }
 
-// head asks the store for the stored checksum of each job, up to
-// Config.Concurrency at once. It returns the first error other than a
-// missing object, which stays on its job.
-func (v *verifier) head(cs s3store.Checksummer, jobs []*headJob) error {
-	if len(jobs) == 0 {
-		return nil
+// checkStored compares object o of the chosen entry e, listed at its
+// size, with the checksum the store keeps: a problem (report) when they
+// differ or the object is gone; counted in the report either way.
+func (v *verifier) checkStored(e *index.Entry, o index.Object, report func(kind, detail string)) {
+	st, asked := v.stored[o.Key]
+	switch {
+	case !asked || (!st.has && !st.gone):
+		v.rep.NoChecksum++
+	case st.gone:
+		report(KindMissing, "object disappeared from the store while verifying")
+	case st.crc != o.CRC32C:
+		v.rep.ChecksumsCompared++
+		report(KindChecksum, fmt.Sprintf("the store keeps CRC32C %s for the object, the index says %s (commit %d): the object was replaced or changed since the sink wrote it",
+			st.crc, o.CRC32C, e.Commit))
+	default:
+		v.rep.ChecksumsCompared++
+	}
+}
+
+// head asks the store for the stored checksum of each key, up to
+// Config.Concurrency at once, and returns them in keys' order. It
+// returns the first error other than a missing object (storedSum.gone).
+func (v *verifier) head(cs s3store.Checksummer, keys []string) ([]storedSum, error) {
+	out := make([]storedSum, len(keys))
+	if len(keys) == 0 {
+		return out, nil
 	}
 	n := v.cfg.Concurrency
 	if n <= 0 {
@@ -133,33 +132,38 @@ func (v *verifier) head(cs s3store.Checksummer, jobs []*headJob) error {
 	}
 	ctx, cancel := context.WithCancel(v.ctx)
 	defer cancel()
-	work := make(chan *headJob)
+	work := make(chan int)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
 	)
-	for range min(n, len(jobs)) {
+	for range min(n, len(keys)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range work {
-				j.stored, j.has, j.err = cs.StoredCRC32C(ctx, j.o.Key)
-				if j.err != nil && !errors.Is(j.err, s3store.ErrNotExist) {
+			for i := range work {
+				crc, has, err := cs.StoredCRC32C(ctx, keys[i])
+				switch {
+				case errors.Is(err, s3store.ErrNotExist):
+					out[i].gone = true
+				case err != nil:
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("read the stored checksum of object %q: %w", j.o.Key, j.err)
+						firstErr = fmt.Errorf("read the stored checksum of object %q: %w", keys[i], err)
 					}
 					mu.Unlock()
 					cancel()
+				default:
+					out[i] = storedSum{crc: crc, has: has}
 				}
 			}
 		}()
 	}
 feed:
-	for _, j := range jobs {
+	for i := range keys {
 		select {
-		case work <- j:
+		case work <- i:
 		case <-ctx.Done():
 			break feed
 		}
@@ -167,7 +171,7 @@ feed:
 	close(work)
 	wg.Wait()
 	if firstErr != nil {
-		return firstErr
+		return out, firstErr
 	}
-	return v.ctx.Err()
+	return out, v.ctx.Err()
 }

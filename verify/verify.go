@@ -17,15 +17,15 @@ import (
 
 // Problem kinds, as Problem.Kind and the JSON "kind" give them.
 const (
-	KindIndex     = "index"     // the index cannot be read (malformed index object, listing failure)
-	KindGap       = "gap"       // offsets no live entry accounts for
-	KindOverlap   = "overlap"   // offsets held by two or more live entries
-	KindMissing   = "missing"   // an indexed object is not in the store
-	KindSize      = "size"      // an indexed object's size differs from the index
-	KindSHA256    = "sha256"    // (--deep) an indexed object's SHA-256 differs from the index
+	KindIndex   = "index"   // the index cannot be read (malformed index object, listing failure)
+	KindGap     = "gap"     // offsets no live entry accounts for
+	KindOverlap = "overlap" // offsets held by two or more live entries
+	KindMissing = "missing" // an indexed object is not in the store
+	KindSize    = "size"    // an indexed object's size differs from the index
+	KindSHA256  = "sha256"  // (--deep) an indexed object's SHA-256 differs from the index
 	// KindChecksum: an indexed object's CRC32C differs from the index:
 	// the one the store keeps (plain verify), or the one --deep computes.
-	KindChecksum = "checksum"
+	KindChecksum  = "checksum"
 	KindDecode    = "decode"    // (--deep) an indexed object does not decode
 	KindRecords   = "records"   // (--deep) an indexed object holds another number of records
 	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
@@ -157,17 +157,17 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		return nil, err
 	}
 	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listed: listed, parts: map[partKey]*Partition{}}
+	if !cfg.Deep {
+		if err := v.fetchStored(ix); err != nil {
+			return nil, err
+		}
+	}
 	chosen, findings, err := v.choose(ix)
 	if err != nil {
 		return nil, err
 	}
 	v.coverage(chosen)
 	indexed := v.checkObjects(chosen, findings)
-	if !cfg.Deep {
-		if err := v.checksums(chosen); err != nil {
-			return nil, err
-		}
-	}
 	v.unindexed(indexed)
 	v.emptyTopics(ix)
 	v.sortReport()
@@ -188,6 +188,9 @@ type verifier struct {
 	store  s3store.Store
 	rep    *Report
 	listed map[string]int64 // objects under topics.dir, by key, with their sizes
+	// stored are the checksums the store keeps, by key (plain
+	// verification of a store that keeps them; fetchStored).
+	stored map[string]storedSum
 	parts  map[partKey]*Partition
 	// Deep's progress: objects read and to read, bytes to read.
 	done, total int
@@ -225,7 +228,7 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 		byKey[e.Key] = append(byKey[e.Key], e) // highest commit first
 	}
 	for _, k := range keyOrder {
-		if pick := firstSized(byKey[k], v.listed); pick != nil {
+		if pick := v.firstSized(byKey[k]); pick != nil {
 			v.total += len(pick.Objects)
 			for _, o := range pick.Objects {
 				v.totalBytes += o.Size
@@ -236,7 +239,7 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 	findings := map[string][]finding{}
 	for _, k := range keyOrder {
 		cands := byKey[k]
-		pick := firstSized(cands, v.listed)
+		pick := v.firstSized(cands)
 		if pick == nil {
 			chosen = append(chosen, *cands[0]) // missing or resized: reported by checkObjects
 			continue
@@ -265,7 +268,7 @@ func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Ent
 		return nil, nil, err
 	}
 	for _, c := range cands {
-		if ok || c == pick || !sized(c, v.listed) {
+		if ok || c == pick || !v.sized(c) {
 			continue
 		}
 		cfs, cok, err := v.readEntry(c)
@@ -346,8 +349,9 @@ func (v *verifier) lost(p Problem) {
 	v.problem(p)
 }
 
-// checkObjects checks the chosen entries' objects against the listing,
-// then adds what --deep found in them. It returns the keys of the
+// checkObjects checks the chosen entries' objects against the listing
+// (and, without --deep, the checksums the store keeps), then adds what
+// --deep found in them. It returns the keys of the
 // objects the entries name.
 func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]finding) map[string]bool {
 	indexed := map[string]bool{}
@@ -364,6 +368,8 @@ func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]find
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
 			case size != o.Size:
 				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", size, o.Size, e.Commit))
+			case !v.cfg.Deep:
+				v.checkStored(e, o, objProblem)
 			}
 		}
 		for _, f := range findings[e.Key] {
@@ -473,10 +479,15 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 	return out, nil
 }
 
-// sized reports whether every object of e is listed with e's size.
-func sized(e *index.Entry, listed map[string]int64) bool {
+// sized reports whether every object of e is listed with e's size and,
+// where the store keeps a CRC32C of it (plain verification), with e's
+// CRC32C.
+func (v *verifier) sized(e *index.Entry) bool {
 	for _, o := range e.Objects {
-		if size, ok := listed[o.Key]; !ok || size != o.Size {
+		if size, ok := v.listed[o.Key]; !ok || size != o.Size {
+			return false
+		}
+		if st, ok := v.stored[o.Key]; ok && st.has && o.CRC32C != "" && st.crc != o.CRC32C {
 			return false
 		}
 	}
@@ -484,14 +495,31 @@ func sized(e *index.Entry, listed map[string]int64) bool {
 }
 
 // firstSized returns the first of es (highest commit first) that the
-// listing matches, or nil.
-func firstSized(es []*index.Entry, listed map[string]int64) *index.Entry {
+// listing (and the stored checksums) match, or nil; when only the stored
+// checksums rule every entry out, the first the listing matches, whose
+// checksum problem checkObjects reports.
+func (v *verifier) firstSized(es []*index.Entry) *index.Entry {
 	for _, e := range es {
-		if sized(e, listed) {
+		if v.sized(e) {
+			return e
+		}
+	}
+	for _, e := range es {
+		if sizedOnly(e, v.listed) {
 			return e
 		}
 	}
 	return nil
+}
+
+// sizedOnly reports whether every object of e is listed with e's size.
+func sizedOnly(e *index.Entry, listed map[string]int64) bool {
+	for _, o := range e.Objects {
+		if size, ok := listed[o.Key]; !ok || size != o.Size {
+			return false
+		}
+	}
+	return true
 }
 
 // hasPrefixKey reports whether a key of m starts with prefix.
