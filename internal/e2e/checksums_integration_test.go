@@ -4,15 +4,17 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/verify"
 )
@@ -23,8 +25,8 @@ import (
 // each a FULL_OBJECT CRC32C equal to the CRC32C of its bytes and to the
 // index entry's (v2, no SHA-256 by default). Plain `kafkas3 verify`
 // compares them without reading an object and is clean; after the
-// multipart object is replaced, with the aws CLI, by one of the same size
-// with one byte flipped, plain verify exits 1 naming it (kind checksum),
+// multipart object is replaced (a raw PutObject with its CRC32C) by one of
+// the same size with one byte flipped, plain verify exits 1 naming it (kind checksum),
 // still reading no object, and --deep finds it too.
 func TestIntegrationChecksumsFullObject(t *testing.T) {
 	b := newBed(t)
@@ -90,15 +92,18 @@ func TestIntegrationChecksumsFullObject(t *testing.T) {
 		t.Fatalf("verify output:\n%s", p.stdout())
 	}
 
-	// Same size, one byte flipped, stored with the aws CLI (its own
-	// checksum of the new bytes).
+	// Same size, one byte flipped, stored with a raw PutObject carrying the
+	// CRC32C of the new bytes (as any S3 client that sends CRC32C does; the
+	// aws CLI 1.x sends CRC64NVME, which plain verify counts among the
+	// objects whose size alone it could compare, see the README).
 	data := bytes.Clone(objs[multipart].data)
 	data[len(data)/2] ^= 0x01
-	file := filepath.Join(t.TempDir(), "corrupt.json")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := b.s.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(multipart),
+		Body: bytes.NewReader(data), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c}); err != nil {
 		t.Fatal(err)
 	}
-	b.awsCLI(t, "s3", "cp", file, "s3://"+bucket+"/"+multipart)
 	if got := b.awsListKeys(t, bucket)[multipart]; got != objs[multipart].size {
 		t.Fatalf("replaced object has %d bytes, want %d", got, objs[multipart].size)
 	}
