@@ -424,6 +424,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 	case OpCreateMultipartUpload:
 		return s.createUpload(w, r, bucket, key)
 	}
+	return s.handleUpload(w, r, op, bucket, key, objects, body)
+}
+
+// handleUpload serves UploadPart, AbortMultipartUpload and
+// CompleteMultipartUpload on one upload. The caller holds s.mu.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, op, bucket, key string, objects map[string]*object, body []byte) error {
+	q := r.URL.Query()
 	u, ok := s.uploads[q.Get("uploadId")]
 	if !ok || u.bucket != bucket || u.key != key {
 		return errf(http.StatusNotFound, "NoSuchUpload", "The specified upload does not exist: %q", q.Get("uploadId"))
