@@ -64,6 +64,16 @@ func (ids *identities) of(topic string) *topicIdentity {
 	return ids.topics[topic]
 }
 
+// prefix returns the index prefix of topic's generation under prefix.
+func (ids *identities) prefix(prefix, topic string) string {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if ti := ids.topics[topic]; ti != nil {
+		return index.GenerationPrefix(prefix, ti.gen)
+	}
+	return prefix
+}
+
 // stopped returns the topics whose archiving is stopped, sorted.
 func (ids *identities) stopped() []string {
 	ids.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ const RestoreGroupPrefix = "kafkas3-restore-"
 // archived topics. It uses its own client, outside the sink's group.
 type snapshotter struct {
 	cfg      *Config
+	ids      *identities // the topics' generations; stopped topics are left out
 	store    s3store.Store
 	log      *slog.Logger
 	tally    *tally
@@ -50,7 +52,7 @@ func (s *Sink) newSnapshotter() (*snapshotter, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka client for offset snapshots: %w", err)
 	}
-	sn := &snapshotter{cfg: &s.cfg, store: s.store, log: s.log, tally: &s.tally, outageOf: s.outageOf, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
+	sn := &snapshotter{cfg: &s.cfg, ids: &s.ids, store: s.store, log: s.log, tally: &s.tally, outageOf: s.outageOf, adm: kadm.NewClient(cl), writer: index.WriterOf(s.cfg.GroupID),
 		last: map[string]*index.Snapshot{}, loaded: map[string]bool{}, warned: map[string]bool{}}
 	if s.cfg.GroupsRegex != "" {
 		if sn.groupsRE, err = regexp.Compile("^(?:" + s.cfg.GroupsRegex + ")$"); err != nil {
@@ -106,21 +108,24 @@ func isAuthErr(err error) bool {
 
 // topics returns the archived topics: Config.Topics, or those matching
 // topics.regex.
+// A topic whose archiving is stopped (identity.go) is left out: its
+// offsets are not the archived topic's.
 func (sn *snapshotter) topics(ctx context.Context) ([]string, error) {
-	if sn.topicsRE == nil {
-		return sn.cfg.Topics, nil
-	}
-	all, err := sn.adm.ListTopics(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list topics: %w", err)
-	}
 	var out []string
-	for _, t := range all.Names() {
-		if sn.topicsRE.MatchString(t) {
-			out = append(out, t)
+	if sn.topicsRE == nil {
+		out = slices.Clone(sn.cfg.Topics)
+	} else {
+		all, err := sn.adm.ListTopics(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list topics: %w", err)
+		}
+		for _, t := range all.Names() {
+			if sn.topicsRE.MatchString(t) {
+				out = append(out, t)
+			}
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(out, func(t string) bool { return slices.Contains(sn.ids.stopped(), t) }), nil
 }
 
 // snapshotGroup tells a group whose offsets a snapshot records: not the
@@ -322,7 +327,7 @@ func sameOffsets(a, b *index.Snapshot) bool {
 // write stores snap unless it records what the last snapshot of this
 // writer for the topic recorded.
 func (sn *snapshotter) write(ctx context.Context, snap *index.Snapshot) error {
-	prefix := sn.cfg.IndexPrefix
+	prefix := sn.ids.prefix(sn.cfg.IndexPrefix, snap.Topic) // the topic's generation's
 	if !sn.loaded[snap.Topic] {
 		names, err := index.ListSnapshots(ctx, sn.store, prefix, snap.Topic)
 		if err != nil {

@@ -54,12 +54,12 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
 		"--allow-unproven-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
-		"--log-format", "json", "--metrics-addr", ":9464")
+		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
 		AllowUnprovenOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
-		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk"}
+		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)
 	}

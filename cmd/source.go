@@ -159,6 +159,7 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.Shard, "shard", "",
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
 			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
+	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
@@ -216,6 +217,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	if err := checkArchiveTopics(ctx, store, cfg, ident, topicsRegexLabel(f)); err != nil {
 		return err
 	}
+	noteGenerations(ctx, store, sc.Restore.IndexPrefix, cfg.Topics, f.Generation, stderrFor(f.configFlags, streams, log), log)
 	if f.DryRun {
 		return runSourceDryRun(ctx, r, cfg, streams.Out)
 	}

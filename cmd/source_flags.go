@@ -47,6 +47,9 @@ type sourceFlags struct {
 	GroupRename   string
 	// Shard is --shard I/N; empty restores every partition.
 	Shard string
+	// Generation is --generation: which generation of a recreated topic
+	// to restore (1, the first, by default).
+	Generation int
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -82,6 +85,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.mode(cfg, &errs)
 	f.creation(cfg, &errs)
 	f.groups(cfg, &errs)
+	applyGeneration(f.Generation, &cfg.Keys, &cfg.IndexPrefix, &errs)
 	if strings.TrimSpace(f.Shard) != "" {
 		var err error
 		if cfg.Shard, err = restore.ParseShard(f.Shard); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/verify"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,8 @@ type verifyFlags struct {
 	JSON     bool
 	LocalDir string
 	Bucket   string
+	// Generation is --generation (1, the first, by default).
+	Generation int
 
 	// progressEvery is the least time between two --deep progress lines;
 	// tests set it to zero.
@@ -74,6 +77,7 @@ failed), 2 configuration or flag error.`,
 	fl.StringVar(&f.Topics, "topics", "", "archived topics to check, comma separated (default: every topic of the archive)")
 	fl.BoolVar(&f.Deep, "deep", false, "also read every indexed object: SHA-256, decoding, record count and envelope offsets")
 	fl.BoolVar(&f.JSON, "json", false, "print one JSON document instead of the table")
+	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
 	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
@@ -91,6 +95,11 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	sc, serr := settings.Source(log)
 	var ferrs flagProblems
 	topics := topicsFlag(f.Topics, &ferrs)
+	var rc restore.Config
+	if sc != nil {
+		rc = sc.Restore
+		applyGeneration(f.Generation, &rc.Keys, &rc.IndexPrefix, &ferrs)
+	}
 	if err := config.Join(append([]error{err, serr}, ferrs...)...); err != nil {
 		return err
 	}
@@ -98,7 +107,6 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	rc := sc.Restore
 	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep}
 	if f.Deep {
 		stderr := stderrFor(f.configFlags, streams, log)
@@ -115,6 +123,7 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", ident, err)
 	}
+	noteGenerations(ctx, store, sc.Restore.IndexPrefix, reportTopics(rep, topics), f.Generation, stderrFor(f.configFlags, streams, log), log)
 	if f.JSON {
 		enc := json.NewEncoder(streams.Out)
 		enc.SetIndent("", "  ")
@@ -183,4 +192,18 @@ func formatSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// reportTopics returns the topics chosen, or else those of the report.
+func reportTopics(rep *verify.Report, chosen []string) []string {
+	if len(chosen) > 0 {
+		return chosen
+	}
+	var out []string
+	for _, p := range rep.Partitions {
+		if len(out) == 0 || out[len(out)-1] != p.Topic {
+			out = append(out, p.Topic)
+		}
+	}
+	return out
 }

@@ -32,6 +32,11 @@ func (p *valueParser) checkRules() {
 // rules declares every rule between keys, once, beside the keys (NewKeys).
 func rules(k *Keys) []rule {
 	return []rule{
+		{"kafkas3.topic.recreated=new-generation needs kafkas3.index.enabled (the topic ids and generations are kept in the index)", Sink, func(p *valueParser) {
+			if v := p.choice(k.Kafkas3TopicRecreated); v == "new-generation" && !p.bool(k.Kafkas3IndexEnabled) {
+				p.fail(k.Kafkas3TopicRecreated, v, "needs kafkas3.index.enabled=true: the topic ids and generations are kept in the archive index")
+			}
+		}},
 		{"a SASL security.protocol needs sasl.mechanism, and sasl.mechanism a SASL protocol", Both, func(p *valueParser) {
 			proto, mech := p.choice(k.SecurityProtocol), p.choice(k.SASLMechanism)
 			sasl := strings.HasPrefix(proto, "SASL_")

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,22 @@ func TestSinkIsolationLevel(t *testing.T) {
 		if cfg.ReadUncommitted != tc.want {
 			t.Errorf("%v: ReadUncommitted %v, want %v", tc.params, cfg.ReadUncommitted, tc.want)
 		}
+	}
+}
+
+func TestTopicRecreatedKey(t *testing.T) {
+	c, err := loadSink(t, "kafkas3.topic.recreated=new-generation")
+	if err != nil || !c.Archive.NewGeneration {
+		t.Fatalf("new-generation: %+v, %v", c.Archive.NewGeneration, err)
+	}
+	if c, err := loadSink(t); err != nil || c.Archive.NewGeneration {
+		t.Fatalf("default: %v, %v", c.Archive.NewGeneration, err)
+	}
+	_, err = loadSink(t, "kafkas3.topic.recreated=new-generation", "kafkas3.index.enabled=false")
+	if err == nil || !strings.Contains(err.Error(), "kafkas3.topic.recreated: \"new-generation\" needs kafkas3.index.enabled=true") {
+		t.Fatalf("without the index: %v", err)
+	}
+	if _, err = loadSink(t, "kafkas3.topic.recreated=overwrite"); err == nil || !strings.Contains(err.Error(), "kafkas3.topic.recreated") {
+		t.Fatalf("a bad choice: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"path"
 	"strconv"
+	"strings"
 )
 
 // A topic deleted and created again under the same name has a new Kafka
@@ -22,6 +23,10 @@ import (
 
 // GenerationDir is the folder name of generation n: "generation=n".
 func GenerationDir(n int) string { return "generation=" + strconv.Itoa(n) }
+
+// IsGenerationDir reports whether a folder name under topics.dir is a
+// generation's ("generation=n"), not a topic's.
+func IsGenerationDir(name string) bool { return strings.HasPrefix(name, "generation=") }
 
 // GenerationPrefix returns the index prefix of generation n of an archive
 // whose index prefix is prefix: prefix itself for n <= 1, else

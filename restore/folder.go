@@ -3,6 +3,7 @@ package restore
 import (
 	"strings"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
 )
 
@@ -19,7 +20,8 @@ func TopicsRoot(keys partition.KeyConfig) string {
 // directory.delim. A key in no topic folder gives "" and the reason it is
 // not restored: SkipOutsideTopicsDir (key does not start with
 // TopicsRoot(keys)) or SkipNoTopicFolder (no delimiter after the root, or
-// an empty folder name). TopicFolder checks neither the topic name nor
+// an empty folder name), or SkipGeneration (the folder of another
+// generation of a recreated topic, index.IsGenerationDir). TopicFolder checks neither the topic name nor
 // whether key is the archive index's (Config.IndexPrefix).
 func TopicFolder(keys partition.KeyConfig, key string) (topic, skip string) {
 	rest, ok := strings.CutPrefix(key, TopicsRoot(keys))
@@ -29,6 +31,9 @@ func TopicFolder(keys partition.KeyConfig, key string) (topic, skip string) {
 	topic, _, ok = strings.Cut(rest, keys.DirectoryDelim)
 	if !ok || topic == "" {
 		return "", SkipNoTopicFolder
+	}
+	if index.IsGenerationDir(topic) {
+		return "", SkipGeneration
 	}
 	return topic, ""
 }

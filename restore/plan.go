@@ -29,6 +29,10 @@ const (
 	// SkipIndex counts the archive index's own objects (Config.IndexPrefix)
 	// listed with the topic folders, as happens when topics.dir is empty.
 	SkipIndex = "archive index"
+	// SkipGeneration counts the objects of another generation of a
+	// recreated topic (a "generation=n" folder under topics.dir, see
+	// index.GenerationTopicsDir): Config.Keys addresses one generation.
+	SkipGeneration = "another generation"
 )
 
 // Object is one archive object of one Kafka partition.

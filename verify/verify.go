@@ -399,6 +399,12 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 		if cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, cfg.IndexPrefix) {
 			return nil
 		}
+		root := strings.TrimSuffix(cfg.Keys.TopicPrefix(""), cfg.Keys.DirectoryDelim) // "<topics.dir><dd>", or ""
+		if rest, ok := strings.CutPrefix(info.Key, root); ok {
+			if folder, _, _ := strings.Cut(rest, cfg.Keys.DirectoryDelim); index.IsGenerationDir(folder) {
+				return nil // another generation of a recreated topic
+			}
+		}
 		out[info.Key] = info.Size
 		return nil
 	}
