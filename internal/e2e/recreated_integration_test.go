@@ -271,8 +271,8 @@ func (r *recrTest) checkStopped(t *testing.T, text, oldID, newID string) {
 }
 
 // verifyReport runs `kafkas3 verify --json args...` and fails unless it
-// exits 0 with a clean report; it returns the report.
-func (r *recrTest) verifyReport(t *testing.T, label string, args ...string) verify.Report {
+// exits 0 with a clean report; it returns the report and verify's stderr.
+func (r *recrTest) verifyReport(t *testing.T, label string, args ...string) (verify.Report, string) {
 	t.Helper()
 	p := startKafkas3(t, label, "verify", r.cfg, append([]string{"--json"}, args...)...)
 	code := p.wait(time.Minute)
@@ -280,7 +280,7 @@ func (r *recrTest) verifyReport(t *testing.T, label string, args ...string) veri
 	if err := json.Unmarshal([]byte(p.stdout()), &rep); err != nil || code != 0 || !rep.Clean || len(rep.Problems) != 0 {
 		t.Fatalf("%s: exit %d, report %+v (%v)\n%s", label, code, rep, err, p.logs())
 	}
-	return rep
+	return rep, p.stderr()
 }
 
 // records returns what a verify report says of topic's partition 0: the
@@ -540,12 +540,138 @@ func TestIntegrationRecreatedOnceStops(t *testing.T) {
 	}
 	t.Logf("%d objects of the first run byte-identical; new: %v", len(before), added)
 
-	rep := r.verifyReport(t, "verify")
+	r.checkGen1(t)
+}
+
+// checkGen1 checks that verify and the dry run of generation 1 account
+// for recr's 100 archived records and other's 70, and returns what they
+// told on stderr.
+func (r *recrTest) checkGen1(t *testing.T) (verifyLog, planLog string) {
+	t.Helper()
+	rep, verifyLog := r.verifyReport(t, "verify")
 	if from, commit, n := records(t, rep, r.recr); from != 0 || commit != recrOld || n != recrOld {
 		t.Fatalf("verify: %s offsets [%d, %d) %d records, want [0, 100) 100", r.recr, from, commit, n)
 	}
-	if _, _, n := records(t, rep, r.other); n != 70 {
-		t.Fatalf("verify: %s holds %d records, want 70", r.other, n)
+	if _, _, n := records(t, rep, r.other); n != 70 || len(rep.Partitions) != 2 {
+		t.Fatalf("verify: %s holds %d records, want 70; partitions %+v", r.other, n, rep.Partitions)
 	}
-	r.checkPlan(t, "source --dry-run", recrOld/recrFlush, recrOld-recrFlush, recrOld)
+	return verifyLog, r.checkPlan(t, "source --dry-run", recrOld/recrFlush, recrOld-recrFlush, recrOld)
+}
+
+// gen2Args address generation 2 of the archive in verify and source.
+var gen2Args = []string{"--generation", "2"}
+
+// checkGen2Added checks what the run that started generation 2 added to
+// the archive: generation 2's objects and index objects, the other
+// topic's, the offset snapshots, and the descriptions of generation 2 (at the archive's prefix,
+// where the sink finds the current generation, and at the generation's
+// own), which name the new topic id.
+func (r *recrTest) checkGen2Added(t *testing.T, added []string, objs map[string]object, newID string) {
+	t.Helper()
+	var descs []string
+	for _, k := range added {
+		switch {
+		case strings.HasPrefix(k, "topics/generation=2/"+r.recr+"/"), strings.HasPrefix(k, indexPrefix+"generation=2/index/"+r.recr+"/"),
+			strings.HasPrefix(k, "topics/"+r.other+"/"), strings.HasPrefix(k, indexPrefix+"index/"+r.other+"/"):
+		case strings.HasPrefix(k, indexPrefix+"topics/"+r.recr+"/"), strings.HasPrefix(k, indexPrefix+"generation=2/topics/"+r.recr+"/"):
+			descs = append(descs, k)
+		case strings.HasPrefix(k, indexPrefix+"generation=2/snapshots/"+r.recr+"/"), strings.HasPrefix(k, indexPrefix+"snapshots/"+r.other+"/"):
+			// The group offset snapshots after the final commit, each in
+			// its topic's generation: the new topic's offsets are not
+			// generation 1's.
+		default:
+			t.Errorf("unexpected new object %s", k)
+		}
+	}
+	if len(descs) != 2 {
+		t.Fatalf("new descriptions of %s: %v, want one at each prefix", r.recr, descs)
+	}
+	for _, k := range descs {
+		d, err := index.DecodeTopic(k, bytes.NewReader(objs[k].data))
+		if err != nil || d.TopicID != newID || d.Gen() != 2 {
+			t.Errorf("description %s: %+v (%v), want generation 2 of topic id %s", k, d, err, newID)
+		}
+	}
+}
+
+// restoreInto restores recr (with args: a generation) into a new topic
+// and compares it with want (the records Kafka held), record by record.
+func (r *recrTest) restoreInto(t *testing.T, suffix string, want []*kgo.Record, args ...string) {
+	t.Helper()
+	target := r.recr + "-restored-" + suffix
+	envCreateTopic(t, r.b, target, 1)
+	sum, _ := srcRunOK(t, "source "+suffix, r.cfg, append([]string{"--topics", r.recr, "--topic-rename", target}, args...)...)
+	if sum.records != int64(len(want)) || sum.skipped != 0 || sum.gaps != 0 || sum.damaged != 0 || sum.duplicates != 0 {
+		t.Fatalf("source %s: %s, want %d records", suffix, sum.line, len(want))
+	}
+	if bad := envSame(t, "restored "+suffix, envDump(t, r.b, target, len(want)), map[int32][]*kgo.Record{0: want}); bad != 0 {
+		t.Fatalf("restored %s: %d of %d records differ", suffix, bad, len(want))
+	}
+}
+
+// TestIntegrationRecreatedOnceNewGeneration: as TestIntegrationRecreatedOnceStops
+// with kafkas3.topic.recreated=new-generation and store.envelope=true
+// (the envelope corpus's nil and binary keys, tombstones, duplicate and
+// nil headers, explicit timestamps): `sink --once` exits 0 and warns; the
+// first run's objects stay byte-identical; generation 2 holds the new
+// topic's 30 records under topics/generation=2/ with Confluent's names
+// (an index of its own, descriptions naming the new id); verify and the
+// dry run of each generation account for 100 and 30 records; restoring
+// each generation into a new topic gives back its records exactly
+// (partition, offset order, key, value, headers, timestamp and type).
+func TestIntegrationRecreatedOnceNewGeneration(t *testing.T) {
+	r := newRecrTest(t, "recr-gen", true, "kafkas3.topic.recreated", "new-generation")
+	before, oldID := r.archiveOnce(t)
+	old := envDump(t, r.b, r.recr, recrOld)[0] // the originals, kept: the topic goes
+
+	newID := r.recreate(t)
+	if newID == oldID {
+		t.Fatalf("the recreated topic kept its id %s", oldID)
+	}
+	r.produceRecr(t, 1000, recrNew)
+	fresh := envDump(t, r.b, r.recr, recrNew)[0]
+	r.b.produce(t, r.other, 1, 50, 20, value)
+	sum, p := runOnce(t, "sink --once #2", r.cfg)
+	if sum.records != recrNew+20 || sum.objects != 5 {
+		t.Fatalf("second run: %s, want the new topic's 30 records and the other's 20 in 5 objects", sum.line)
+	}
+	warn := waitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2")
+	t.Logf("second run warned: %s", warn)
+
+	after := r.b.everything(t, r.bucket)
+	added := untouched(t, before, after)
+	r.checkOldArchive(t, after)
+	r.checkGen2(t, after, fresh)
+	r.checkGen2Added(t, added, after, newID)
+	if c := r.b.committed(t, r.group, r.recr); c[0] != recrNew {
+		t.Errorf("group %s committed %v for the new %s, want %d", r.group, c, r.recr, recrNew)
+	}
+	t.Logf("%d objects of the first run byte-identical; %d new", len(before), len(added))
+
+	r.checkGenerations(t, newID)
+	r.restoreInto(t, "g1", old)
+	r.restoreInto(t, "g2", fresh, gen2Args...)
+}
+
+// checkGenerations checks verify and the dry run of both generations:
+// generation 1 accounts for the old topic's 100 records and notes the
+// newer generation (naming its topic id and --generation 2); generation 2
+// (verify --deep: every object read, decoded and its offsets checked)
+// for the new topic's 30.
+func (r *recrTest) checkGenerations(t *testing.T, newID string) {
+	t.Helper()
+	note := fmt.Sprintf("kafkas3: note: topic %s was deleted and created again: the archive also holds generation 2 (topic id %s) of it; "+
+		"this run reads generation 1, pass --generation 2 for the newest", r.recr, newID)
+	verifyLog, planLog := r.checkGen1(t)
+	if !strings.Contains(verifyLog, note) || !strings.Contains(planLog, note) {
+		t.Errorf("verify and the dry run of generation 1 do not both note generation 2 (%q):\n%s\n%s", note, verifyLog, planLog)
+	}
+	rep2, verifyLog2 := r.verifyReport(t, "verify generation 2", append([]string{"--deep"}, gen2Args...)...)
+	if from, commit, n := records(t, rep2, r.recr); from != 0 || commit != recrNew || n != recrNew || rep2.ObjectsRead != recrNew/recrFlush {
+		t.Fatalf("verify generation 2: %s offsets [%d, %d) %d records, %d objects read; want [0, 30) 30, 3 read", r.recr, from, commit, n, rep2.ObjectsRead)
+	}
+	planLog2 := r.checkPlan(t, "source --dry-run generation 2", recrNew/recrFlush, recrNew-recrFlush, recrNew, gen2Args...)
+	if strings.Contains(verifyLog2+planLog2, "kafkas3: note:") {
+		t.Errorf("verify or the dry run of generation 2, the newest, note another:\n%s\n%s", verifyLog2, planLog2)
+	}
 }
