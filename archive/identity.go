@@ -97,6 +97,21 @@ func (ids *identities) err() error {
 	return errors.Join(errs...)
 }
 
+// onlyStopped reports whether err is only the stopped topics' errors
+// (identities.err), what a run that otherwise ended cleanly returns.
+func onlyStopped(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if _, ok := e.(*RecreatedError); !ok {
+			return false
+		}
+	}
+	return err != nil
+}
+
 // markSuspect notes that topic's offsets went back (what says how).
 func (ids *identities) markSuspect(topic, what string) {
 	ids.mu.Lock()
