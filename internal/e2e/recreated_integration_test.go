@@ -252,6 +252,27 @@ func (r *recrTest) checkNothingOfRecr(t *testing.T, added []string) {
 	}
 }
 
+// checkFinalSnapshot checks that the --once run whose archiving of recr
+// was stopped still wrote the group offset snapshot after its final
+// commit for the other topic (its end offset ends), which it archived in
+// full, and none for recr.
+func (r *recrTest) checkFinalSnapshot(t *testing.T, added []string, objs map[string]object, ends int64) {
+	t.Helper()
+	var snaps []string
+	for _, k := range added {
+		if isSnapshotKey(k) {
+			snaps = append(snaps, k)
+		}
+	}
+	if len(snaps) != 1 || !strings.HasPrefix(snaps[0], indexPrefix+"snapshots/"+r.other+"/") {
+		t.Fatalf("new group offset snapshots %v, want one of %s", snaps, r.other)
+	}
+	snap, err := index.DecodeSnapshot(snaps[0], bytes.NewReader(objs[snaps[0]].data))
+	if err != nil || snap.EndOffsets[0] != ends {
+		t.Fatalf("snapshot %s: %+v (%v), want end offset %d", snaps[0], snap, err, ends)
+	}
+}
+
 // checkStopped checks the error that stops recr, as logged or returned:
 // the topic, both ids as the broker reports them, the archived offsets and
 // the way out.
@@ -532,6 +553,7 @@ func TestIntegrationRecreatedOnceStops(t *testing.T) {
 	r.checkNothingOfRecr(t, added)
 	r.checkOldArchive(t, after)
 	r.checkOther(t, after, 70)
+	r.checkFinalSnapshot(t, added, after, 70)
 	if c := r.b.committed(t, r.group, r.recr); len(c) != 0 {
 		t.Errorf("group %s committed %v for the recreated %s, want nothing", r.group, c, r.recr)
 	}
