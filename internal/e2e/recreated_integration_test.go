@@ -454,7 +454,7 @@ func (r *recrTest) waitCommitted(t *testing.T, p *proc, topic string, want int64
 func waitLog(t *testing.T, p *proc, want ...string) string {
 	t.Helper()
 	var line string
-	if !waitFor(60*time.Second, 50*time.Millisecond, func() bool {
+	if !waitFor(90*time.Second, 50*time.Millisecond, func() bool {
 		for _, l := range strings.Split(p.stderr(), "\n") {
 			if logLines(l, want...) == 1 {
 				line = l
@@ -696,4 +696,112 @@ func (r *recrTest) checkGenerations(t *testing.T, newID string) {
 	if strings.Contains(verifyLog2+planLog2, "kafkas3: note:") {
 		t.Errorf("verify or the dry run of generation 2, the newest, note another:\n%s\n%s", verifyLog2, planLog2)
 	}
+}
+
+// runContinuous archives recr's 100 records and other's 50 with a
+// continuous sink, waits until both are committed, and returns the sink,
+// the archive (every object) and recr's topic id.
+func (r *recrTest) runContinuous(t *testing.T) (*proc, map[string]object, string) {
+	t.Helper()
+	r.produceRecr(t, 0, recrOld)
+	r.b.produce(t, r.other, 1, 0, 50, value)
+	p := startSink(t, "sink", r.cfg)
+	r.waitCommitted(t, p, r.recr, recrOld)
+	r.waitCommitted(t, p, r.other, 50)
+	before := r.b.everything(t, r.bucket)
+	r.checkOldArchive(t, before)
+	return p, before, r.b.topicID(t, r.recr)
+}
+
+// TestIntegrationRecreatedContinuousStops: a continuous sink (JSON,
+// kafkas3.topic.recreated=fail) has archived recr's 100 records and
+// another topic's 50 when recr is deleted and created again under it and
+// 30 records are produced to the new topic: the sink (its fetches: the
+// topic check is left at its default, 5 minutes) logs the stop at error
+// level (naming recr, both ids and the archived range) and goes on
+// archiving the other topic (20 more records committed after the stop);
+// SIGTERM ends it with exit code 1 and the error; the objects, index
+// objects and descriptions it had written are byte-identical, recr got
+// none, and verify and the dry run account for the old 100 records.
+func TestIntegrationRecreatedContinuousStops(t *testing.T) {
+	r := newRecrTest(t, "recr-run", false)
+	p, before, oldID := r.runContinuous(t)
+
+	deleted := time.Now()
+	newID := r.recreate(t)
+	r.produceRecr(t, 1000, recrNew)
+	// With kafkas3.topics.check.interval.ms at its default (5 minutes)
+	// the fetches find it: franz-go reports UNKNOWN_TOPIC_ID after its
+	// sixth try, about 35 s after the delete.
+	line := waitLog(t, p, "archiving of a topic stopped", "level=ERROR", "topic="+r.recr)
+	t.Logf("stop logged %v after the delete: %s", time.Since(deleted).Round(time.Millisecond), line)
+	r.checkStopped(t, line, oldID, newID)
+	waitLog(t, p, "level=WARN", "fetch error: the topic's id changed", "topic="+r.recr, "UNKNOWN_TOPIC_ID")
+	r.b.produce(t, r.other, 1, 50, 20, value)
+	r.waitCommitted(t, p, r.other, 70)
+
+	code, sum := stop(t, p)
+	if code != 1 || sum.records != recrOld+70 {
+		t.Fatalf("SIGTERM: exit %d, %s; want exit 1 after %d records\n%s", code, sum.line, recrOld+70, p.logs())
+	}
+	r.checkStopped(t, lastLine(p.stderr()), oldID, newID)
+	if !strings.Contains(lastLine(p.stderr()), "kafkas3: topic "+r.recr) {
+		t.Errorf("the exit error is not the stop of %s: %s", r.recr, lastLine(p.stderr()))
+	}
+	after := r.b.everything(t, r.bucket)
+	added := untouched(t, before, after)
+	r.checkNothingOfRecr(t, added)
+	r.checkOldArchive(t, after)
+	r.checkOther(t, after, 70)
+	if c := r.b.committed(t, r.group, r.recr); len(c) != 0 {
+		t.Errorf("group %s committed %v for the recreated %s, want nothing", r.group, c, r.recr)
+	}
+	t.Logf("%d objects of the first run byte-identical; new: %v", len(before), added)
+	r.checkGen1(t)
+}
+
+// TestIntegrationRecreatedContinuousNewGeneration: a continuous sink
+// (store.envelope=true, kafkas3.topic.recreated=new-generation, the
+// topics checked every second) has
+// archived recr's 100 records and another topic's 50 when recr is
+// deleted and created again under it: it warns and archives the new
+// topic's 30 records as generation 2 while it runs (objects under
+// topics/generation=2/ with Confluent's names, their records field by
+// field), goes on with the other topic, and exits 0 on SIGTERM; the
+// objects it had written are byte-identical; verify and the dry run of
+// each generation account for 100 and 30 records.
+func TestIntegrationRecreatedContinuousNewGeneration(t *testing.T) {
+	r := newRecrTest(t, "recr-rungen", true, "kafkas3.topic.recreated", "new-generation", "kafkas3.topics.check.interval.ms", "1000")
+	p, before, oldID := r.runContinuous(t)
+
+	deleted := time.Now()
+	newID := r.recreate(t)
+	if newID == oldID {
+		t.Fatalf("the recreated topic kept its id %s", oldID)
+	}
+	r.produceRecr(t, 1000, recrNew)
+	fresh := envDump(t, r.b, r.recr, recrNew)[0]
+	warn := waitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2", newID)
+	r.waitCommitted(t, p, r.recr, recrNew)
+	took := time.Since(deleted)
+	t.Logf("generation 2 archived %v after the delete; warned: %s", took.Round(time.Millisecond), warn)
+	if took > 20*time.Second {
+		// franz-go's fetches alone take about 35 s (see
+		// TestIntegrationRecreatedContinuousStops).
+		t.Errorf("the topic check every second found the recreated topic only after %v", took)
+	}
+	r.b.produce(t, r.other, 1, 50, 20, value)
+	r.waitCommitted(t, p, r.other, 70)
+
+	code, sum := stop(t, p)
+	if code != 0 || sum.records != recrOld+recrNew+70 {
+		t.Fatalf("SIGTERM: exit %d, %s; want exit 0 after %d records\n%s", code, sum.line, recrOld+recrNew+70, p.logs())
+	}
+	after := r.b.everything(t, r.bucket)
+	added := untouched(t, before, after)
+	r.checkOldArchive(t, after)
+	r.checkGen2(t, after, fresh)
+	r.checkGen2Added(t, added, after, newID)
+	t.Logf("%d objects of the first run byte-identical; %d new", len(before), len(added))
+	r.checkGenerations(t, newID)
 }
