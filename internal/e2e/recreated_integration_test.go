@@ -94,9 +94,9 @@ func (r *recrTest) produceRecr(t *testing.T, from, n int) {
 	}
 }
 
-// topicID returns the Kafka id of topic as the broker reports it, in the
+// recrTopicID returns the Kafka id of topic as the broker reports it, in the
 // archive's spelling (URL-safe base64 without padding).
-func (b *bed) topicID(t *testing.T, topic string) string {
+func (b *bed) recrTopicID(t *testing.T, topic string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -153,14 +153,14 @@ func (r *recrTest) recreate(t *testing.T) string {
 	}) {
 		t.Fatalf("recreated topic %s has no leader", r.recr)
 	}
-	id := r.b.topicID(t, r.recr)
+	id := r.b.recrTopicID(t, r.recr)
 	t.Logf("%s deleted and created again in %v: topic id %s", r.recr, time.Since(start).Round(time.Millisecond), id)
 	return id
 }
 
-// everything reads every object of bucket, the topic descriptions and
+// recrEverything reads every object of bucket, the topic descriptions and
 // offset snapshots included (b.snapshot leaves them out).
-func (b *bed) everything(t *testing.T, bucket string) map[string]object {
+func (b *bed) recrEverything(t *testing.T, bucket string) map[string]object {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -189,9 +189,9 @@ func (b *bed) everything(t *testing.T, bucket string) map[string]object {
 	return out
 }
 
-// untouched fails unless every object of before is in after with the same
+// recrUntouched fails unless every object of before is in after with the same
 // bytes and ETag, and returns the keys after added, sorted.
-func untouched(t *testing.T, before, after map[string]object) []string {
+func recrUntouched(t *testing.T, before, after map[string]object) []string {
 	t.Helper()
 	var changed, added []string
 	for k, o := range before {
@@ -304,9 +304,9 @@ func (r *recrTest) verifyReport(t *testing.T, label string, args ...string) (ver
 	return rep, p.stderr()
 }
 
-// records returns what a verify report says of topic's partition 0: the
+// recrRecords returns what a verify report says of topic's partition 0: the
 // offsets [from, commit) the index accounts for and the records held.
-func records(t *testing.T, rep verify.Report, topic string) (from, commit, n int64) {
+func recrRecords(t *testing.T, rep verify.Report, topic string) (from, commit, n int64) {
 	t.Helper()
 	for _, p := range rep.Partitions {
 		if p.Topic == topic {
@@ -393,8 +393,8 @@ func (r *recrTest) checkGen2(t *testing.T, objs map[string]object, want []*kgo.R
 	}
 	var gen2, idx2 int
 	for k := range objs {
-		gen2 += boolInt(strings.HasPrefix(k, "topics/generation=2/"))
-		idx2 += boolInt(strings.HasPrefix(k, indexPrefix+"generation=2/index/"+r.recr+"/0/"))
+		gen2 += recrBool(strings.HasPrefix(k, "topics/generation=2/"))
+		idx2 += recrBool(strings.HasPrefix(k, indexPrefix+"generation=2/index/"+r.recr+"/0/"))
 	}
 	if gen2 != recrNew/recrFlush || idx2 != recrNew/recrFlush {
 		t.Fatalf("generation 2 holds %d objects and %d index objects, want %d of each", gen2, idx2, recrNew/recrFlush)
@@ -403,23 +403,24 @@ func (r *recrTest) checkGen2(t *testing.T, objs map[string]object, want []*kgo.R
 		t.Fatalf("generation 2 holds %d records, want %d", len(got), len(want))
 	}
 	for i, w := range want {
-		if g := got[i]; !sameRecord(g, w) {
+		if g := got[i]; !recrSameRecord(g, w) {
 			t.Errorf("generation 2 record %d: %+v, want offset %d key %q value %q headers %v at %v", i, g, w.Offset, w.Key, w.Value, w.Headers, w.Timestamp)
 		}
 	}
 }
 
-func boolInt(b bool) int {
+// recrBool is 1 for true.
+func recrBool(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-// sameRecord compares an archived envelope with a record Kafka holds:
+// recrSameRecord compares an archived envelope with a record Kafka holds:
 // partition, offset, timestamp, key, value and headers (nil apart from
 // empty).
-func sameRecord(g *format.Record, w *kgo.Record) bool {
+func recrSameRecord(g *format.Record, w *kgo.Record) bool {
 	optEq := func(a, b []byte) bool { return bytes.Equal(a, b) && (a == nil) == (b == nil) }
 	if g.Partition != w.Partition || g.Offset != w.Offset || !g.Timestamp.Equal(w.Timestamp) ||
 		!optEq(g.Key, w.Key) || !optEq(g.Value, w.Value) || len(g.Headers) != len(w.Headers) {
@@ -450,8 +451,9 @@ func (r *recrTest) waitCommitted(t *testing.T, p *proc, topic string, want int64
 	}
 }
 
-// waitLog waits until the running sink p logged a line holding every want.
-func waitLog(t *testing.T, p *proc, want ...string) string {
+// recrWaitLog waits until the running sink p logged a line holding every
+// want, and returns it.
+func recrWaitLog(t *testing.T, p *proc, want ...string) string {
 	t.Helper()
 	var line string
 	if !waitFor(90*time.Second, 50*time.Millisecond, func() bool {
@@ -468,8 +470,8 @@ func waitLog(t *testing.T, p *proc, want ...string) string {
 	return line
 }
 
-// stop sends SIGTERM to the sink p and returns its exit code and summary.
-func stop(t *testing.T, p *proc) (int, summary) {
+// recrStop sends SIGTERM to the sink p and returns its exit code and summary.
+func recrStop(t *testing.T, p *proc) (int, summary) {
 	t.Helper()
 	p.signal(syscall.SIGTERM)
 	code := p.wait(30 * time.Second)
@@ -490,19 +492,19 @@ func (r *recrTest) archiveOnce(t *testing.T) (map[string]object, string) {
 	if sum, _ := runOnce(t, "sink --once #1", r.cfg); sum.records != recrOld+50 {
 		t.Fatalf("first run: %s, want %d records", sum.line, recrOld+50)
 	}
-	before := r.b.everything(t, r.bucket)
+	before := r.b.recrEverything(t, r.bucket)
 	r.checkOldArchive(t, before)
-	oldID := r.b.topicID(t, r.recr)
-	d, err := index.DecodeTopic(descriptionOf(t, before, r.recr))
+	oldID := r.b.recrTopicID(t, r.recr)
+	d, err := index.DecodeTopic(recrDescription(t, before, r.recr))
 	if err != nil || d.TopicID != oldID {
 		t.Fatalf("the description of %s records topic id %+v (%v), the broker reports %s", r.recr, d, err, oldID)
 	}
 	return before, oldID
 }
 
-// descriptionOf returns the key and content of the one topic description
+// recrDescription returns the key and content of the one topic description
 // of topic in objs.
-func descriptionOf(t *testing.T, objs map[string]object, topic string) (string, io.Reader) {
+func recrDescription(t *testing.T, objs map[string]object, topic string) (string, io.Reader) {
 	t.Helper()
 	var found []string
 	for k := range objs {
@@ -546,10 +548,10 @@ func TestIntegrationRecreatedOnceStops(t *testing.T) {
 	if !strings.Contains(lastLine(p.stderr()), "kafkas3: topic "+r.recr) {
 		t.Errorf("the exit error is not the stop of %s: %s", r.recr, lastLine(p.stderr()))
 	}
-	r.checkStopped(t, waitLog(t, p, "archiving of a topic stopped", "level=ERROR", "topic="+r.recr), oldID, newID)
+	r.checkStopped(t, recrWaitLog(t, p, "archiving of a topic stopped", "level=ERROR", "topic="+r.recr), oldID, newID)
 
-	after := r.b.everything(t, r.bucket)
-	added := untouched(t, before, after)
+	after := r.b.recrEverything(t, r.bucket)
+	added := recrUntouched(t, before, after)
 	r.checkNothingOfRecr(t, added)
 	r.checkOldArchive(t, after)
 	r.checkOther(t, after, 70)
@@ -571,23 +573,23 @@ func TestIntegrationRecreatedOnceStops(t *testing.T) {
 func (r *recrTest) checkGen1(t *testing.T) (verifyLog, planLog string) {
 	t.Helper()
 	rep, verifyLog := r.verifyReport(t, "verify")
-	if from, commit, n := records(t, rep, r.recr); from != 0 || commit != recrOld || n != recrOld {
+	if from, commit, n := recrRecords(t, rep, r.recr); from != 0 || commit != recrOld || n != recrOld {
 		t.Fatalf("verify: %s offsets [%d, %d) %d records, want [0, 100) 100", r.recr, from, commit, n)
 	}
-	if _, _, n := records(t, rep, r.other); n != 70 || len(rep.Partitions) != 2 {
+	if _, _, n := recrRecords(t, rep, r.other); n != 70 || len(rep.Partitions) != 2 {
 		t.Fatalf("verify: %s holds %d records, want 70; partitions %+v", r.other, n, rep.Partitions)
 	}
 	return verifyLog, r.checkPlan(t, "source --dry-run", recrOld/recrFlush, recrOld-recrFlush, recrOld)
 }
 
-// gen2Args address generation 2 of the archive in verify and source.
-var gen2Args = []string{"--generation", "2"}
+// recrGen2Args address generation 2 of the archive in verify and source.
+var recrGen2Args = []string{"--generation", "2"}
 
 // checkGen2Added checks what the run that started generation 2 added to
 // the archive: generation 2's objects and index objects, the other
-// topic's, the offset snapshots, and the descriptions of generation 2 (at the archive's prefix,
-// where the sink finds the current generation, and at the generation's
-// own), which name the new topic id.
+// topic's, the offset snapshots, and the descriptions of generation 2 (at
+// the archive's prefix, where the sink finds the current generation, and
+// at the generation's own), which name the new topic id.
 func (r *recrTest) checkGen2Added(t *testing.T, added []string, objs map[string]object, newID string) {
 	t.Helper()
 	var descs []string
@@ -631,10 +633,11 @@ func (r *recrTest) restoreInto(t *testing.T, suffix string, want []*kgo.Record, 
 	}
 }
 
-// TestIntegrationRecreatedOnceNewGeneration: as TestIntegrationRecreatedOnceStops
-// with kafkas3.topic.recreated=new-generation and store.envelope=true
-// (the envelope corpus's nil and binary keys, tombstones, duplicate and
-// nil headers, explicit timestamps): `sink --once` exits 0 and warns; the
+// TestIntegrationRecreatedOnceNewGeneration: as
+// TestIntegrationRecreatedOnceStops with
+// kafkas3.topic.recreated=new-generation and store.envelope=true (the
+// envelope corpus's nil and binary keys, tombstones, duplicate and nil
+// headers, explicit timestamps): `sink --once` exits 0 and warns; the
 // first run's objects stay byte-identical; generation 2 holds the new
 // topic's 30 records under topics/generation=2/ with Confluent's names
 // (an index of its own, descriptions naming the new id); verify and the
@@ -657,11 +660,11 @@ func TestIntegrationRecreatedOnceNewGeneration(t *testing.T) {
 	if sum.records != recrNew+20 || sum.objects != 5 {
 		t.Fatalf("second run: %s, want the new topic's 30 records and the other's 20 in 5 objects", sum.line)
 	}
-	warn := waitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2")
+	warn := recrWaitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2")
 	t.Logf("second run warned: %s", warn)
 
-	after := r.b.everything(t, r.bucket)
-	added := untouched(t, before, after)
+	after := r.b.recrEverything(t, r.bucket)
+	added := recrUntouched(t, before, after)
 	r.checkOldArchive(t, after)
 	r.checkGen2(t, after, fresh)
 	r.checkGen2Added(t, added, after, newID)
@@ -672,7 +675,7 @@ func TestIntegrationRecreatedOnceNewGeneration(t *testing.T) {
 
 	r.checkGenerations(t, newID)
 	r.restoreInto(t, "g1", old)
-	r.restoreInto(t, "g2", fresh, gen2Args...)
+	r.restoreInto(t, "g2", fresh, recrGen2Args...)
 }
 
 // checkGenerations checks verify and the dry run of both generations:
@@ -688,11 +691,11 @@ func (r *recrTest) checkGenerations(t *testing.T, newID string) {
 	if !strings.Contains(verifyLog, note) || !strings.Contains(planLog, note) {
 		t.Errorf("verify and the dry run of generation 1 do not both note generation 2 (%q):\n%s\n%s", note, verifyLog, planLog)
 	}
-	rep2, verifyLog2 := r.verifyReport(t, "verify generation 2", append([]string{"--deep"}, gen2Args...)...)
-	if from, commit, n := records(t, rep2, r.recr); from != 0 || commit != recrNew || n != recrNew || rep2.ObjectsRead != recrNew/recrFlush {
+	rep2, verifyLog2 := r.verifyReport(t, "verify generation 2", append([]string{"--deep"}, recrGen2Args...)...)
+	if from, commit, n := recrRecords(t, rep2, r.recr); from != 0 || commit != recrNew || n != recrNew || rep2.ObjectsRead != recrNew/recrFlush {
 		t.Fatalf("verify generation 2: %s offsets [%d, %d) %d records, %d objects read; want [0, 30) 30, 3 read", r.recr, from, commit, n, rep2.ObjectsRead)
 	}
-	planLog2 := r.checkPlan(t, "source --dry-run generation 2", recrNew/recrFlush, recrNew-recrFlush, recrNew, gen2Args...)
+	planLog2 := r.checkPlan(t, "source --dry-run generation 2", recrNew/recrFlush, recrNew-recrFlush, recrNew, recrGen2Args...)
 	if strings.Contains(verifyLog2+planLog2, "kafkas3: note:") {
 		t.Errorf("verify or the dry run of generation 2, the newest, note another:\n%s\n%s", verifyLog2, planLog2)
 	}
@@ -708,9 +711,9 @@ func (r *recrTest) runContinuous(t *testing.T) (*proc, map[string]object, string
 	p := startSink(t, "sink", r.cfg)
 	r.waitCommitted(t, p, r.recr, recrOld)
 	r.waitCommitted(t, p, r.other, 50)
-	before := r.b.everything(t, r.bucket)
+	before := r.b.recrEverything(t, r.bucket)
 	r.checkOldArchive(t, before)
-	return p, before, r.b.topicID(t, r.recr)
+	return p, before, r.b.recrTopicID(t, r.recr)
 }
 
 // TestIntegrationRecreatedContinuousStops: a continuous sink (JSON,
@@ -733,14 +736,14 @@ func TestIntegrationRecreatedContinuousStops(t *testing.T) {
 	// With kafkas3.topics.check.interval.ms at its default (5 minutes)
 	// the fetches find it: franz-go reports UNKNOWN_TOPIC_ID after its
 	// sixth try, about 35 s after the delete.
-	line := waitLog(t, p, "archiving of a topic stopped", "level=ERROR", "topic="+r.recr)
+	line := recrWaitLog(t, p, "archiving of a topic stopped", "level=ERROR", "topic="+r.recr)
 	t.Logf("stop logged %v after the delete: %s", time.Since(deleted).Round(time.Millisecond), line)
 	r.checkStopped(t, line, oldID, newID)
-	waitLog(t, p, "level=WARN", "fetch error: the topic's id changed", "topic="+r.recr, "UNKNOWN_TOPIC_ID")
+	recrWaitLog(t, p, "level=WARN", "fetch error: the topic's id changed", "topic="+r.recr, "UNKNOWN_TOPIC_ID")
 	r.b.produce(t, r.other, 1, 50, 20, value)
 	r.waitCommitted(t, p, r.other, 70)
 
-	code, sum := stop(t, p)
+	code, sum := recrStop(t, p)
 	if code != 1 || sum.records != recrOld+70 {
 		t.Fatalf("SIGTERM: exit %d, %s; want exit 1 after %d records\n%s", code, sum.line, recrOld+70, p.logs())
 	}
@@ -748,8 +751,8 @@ func TestIntegrationRecreatedContinuousStops(t *testing.T) {
 	if !strings.Contains(lastLine(p.stderr()), "kafkas3: topic "+r.recr) {
 		t.Errorf("the exit error is not the stop of %s: %s", r.recr, lastLine(p.stderr()))
 	}
-	after := r.b.everything(t, r.bucket)
-	added := untouched(t, before, after)
+	after := r.b.recrEverything(t, r.bucket)
+	added := recrUntouched(t, before, after)
 	r.checkNothingOfRecr(t, added)
 	r.checkOldArchive(t, after)
 	r.checkOther(t, after, 70)
@@ -781,7 +784,7 @@ func TestIntegrationRecreatedContinuousNewGeneration(t *testing.T) {
 	}
 	r.produceRecr(t, 1000, recrNew)
 	fresh := envDump(t, r.b, r.recr, recrNew)[0]
-	warn := waitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2", newID)
+	warn := recrWaitLog(t, p, "level=WARN", "archiving the new topic as a new generation beside the old one", "topic="+r.recr, "generation=2", newID)
 	r.waitCommitted(t, p, r.recr, recrNew)
 	took := time.Since(deleted)
 	t.Logf("generation 2 archived %v after the delete; warned: %s", took.Round(time.Millisecond), warn)
@@ -793,12 +796,12 @@ func TestIntegrationRecreatedContinuousNewGeneration(t *testing.T) {
 	r.b.produce(t, r.other, 1, 50, 20, value)
 	r.waitCommitted(t, p, r.other, 70)
 
-	code, sum := stop(t, p)
+	code, sum := recrStop(t, p)
 	if code != 0 || sum.records != recrOld+recrNew+70 {
 		t.Fatalf("SIGTERM: exit %d, %s; want exit 0 after %d records\n%s", code, sum.line, recrOld+recrNew+70, p.logs())
 	}
-	after := r.b.everything(t, r.bucket)
-	added := untouched(t, before, after)
+	after := r.b.recrEverything(t, r.bucket)
+	added := recrUntouched(t, before, after)
 	r.checkOldArchive(t, after)
 	r.checkGen2(t, after, fresh)
 	r.checkGen2Added(t, added, after, newID)
