@@ -93,6 +93,34 @@
 // without a schema, and marks the index entries envelope=true
 // (partitionWriter.isTombstone in writer.go, decideSchema in schema.go).
 //
+// Topic identity (identity.go): with Config.IndexPrefix set, each
+// session's prepare compares every archived topic's Kafka id with the one
+// the archive records (the latest topic description), and the group's
+// committed offsets with the end offsets. A topic deleted and created
+// again (another id; in an archive without ids, a committed offset above
+// the end offset) is stopped, *RecreatedError (left out of the
+// subscription and the --once targets; Run returns the errors at its end,
+// the other topics go on), or with Config.NewGeneration archived as the
+// next generation: the group's offsets of the topic move to the new
+// topic's start, the generation's description is written, and its workers
+// get a config whose topics.dir and index prefix are the generation's
+// (index.GenerationTopicsDir, index.GenerationPrefix; genConfig). Offsets
+// that go back under the same id stop the topic in either mode. Between
+// starts, a new id seen at an assignment (changedIdentity) or a topic
+// check, a fetch answering UNKNOWN_TOPIC_ID, or a worker whose offsets go
+// back (worker.inOrder, wentBackError) ends the session with errRecheck,
+// and runSessions starts the next one, which checks again. The index
+// entries record the topic id.
+//
+// No archived object is overwritten except by the sink's own replay
+// (guard.go): the first object a partition writer creates loads, with one
+// listing after the span's first offset (s3store.ListAfter), the index
+// objects that can name the keys it may write; a key named by another
+// writer, topic id or first offset is refused with an *OverwriteError
+// before the object is created, and one named by an entry without a topic
+// id (an older kafkas3's) may only be replaced by the same bytes
+// (checkBytes, before the upload).
+//
 // Outages of the brokers, the store and the Schema Registry are ridden out
 // (package outage sorts the errors, paces the retries and tracks since
 // when each dependency is down; Config.Health receives the states). A

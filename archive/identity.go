@@ -239,7 +239,7 @@ func (s *Sink) archivedIdentity(ctx context.Context, topic string) (*topicIdenti
 	if ti := s.ids.of(topic); ti != nil {
 		return ti, nil
 	}
-	d, err := index.LatestTopic(ctx, s.store, s.cfg.IndexPrefix, topic)
+	d, err := s.topicRec.stored(ctx, s.store, s.cfg.IndexPrefix, topic)
 	if err != nil {
 		return nil, storeError(err)
 	}

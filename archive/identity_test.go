@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +47,7 @@ func recreateTopic(t *testing.T, brokers []string, topic string, partitions int3
 }
 
 // runSinkLog runs a sink and returns its summary, error and log.
-func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, error, string) {
+func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, string, error) {
 	t.Helper()
 	var logBuf bytes.Buffer
 	s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
@@ -57,7 +60,7 @@ func runSinkLog(t *testing.T, cfg Config, store s3store.Store) (Summary, error, 
 	if ctx.Err() != nil {
 		t.Fatal("sink did not stop")
 	}
-	return sum, err, logBuf.String()
+	return sum, logBuf.String(), err
 }
 
 // TestRecreatedTopicStops archives a topic, deletes and creates it again
@@ -83,7 +86,7 @@ func TestRecreatedTopicStops(t *testing.T) {
 	produce(t, brokers, "recr", 1, 100, 4)
 	produce(t, brokers, "other", 1, 3, 3)
 	newID := topicIDOf(t, brokers, "recr")
-	sum, err, log := runSinkLog(t, cfg, store)
+	sum, log, err := runSinkLog(t, cfg, store)
 	var re *RecreatedError
 	if !errors.As(err, &re) || re.Topic != "recr" {
 		t.Fatalf("sink error %v, want a *RecreatedError for recr\n%s", err, log)
@@ -190,7 +193,7 @@ func TestRecreatedTopicWithoutIDs(t *testing.T) {
 	before := snapshot(t, store)
 	recreateTopic(t, brokers, "old", 1)
 	produce(t, brokers, "old", 1, 50, 4)
-	_, err, log := runSinkLog(t, cfg, store)
+	_, log, err := runSinkLog(t, cfg, store)
 	var oe *OverwriteError
 	if !errors.As(err, &oe) || oe.Key != "topics/old/partition=0/old+0+0000000000.json" ||
 		!strings.Contains(err.Error(), "without a topic id (an archive written before kafkas3 recorded topic ids") {
@@ -276,7 +279,7 @@ func TestOverwriteRefused(t *testing.T) {
 	before := snapshot(t, store)
 	b := indexConfig(brokers, "col")
 	b.Name, b.GroupID, b.FlushSize = "other", "connect-other", 5
-	_, err, _ := runSinkLog(t, b, store)
+	_, _, err := runSinkLog(t, b, store)
 	var oe *OverwriteError
 	if !errors.As(err, &oe) || oe.Key != "topics/col/partition=0/col+0+0000000000.json" {
 		t.Fatalf("second sink: %v, want an *OverwriteError of col+0+0000000000.json", err)
@@ -313,5 +316,145 @@ func TestReplayOverwriteAllowed(t *testing.T) {
 	runSink(t, cfg, store)
 	if got := snapshot(t, store); !maps.Equal(want, got) {
 		t.Errorf("replay changed the archive")
+	}
+}
+
+// TestRecreatedWhileRunning deletes and creates the topic again while a
+// continuous sink archives it and another topic: the sink stops the
+// recreated topic (logged, returned when it stops) without writing over
+// the archived objects, and goes on archiving the other topic; with
+// new-generation it archives the new topic as generation 2 while running.
+func TestRecreatedWhileRunning(t *testing.T) {
+	for _, newGen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fail", true: "new-generation"}[newGen], func(t *testing.T) {
+			brokers := newCluster(t, 1, "live", "side")
+			produce(t, brokers, "live", 1, 0, 9)
+			cfg := indexConfig(brokers, "live", "side")
+			cfg.Once, cfg.NewGeneration = false, newGen
+			cfg.TopicCheckInterval = 200 * time.Millisecond
+			store := s3store.NewMemory()
+			var logBuf syncBuffer
+			s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { _, err := s.Run(ctx); done <- err }()
+			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "live") == 9 })
+			before := snapshot(t, store)
+
+			recreateTopic(t, brokers, "live", 1)
+			produce(t, brokers, "live", 1, 100, 6)
+			produce(t, brokers, "side", 1, 0, 3)
+			if newGen {
+				waitFor(t, func() bool {
+					_, ok := snapshot(t, store)["topics/generation=2/live/partition=0/live+0+0000000003.json"]
+					return ok
+				})
+			} else {
+				waitFor(t, func() bool { return strings.Contains(logBuf.String(), "archiving of a topic stopped") })
+			}
+			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "side") == 3 })
+			cancel()
+			err = <-done
+			var re *RecreatedError
+			if newGen != (err == nil) || (!newGen && !errors.As(err, &re)) {
+				t.Fatalf("sink returned %v\n%s", err, logBuf.String())
+			}
+			after := snapshot(t, store)
+			for k, v := range before {
+				if strings.HasPrefix(k, "topics/live/") || strings.HasPrefix(k, index.Dir(index.DefaultPrefix)) {
+					if after[k] != v {
+						t.Errorf("object %s changed", k)
+					}
+				}
+			}
+			for k := range after {
+				if _, ok := before[k]; !ok && strings.HasPrefix(k, "topics/live/") {
+					t.Errorf("new object %s in generation 1", k)
+				}
+			}
+		})
+	}
+}
+
+// committedSoft returns group's committed offset of topic's partition 0,
+// or -1 when there is none (yet) or the request fails.
+func committedSoft(brokers []string, group, topic string) int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return -1
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	if err != nil {
+		return -1
+	}
+	if o, ok := offs.Lookup(topic, 0); ok && o.Err == nil {
+		return o.At
+	}
+	return -1
+}
+
+// countingStore counts the listings and reads of a store.
+type countingStore struct {
+	s3store.Store
+	mu     sync.Mutex
+	lists  []string // prefix and after of each listing
+	opened []string
+}
+
+func (c *countingStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	c.mu.Lock()
+	c.opened = append(c.opened, key)
+	c.mu.Unlock()
+	return c.Store.Open(ctx, key)
+}
+
+func (c *countingStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return c.ListAfter(ctx, prefix, "", fn)
+}
+
+func (c *countingStore) ListAfter(ctx context.Context, prefix, after string, fn func(s3store.ObjectInfo) error) error {
+	c.mu.Lock()
+	c.lists = append(c.lists, prefix+" after "+after)
+	c.mu.Unlock()
+	return s3store.ListAfter(ctx, c.Store, prefix, after, fn)
+}
+
+// TestOverwriteCheckCost resumes an archive of 40 objects in 2 partitions:
+// the no-overwrite check lists each partition's index once, after the
+// committed offset, and reads no object.
+func TestOverwriteCheckCost(t *testing.T) {
+	brokers := newCluster(t, 2, "cost")
+	produce(t, brokers, "cost", 2, 0, 60)
+	mem := s3store.NewMemory()
+	cfg := indexConfig(brokers, "cost")
+	runSink(t, cfg, mem)
+	produce(t, brokers, "cost", 2, 60, 6)
+	st := &countingStore{Store: mem}
+	if sum := runSink(t, cfg, st); sum.Records != 12 || sum.Objects != 4 {
+		t.Fatalf("second run %s", sum)
+	}
+	var guard []string
+	for _, l := range st.lists {
+		if strings.HasPrefix(l, index.Dir(cfg.IndexPrefix)) {
+			guard = append(guard, l)
+		}
+	}
+	slices.Sort(guard)
+	want := []string{
+		"_kafkas3/index/cost/0/ after _kafkas3/index/cost/0/00000000000000000060~",
+		"_kafkas3/index/cost/1/ after _kafkas3/index/cost/1/00000000000000000060~",
+	}
+	if !slices.Equal(guard, want) {
+		t.Errorf("index listings %q, want %q", guard, want)
+	}
+	for _, k := range st.opened {
+		if strings.HasPrefix(k, index.Dir(cfg.IndexPrefix)) || strings.HasPrefix(k, "topics/") {
+			t.Errorf("read %s", k)
+		}
 	}
 }

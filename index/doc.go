@@ -134,6 +134,15 @@
 //	{"v":1,"topic":"orders","time_ms":1700000000123,"partitions":3,"replication_factor":2,
 //	 "configs":{"cleanup.policy":"compact","retention.ms":"86400000"}}
 //
+// topic_id (omitted when unknown) is the topic's Kafka id, as Kafka's
+// tools print it (FormatTopicID: URL-safe base64 without padding, 22
+// characters); "generation":n (omitted for 1) numbers the topics of one
+// name the archive holds: a topic deleted and created again is archived as
+// generation n >= 2 under its own roots (GenerationTopicsDir:
+// "<topics.dir>/generation=n"; GenerationPrefix: "<prefix>generation=n/",
+// which holds its index, snapshots and own descriptions). Folders named
+// "generation=n" under topics.dir are never topics (IsGenerationDir).
+//
 // EncodeTopic writes the fields in this order and the configs sorted by
 // key, so the same description gives the same bytes; DecodeTopic refuses
 // unknown fields, a description of another topic or time than its key, and
