@@ -25,7 +25,7 @@ func TestStoppedOnceFinalSnapshot(t *testing.T) {
 	recreateTopic(t, brokers, "recr", 1)
 	produce(t, brokers, "recr", 1, 100, 4)
 	produce(t, brokers, "other", 1, 3, 3)
-	sum, err, log := runSinkLog(t, cfg, store)
+	sum, log, err := runSinkLog(t, cfg, store)
 	var re *RecreatedError
 	if !errors.As(err, &re) {
 		t.Fatalf("sink error %v, want a *RecreatedError\n%s", err, log)
