@@ -97,6 +97,21 @@ func (ids *identities) err() error {
 	return errors.Join(errs...)
 }
 
+// onlyStopped reports whether err is only the stopped topics' errors
+// (identities.err), what a run that otherwise ended cleanly returns.
+func onlyStopped(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if _, ok := e.(*RecreatedError); !ok {
+			return false
+		}
+	}
+	return err != nil
+}
+
 // markSuspect notes that topic's offsets went back (what says how).
 func (ids *identities) markSuspect(topic, what string) {
 	ids.mu.Lock()
@@ -139,6 +154,9 @@ type topicFacts struct {
 	committed map[int32]int64 // the group's committed offsets
 	ends      map[int32]int64 // the high watermarks
 	starts    map[int32]int64 // the log start offsets
+	// startEpochs are the leader epochs ListOffsets gave with starts
+	// (-1 unknown).
+	startEpochs map[int32]int32
 }
 
 // checkIdentity compares each archived topic's Kafka id with the one the
@@ -198,13 +216,13 @@ func (s *Sink) topicFacts(ctx context.Context, adm *kadm.Client, topics []string
 		if !ok || d.Err != nil {
 			continue
 		}
-		f := &topicFacts{id: index.FormatTopicID(d.ID), committed: map[int32]int64{}, ends: map[int32]int64{}, starts: map[int32]int64{}}
+		f := &topicFacts{id: index.FormatTopicID(d.ID), committed: map[int32]int64{}, ends: map[int32]int64{}, starts: map[int32]int64{}, startEpochs: map[int32]int32{}}
 		for p := range d.Partitions {
 			if o, ok := ends.Lookup(t, p); ok && o.Err == nil {
 				f.ends[p] = o.Offset
 			}
 			if o, ok := starts.Lookup(t, p); ok && o.Err == nil {
-				f.starts[p] = o.Offset
+				f.starts[p], f.startEpochs[p] = o.Offset, o.LeaderEpoch
 			}
 			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
 				f.committed[p] = c.At
@@ -371,7 +389,12 @@ func (s *Sink) newGeneration(ctx context.Context, adm *kadm.Client, topic string
 	gen := ti.gen + 1
 	os := kadm.Offsets{}
 	for p, at := range f.starts {
-		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+		// With the start offset's leader epoch, as the consumer's own
+		// commits: franz-go starts a partition committed with epoch -1
+		// at once but validates the others first (KIP-320), and a fetch
+		// sent with the first alone holds the others back for up to
+		// fetch.max.wait (5 s) while it waits for records.
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: f.startEpochs[p]})
 	}
 	resp, err := adm.CommitOffsets(ctx, s.cfg.GroupID, os)
 	if err == nil {
