@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -293,12 +294,7 @@ func (s *Sink) checkTopic(ctx context.Context, adm *kadm.Client, topic string, f
 // end offsets ("" when none does): what a recreated topic or a truncated
 // log shows without ids.
 func wentBack(f *topicFacts) string {
-	ps := make([]int32, 0, len(f.committed))
-	for p := range f.committed {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	for _, p := range ps {
+	for _, p := range partitionsOf(f.committed) {
 		if e, ok := f.ends[p]; ok && f.committed[p] > e {
 			return fmt.Sprintf("the sink's group committed offset %d for partition %d, above the topic's end offset %d", f.committed[p], p, e)
 		}
@@ -324,13 +320,8 @@ func (s *Sink) archivedRange(ctx context.Context, topic string, gen int, f *topi
 	if len(high) == 0 {
 		return "nothing yet"
 	}
-	ps := make([]int32, 0, len(high))
-	for p := range high {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 	var parts []string
-	for _, p := range ps {
+	for _, p := range partitionsOf(high) {
 		parts = append(parts, fmt.Sprintf("partition %d up to offset %d", p, high[p]-1))
 	}
 	return strings.Join(parts, ", ")
@@ -427,13 +418,8 @@ func (s *Sink) newGeneration(ctx context.Context, adm *kadm.Client, topic string
 }
 
 func startsString(m map[int32]int64) string {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 	var parts []string
-	for _, p := range ps {
+	for _, p := range partitionsOf(m) {
 		parts = append(parts, strconv.Itoa(int(p))+":"+strconv.FormatInt(m[p], 10))
 	}
 	return strings.Join(parts, ",")
@@ -519,4 +505,14 @@ func (ids *identities) changed(d *index.Topic) bool {
 	defer ids.mu.Unlock()
 	ti := ids.topics[d.Topic]
 	return ti != nil && ti.stopped == nil && ti.id != "" && d.TopicID != "" && d.TopicID != ti.id
+}
+
+// partitionsOf returns the partitions of m, in increasing order.
+func partitionsOf(m map[int32]int64) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
 }
