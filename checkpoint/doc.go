@@ -3,8 +3,7 @@
 // index.ReadCheckpoint, index.LoadWith): the sink's, every
 // kafkas3.index.checkpoint.interval index objects of a partition and at
 // the end of --once (Write), and those of `kafkas3 index rebuild`, from
-// the log of every writer or, for an archive without any index, from the
-// objects themselves (Rebuild).
+// the log of every writer (Rebuild).
 //
 // A checkpoint is derived data. Write builds writer W's checkpoint of a
 // partition from W's newest checkpoint (streamed, never held) and W's

@@ -24,12 +24,6 @@ const ckptExt = ".jsonl.gz"
 // field. A reader refuses other versions.
 const CheckpointVersion = 1
 
-// RebuildWriter is the writer token of the entries `kafkas3 index rebuild`
-// derives from the objects of an archive without any index (Confluent's
-// connector's): no consumer group's WriterOf is twelve zeros but by a
-// 2^-48 chance, and a checkpoint under it is never overwritten by a sink.
-const RebuildWriter = "000000000000"
-
 // maxCheckpointLine bounds one line of a checkpoint.
 const maxCheckpointLine = 4 << 20
 

@@ -119,7 +119,7 @@
 // rewrites an index object a checkpoint covers. It is derived data: a
 // failure, or a crash before it, leaves the previous checkpoint and a
 // longer tail. `kafkas3 index rebuild` writes the checkpoints of an archive
-// from its log, or from the objects of an archive without an index.
+// from its log (checkpoint.Rebuild).
 //
 // # Reading an archive
 //
