@@ -160,9 +160,12 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		err = s.runSessions(ctx)
 		stopLoop()
 		<-loopDone
-		if err == nil && s.cfg.Once && ctx.Err() == nil {
+		if (err == nil || onlyStopped(err)) && s.cfg.Once && ctx.Err() == nil {
 			// The last snapshot of a --once run comes after its final
-			// commit, so it records the groups where the run left them.
+			// commit, so it records the groups where the run left them;
+			// also when the run fails only for topics whose archiving
+			// was stopped (the snapshotter leaves them out), since the
+			// others were archived to the end.
 			sn.takeLogged(ctx)
 		}
 		return s.tally.summary(start), err
