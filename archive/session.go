@@ -457,7 +457,7 @@ func (ss *session) fail(err error) { ss.cancel(err) }
 // workerDeps is what the session's workers are given.
 func (ss *session) workerDeps() workerDeps {
 	return workerDeps{
-		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, outages: ss.s.deps,
+		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, ckpt: ss.s.ckpt, outages: ss.s.deps,
 		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq,
 		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
