@@ -26,6 +26,9 @@ func (ss *session) committedTo(k tp, offset int64) {
 	if offset > ss.committed[k] {
 		ss.committed[k] = offset
 	}
+	if ss.s.ckpt != nil {
+		ss.s.ckpt.committed(k, offset)
+	}
 	if eo, ok := ss.toCommit[k]; ok && eo.Offset <= ss.committed[k] {
 		delete(ss.toCommit, k)
 	}

@@ -148,6 +148,12 @@ type Config struct {
 	// IndexPrefix: the checksum the store verifies and keeps). SHA-256
 	// costs about 0.7 CPU s per GB written.
 	IndexSHA256 bool
+	// CheckpointInterval is kafkas3.index.checkpoint.interval: with
+	// IndexPrefix, the sink writes a partition's checkpoint
+	// (checkpoint.Write) after this many index objects, once their offsets
+	// are committed, at a partition's first commit of a run when it has no
+	// checkpoint, and at the end of Once. 0 writes none.
+	CheckpointInterval int
 	// TopicCheckInterval is how often a sink without Once describes the
 	// archived topics again (at start always) and records, under
 	// IndexPrefix, each description that changed (index.Topic); zero means

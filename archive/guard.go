@@ -161,8 +161,14 @@ func (w *partitionWriter) checkBytes(entries []index.Entry) error {
 			if !ok || (o.size == ob.Size && o.sameSums(ob)) {
 				continue
 			}
+			why := "without a topic id (an archive written before kafkas3 recorded topic ids, which cannot tell a topic created again from the same one)"
+			if o.topicID != "" {
+				why = "of topic id " + o.topicID + " (this sink does not know the topic's id, so only the same bytes may replace it)"
+			} else if o.writer == "" {
+				why = "in an index object without a writer (an older kafkas3's, which cannot tell whose it is)"
+			}
 			return &OverwriteError{Key: ob.Key,
-				Owner: o.describe(w) + fmt.Sprintf(" in %d bytes with %s, without a topic id (an archive written before kafkas3 recorded topic ids, which cannot tell a topic created again from the same one)", o.size, sumText(o.crc32c, o.sha256)),
+				Owner: o.describe(w) + fmt.Sprintf(" in %d bytes with %s, %s", o.size, sumText(o.crc32c, o.sha256), why),
 				Want:  fmt.Sprintf("offsets %d-%d in %d bytes with %s, other records", e.First(), e.Last(), ob.Size, sumText(ob.CRC32C, ob.SHA256))}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +98,21 @@ func (ids *identities) err() error {
 	return errors.Join(errs...)
 }
 
+// onlyStopped reports whether err is only the stopped topics' errors
+// (identities.err), what a run that otherwise ended cleanly returns.
+func onlyStopped(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if _, ok := e.(*RecreatedError); !ok {
+			return false
+		}
+	}
+	return err != nil
+}
+
 // markSuspect notes that topic's offsets went back (what says how).
 func (ids *identities) markSuspect(topic, what string) {
 	ids.mu.Lock()
@@ -139,6 +155,9 @@ type topicFacts struct {
 	committed map[int32]int64 // the group's committed offsets
 	ends      map[int32]int64 // the high watermarks
 	starts    map[int32]int64 // the log start offsets
+	// startEpochs are the leader epochs ListOffsets gave with starts
+	// (-1 unknown).
+	startEpochs map[int32]int32
 }
 
 // checkIdentity compares each archived topic's Kafka id with the one the
@@ -198,13 +217,13 @@ func (s *Sink) topicFacts(ctx context.Context, adm *kadm.Client, topics []string
 		if !ok || d.Err != nil {
 			continue
 		}
-		f := &topicFacts{id: index.FormatTopicID(d.ID), committed: map[int32]int64{}, ends: map[int32]int64{}, starts: map[int32]int64{}}
+		f := &topicFacts{id: index.FormatTopicID(d.ID), committed: map[int32]int64{}, ends: map[int32]int64{}, starts: map[int32]int64{}, startEpochs: map[int32]int32{}}
 		for p := range d.Partitions {
 			if o, ok := ends.Lookup(t, p); ok && o.Err == nil {
 				f.ends[p] = o.Offset
 			}
 			if o, ok := starts.Lookup(t, p); ok && o.Err == nil {
-				f.starts[p] = o.Offset
+				f.starts[p], f.startEpochs[p] = o.Offset, o.LeaderEpoch
 			}
 			if c, ok := committed.Lookup(t, p); ok && c.Err == nil && c.At >= 0 {
 				f.committed[p] = c.At
@@ -275,12 +294,7 @@ func (s *Sink) checkTopic(ctx context.Context, adm *kadm.Client, topic string, f
 // end offsets ("" when none does): what a recreated topic or a truncated
 // log shows without ids.
 func wentBack(f *topicFacts) string {
-	ps := make([]int32, 0, len(f.committed))
-	for p := range f.committed {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-	for _, p := range ps {
+	for _, p := range partitionsOf(f.committed) {
 		if e, ok := f.ends[p]; ok && f.committed[p] > e {
 			return fmt.Sprintf("the sink's group committed offset %d for partition %d, above the topic's end offset %d", f.committed[p], p, e)
 		}
@@ -306,13 +320,8 @@ func (s *Sink) archivedRange(ctx context.Context, topic string, gen int, f *topi
 	if len(high) == 0 {
 		return "nothing yet"
 	}
-	ps := make([]int32, 0, len(high))
-	for p := range high {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 	var parts []string
-	for _, p := range ps {
+	for _, p := range partitionsOf(high) {
 		parts = append(parts, fmt.Sprintf("partition %d up to offset %d", p, high[p]-1))
 	}
 	return strings.Join(parts, ", ")
@@ -371,7 +380,12 @@ func (s *Sink) newGeneration(ctx context.Context, adm *kadm.Client, topic string
 	gen := ti.gen + 1
 	os := kadm.Offsets{}
 	for p, at := range f.starts {
-		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+		// With the start offset's leader epoch, as the consumer's own
+		// commits: franz-go starts a partition committed with epoch -1
+		// at once but validates the others first (KIP-320), and a fetch
+		// sent with the first alone holds the others back for up to
+		// fetch.max.wait (5 s) while it waits for records.
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: f.startEpochs[p]})
 	}
 	resp, err := adm.CommitOffsets(ctx, s.cfg.GroupID, os)
 	if err == nil {
@@ -404,13 +418,8 @@ func (s *Sink) newGeneration(ctx context.Context, adm *kadm.Client, topic string
 }
 
 func startsString(m map[int32]int64) string {
-	ps := make([]int32, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 	var parts []string
-	for _, p := range ps {
+	for _, p := range partitionsOf(m) {
 		parts = append(parts, strconv.Itoa(int(p))+":"+strconv.FormatInt(m[p], 10))
 	}
 	return strings.Join(parts, ",")
@@ -496,4 +505,14 @@ func (ids *identities) changed(d *index.Topic) bool {
 	defer ids.mu.Unlock()
 	ti := ids.topics[d.Topic]
 	return ti != nil && ti.stopped == nil && ti.id != "" && d.TopicID != "" && d.TopicID != ti.id
+}
+
+// partitionsOf returns the partitions of m, in increasing order.
+func partitionsOf(m map[int32]int64) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
 }

@@ -377,14 +377,7 @@ func TestRecreatedWhileRunning(t *testing.T) {
 			cfg.TopicCheckInterval = 200 * time.Millisecond
 			store := s3store.NewMemory()
 			var logBuf syncBuffer
-			s, err := New(cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { _, err := s.Run(ctx); done <- err }()
+			done, cancel := runInBackground(t, cfg, store, slog.New(slog.NewTextHandler(&logBuf, nil)))
 			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "live") == 9 })
 			before := snapshot(t, store)
 
@@ -401,7 +394,7 @@ func TestRecreatedWhileRunning(t *testing.T) {
 			}
 			waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "side") == 3 })
 			cancel()
-			err = <-done
+			err := <-done
 			var re *RecreatedError
 			if newGen != (err == nil) || (!newGen && !errors.As(err, &re)) {
 				t.Fatalf("sink returned %v\n%s", err, logBuf.String())
@@ -500,4 +493,56 @@ func TestOverwriteCheckCost(t *testing.T) {
 			t.Errorf("read %s", k)
 		}
 	}
+}
+
+// TestRegexTopicAdopted: a topic that starts matching topics.regex while
+// the sink runs gets its identity at its assignment, so its first index
+// entries record its id.
+func TestRegexTopicAdopted(t *testing.T) {
+	brokers := newCluster(t, 1, "rx-a")
+	produce(t, brokers, "rx-a", 1, 0, 3)
+	cfg := indexConfig(brokers)
+	cfg.Topics, cfg.TopicsRegex, cfg.Once = nil, "rx-.*", false
+	cfg.KafkaOpts = []kgo.Opt{kgo.MetadataMaxAge(100 * time.Millisecond), kgo.MetadataMinAge(100 * time.Millisecond)}
+	store := s3store.NewMemory()
+	done, cancel := runInBackground(t, cfg, store, slog.New(slog.DiscardHandler))
+	waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "rx-a") == 3 })
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(t.Context(), 1, 1, nil, "rx-b"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, brokers, "rx-b", 1, 0, 3)
+	waitFor(t, func() bool { return committedSoft(brokers, "connect-test", "rx-b") == 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Load(t.Context(), store, index.DefaultPrefix, []string{"rx-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := topicIDOf(t, brokers, "rx-b")
+	if len(ix.Entries) != 1 || ix.Entries[0].TopicID != id {
+		t.Fatalf("rx-b entries %+v, want one with topic id %s", ix.Entries, id)
+	}
+}
+
+// runInBackground runs a sink of cfg until cancel (or 60 s); done gets
+// Run's error.
+func runInBackground(t *testing.T, cfg Config, store s3store.Store, log *slog.Logger) (<-chan error, context.CancelFunc) {
+	t.Helper()
+	s, err := New(cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { _, err := s.Run(ctx); done <- err }()
+	return done, cancel
 }

@@ -147,14 +147,7 @@ func sameObjects(t *testing.T, before, after map[string]string) {
 func TestSinkLostBeforeArchivingOnce(t *testing.T) {
 	for name, cfg := range lostConfigs(t, nil, "reten") {
 		t.Run(name, func(t *testing.T) {
-			brokers := newCluster(t, 1, "reten")
-			cfg.Brokers = brokers
-			produce(t, brokers, "reten", 1, 0, 20)
-			store := s3store.NewMemory()
-			runSink(t, cfg, store)
-			before := snapshot(t, store)
-			produce(t, brokers, "reten", 1, 20, 80)
-			deleteRecords(t, brokers, "reten", 0, 60)
+			brokers, store, before := retention(t, &cfg)
 
 			obs := newRecordingObserver()
 			cfg.Observer = obs
@@ -193,14 +186,7 @@ func TestSinkLostBeforeArchivingOnce(t *testing.T) {
 func TestSinkLostBeforeArchivingContinuous(t *testing.T) {
 	for name, cfg := range lostConfigs(t, nil, "reten") {
 		t.Run(name, func(t *testing.T) {
-			brokers := newCluster(t, 1, "reten")
-			cfg.Brokers = brokers
-			produce(t, brokers, "reten", 1, 0, 20)
-			store := s3store.NewMemory()
-			runSink(t, cfg, store)
-			before := snapshot(t, store)
-			produce(t, brokers, "reten", 1, 20, 80)
-			deleteRecords(t, brokers, "reten", 0, 60)
+			_, store, before := retention(t, &cfg)
 
 			cfg.Once = false
 			obs := newRecordingObserver()
@@ -481,4 +467,20 @@ func TestLostOfClipsAndJoins(t *testing.T) {
 	if got := lostOf(&index.Entry{From: 40}, nil, 50); got != nil {
 		t.Errorf("no loss: %v, want nil (the field is omitted)", got)
 	}
+}
+
+// retention is the reten scenario up to the loss: 20 records archived by
+// cfg (given a new cluster's brokers), 80 more produced, the log start
+// moved to 60. It returns the brokers, the store and its objects then.
+func retention(t *testing.T, cfg *Config) ([]string, *s3store.Memory, map[string]string) {
+	t.Helper()
+	brokers := newCluster(t, 1, "reten")
+	cfg.Brokers = brokers
+	produce(t, brokers, "reten", 1, 0, 20)
+	store := s3store.NewMemory()
+	runSink(t, *cfg, store)
+	before := snapshot(t, store)
+	produce(t, brokers, "reten", 1, 20, 80)
+	deleteRecords(t, brokers, "reten", 0, 60)
+	return brokers, store, before
 }

@@ -457,7 +457,7 @@ func (ss *session) fail(err error) { ss.cancel(err) }
 // workerDeps is what the session's workers are given.
 func (ss *session) workerDeps() workerDeps {
 	return workerDeps{
-		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, outages: ss.s.deps,
+		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, ckpt: ss.s.ckpt, outages: ss.s.deps,
 		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq,
 		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
@@ -525,12 +525,43 @@ func (ss *session) changedIdentity(ctx context.Context, cl *kgo.Client, assigned
 		if !ok || d.Err != nil {
 			continue
 		}
-		if desc := (&index.Topic{Topic: t, TopicID: index.FormatTopicID(d.ID)}); ss.s.ids.changed(desc) {
+		id := index.FormatTopicID(d.ID)
+		if ss.s.ids.of(t) == nil && !ss.s.adopt(ctx, t, id) {
+			changed = true // a topic first seen now (topics.regex) whose archive names another id
+			continue
+		}
+		if desc := (&index.Topic{Topic: t, TopicID: id}); ss.s.ids.changed(desc) {
 			ss.s.ids.markSuspect(t, "its topic id changed to "+desc.TopicID)
 			changed = true
 		}
 	}
 	return changed
+}
+
+// adopt gives a topic first seen after the session's check (a new match of
+// topics.regex) its identity: the archived one, or id when the archive
+// records none (the next topic check records it). It reports false, marking
+// the topic suspect, when the archive records another id; a store failure
+// leaves the topic to the next session's check.
+func (s *Sink) adopt(ctx context.Context, topic, id string) bool {
+	ti, err := s.archivedIdentity(ctx, topic)
+	if err != nil {
+		s.ids.markSuspect(topic, "its archived identity could not be read: "+err.Error())
+		return false
+	}
+	s.ids.mu.Lock()
+	defer s.ids.mu.Unlock()
+	switch {
+	case ti.id == "":
+		ti.id = id
+	case id != "" && ti.id != id:
+		if s.ids.suspect == nil {
+			s.ids.suspect = map[string]string{}
+		}
+		s.ids.suspect[topic] = "its topic id " + id + " is not the archived " + ti.id
+		return false
+	}
+	return true
 }
 
 func (ss *session) revoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {

@@ -93,6 +93,7 @@ type Sink struct {
 	topicRec topicRecorder
 	ids      identities      // each archived topic's id and generation
 	deps     *outage.Tracker // the dependencies' states, for a run
+	ckpt     *checkpointer   // the index checkpoints of a run; nil when none are written
 }
 
 type tp struct {
@@ -133,6 +134,20 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		limit = cmp.Or(s.cfg.OnceTimeout, DefaultOnceTimeout)
 	}
 	s.deps = outage.NewTracker(s.cfg.Health, limit)
+	if s.cfg.IndexPrefix != "" && s.cfg.CheckpointInterval > 0 {
+		s.ckpt = newCheckpointer(s)
+		loopCtx, stopLoop := context.WithCancel(ctx)
+		loopDone := make(chan struct{})
+		go func() { defer close(loopDone); s.ckpt.loop(loopCtx) }()
+		defer func() {
+			stopLoop()
+			<-loopDone
+			if s.cfg.Once && ctx.Err() == nil {
+				// After the final commit: every committed index object.
+				s.ckpt.flush(ctx)
+			}
+		}()
+	}
 	if s.snapshotsOn() {
 		sn, closeSn, err := s.newSnapshotter()
 		if err != nil {
@@ -145,9 +160,12 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 		err = s.runSessions(ctx)
 		stopLoop()
 		<-loopDone
-		if err == nil && s.cfg.Once && ctx.Err() == nil {
+		if (err == nil || onlyStopped(err)) && s.cfg.Once && ctx.Err() == nil {
 			// The last snapshot of a --once run comes after its final
-			// commit, so it records the groups where the run left them.
+			// commit, so it records the groups where the run left them;
+			// also when the run fails only for topics whose archiving
+			// was stopped (the snapshotter leaves them out), since the
+			// others were archived to the end.
 			sn.takeLogged(ctx)
 		}
 		return s.tally.summary(start), err

@@ -105,6 +105,9 @@ func (w *partitionWriter) finish(r uploadResult) error {
 		if w.onIndex != nil {
 			w.onIndex()
 		}
+		if w.onIndexCommit != nil {
+			w.onIndexCommit(w.cfg.IndexPrefix, w.topic, w.partition, r.up.commit)
+		}
 		w.log.Debug("index object complete", "key", r.up.indexKey, "entries", r.up.entries, "commit", r.up.commit)
 	}
 	w.pending = max(r.up.commit, w.afterUpload)

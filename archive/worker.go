@@ -22,6 +22,8 @@ type workerDeps struct {
 	store s3store.Store
 	log   *slog.Logger
 	tally *tally
+	// ckpt writes the index checkpoints; nil when none are written.
+	ckpt *checkpointer
 	// outages are the run's dependency states.
 	outages *outage.Tracker
 	// ctx is the session's: done when the session ends.
@@ -75,6 +77,9 @@ func newWorker(d workerDeps, k tp, start, target int64) *worker {
 	}
 	w.pw.onNullIgnored = func(offset int64) { d.tally.countSkip(k, offset, skipNull) }
 	w.pw.onIndex = d.tally.indexObject
+	if d.ckpt != nil {
+		w.pw.onIndexCommit = d.ckpt.indexed
+	}
 	w.pw.slots = d.uploads
 	return w
 }

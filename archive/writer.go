@@ -70,6 +70,9 @@ type partitionWriter struct {
 	from        int64         // the current span's first offset; -1 before any record
 	lastEntries []index.Entry // entries of the last index object written; nil if none
 	onIndex     func()        // called after each index object is written; may be nil
+	// onIndexCommit, when set, is called with the index prefix and commit
+	// of each index object written (the checkpointer's indexed).
+	onIndexCommit func(prefix, topic string, p int32, commit int64)
 	// indexWriter names this sink's group in its index keys
 	// (index.WriterOf), so another group's sink into the same bucket
 	// never overwrites them.

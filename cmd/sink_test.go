@@ -299,12 +299,18 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 		t.Errorf("topic descriptions %q, want one of orders", firstDescs)
 	}
 
+	// One index checkpoint per partition, at its last commit (--once's end).
+	ckpts := keysUnder(t, dir, index.CheckpointDir(index.DefaultPrefix))
+	if len(ckpts) != 2 || !strings.Contains(ckpts[0], "/00000000000000000005-") {
+		t.Errorf("checkpoints %q, want one per partition at 5", ckpts)
+	}
+
 	// A second run has nothing new: it writes nothing.
 	r = mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
 	if !strings.Contains(r.out, " records=0 objects=0 ") {
 		t.Errorf("second run summary: %q", r.out)
 	}
-	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex)+len(snaps)+1 || !slices.Equal(descs(), firstDescs) {
+	if got := allKeys(t, dir); len(got) != len(want)+len(wantIndex)+len(snaps)+len(ckpts)+1 || !slices.Equal(descs(), firstDescs) {
 		t.Errorf("second run changed the objects: %q", got)
 	}
 	if got := keysUnder(t, dir, index.SnapshotDir(index.DefaultPrefix)); strings.Join(got, ",") != strings.Join(snaps, ",") {

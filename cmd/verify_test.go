@@ -15,7 +15,9 @@ import (
 
 // verifyArchive archives 20 records of "orders" (2 partitions, flush.size
 // 3: objects at offsets 0, 3, 6 and 9 of each) into a local directory and
-// returns the brokers, the directory and the config file.
+// returns the brokers, the directory and the config file. It writes no
+// index checkpoints: the damage cases damage the index's log, which a
+// checkpoint would stand for (TestVerifyCmdReadsCheckpoints covers them).
 func verifyArchive(t *testing.T) (brokers, dir, cfg string) {
 	t.Helper()
 	ctx := cliContext(t)
@@ -23,7 +25,7 @@ func verifyArchive(t *testing.T) (brokers, dir, cfg string) {
 	produceJSON(t, ctx, brokers, "orders", 2, 20)
 	dir = t.TempDir()
 	cfg = writeFile(t, "sink.yaml", sinkYAML(brokers, dir, "orders", 3))
-	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn", "-p", "kafkas3.index.checkpoint.interval=0")
 	return brokers, dir, cfg
 }
 

@@ -183,14 +183,15 @@ type Keys struct {
 	FilenameOffsetZeroPadWidth IntKey    // filename.offset.zero.pad.width
 
 	// The archive index (kafkas3's own, not Confluent's).
-	Kafkas3IndexEnabled          BoolKey   // kafkas3.index.enabled
-	Kafkas3IndexPrefix           StringKey // kafkas3.index.prefix
-	Kafkas3IndexDigest           ChoiceKey // kafkas3.index.digest
-	OffsetsSnapshotIntervalMs    IntKey    // offsets.snapshot.interval.ms
-	GroupsRegex                  StringKey // groups.regex
-	Kafkas3TopicsCheckIntervalMs IntKey    // kafkas3.topics.check.interval.ms
-	Kafkas3TopicRecreated        ChoiceKey // kafkas3.topic.recreated
-	Kafkas3LogIntervalMs         IntKey    // kafkas3.log.interval.ms
+	Kafkas3IndexEnabled            BoolKey   // kafkas3.index.enabled
+	Kafkas3IndexPrefix             StringKey // kafkas3.index.prefix
+	Kafkas3IndexCheckpointInterval IntKey    // kafkas3.index.checkpoint.interval
+	Kafkas3IndexDigest             ChoiceKey // kafkas3.index.digest
+	OffsetsSnapshotIntervalMs      IntKey    // offsets.snapshot.interval.ms
+	GroupsRegex                    StringKey // groups.regex
+	Kafkas3TopicsCheckIntervalMs   IntKey    // kafkas3.topics.check.interval.ms
+	Kafkas3TopicRecreated          ChoiceKey // kafkas3.topic.recreated
+	Kafkas3LogIntervalMs           IntKey    // kafkas3.log.interval.ms
 
 	// Rotation.
 	FlushSize                IntKey    // flush.size
@@ -496,6 +497,8 @@ func declare(d *declarer) *Keys {
 		Kafkas3IndexDigest: d.choice(Spec{Name: "kafkas3.index.digest", Default: "crc32c", Commands: Sink,
 			Choices: []Choice{{Name: "crc32c"}, {Name: "sha256"}},
 			Doc:     "kafkas3 only: the checksums the archive index gives for each object. crc32c: the CRC32C of the whole object, computed while writing at memory speed; the S3 store sends it with the object (a FULL_OBJECT checksum for multipart uploads), verifies the bytes on receipt and keeps it, so kafkas3 verify proves every object with one HEAD request, without downloading it. sha256: the SHA-256 as well (about 0.5-0.7 CPU seconds per GB written, against 0.035 for the CRC32C), for those who want a cryptographic digest in the index; verify --deep and the source check both. Needs kafkas3.index.enabled."}),
+		Kafkas3IndexCheckpointInterval: d.int(Spec{Name: "kafkas3.index.checkpoint.interval", Default: "100", Min: 0, Max: maxInt32, Commands: Sink,
+			Doc: "kafkas3 only: after every this many index objects of a partition (and at the end of --once, and at a partition's first commit of a run when its writer has no checkpoint yet), once their offsets are committed, write one checkpoint <kafkas3.index.prefix>checkpoints/<topic>/<partition>/<commit, 20 digits>-<writer>.jsonl.gz holding every entry of this sink's index objects up to that commit, so that kafkas3 verify and the source read the newest checkpoint and the index objects after it instead of the whole index. A checkpoint is derived data: a failure to write one is a warning and never delays a commit. 0 writes none (kafkas3 index rebuild can write them later); needs kafkas3.index.enabled."}),
 		OffsetsSnapshotIntervalMs: d.int(Spec{Name: "offsets.snapshot.interval.ms", Default: "60000", Min: 0, Max: maxInt64, Commands: Sink,
 			Doc: "kafkas3 only: every this many milliseconds, and at the end of --once after its final commit, snapshot each archived topic's partition end offsets (last stable offsets) and the committed offsets of every consumer group on it (see groups.regex; never the sink's own group nor kafkas3-restore-* groups), taken together, into <kafkas3.index.prefix>snapshots/<topic>/<wall time ms, 20 digits>-<writer>.json. A snapshot equal to the previous one is not written again. kafkas3 source --restore-groups restores the groups from them. Missing ACLs (DESCRIBE on the groups or the cluster) give one warning; archiving goes on. 0 writes none; needs kafkas3.index.enabled."}),
 		GroupsRegex: d.str(Spec{Name: "groups.regex", Commands: Sink, Allowed: "a regular expression (RE2 syntax)",

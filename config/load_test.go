@@ -41,7 +41,7 @@ func quickStart() *SinkConfig {
 			Keys:               partition.KeyConfig{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10},
 			NullValues:         archive.NullFail,
 			TombstonePartition: "tombstone",
-			IndexPrefix:        "_kafkas3/", TopicCheckInterval: 5 * time.Minute, SnapshotInterval: time.Minute,
+			IndexPrefix:        "_kafkas3/", CheckpointInterval: 100, TopicCheckInterval: 5 * time.Minute, SnapshotInterval: time.Minute,
 			Compatibility: archive.CompatNone,
 			Errors:        archive.ErrorsConfig{Tolerance: archive.ToleranceNone, DLQReplicationFactor: 3},
 		},

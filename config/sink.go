@@ -149,7 +149,8 @@ func (p *valueParser) partFormat(key, name string, value format.Config, keys boo
 }
 
 // sinkIndex reads the archive index keys: with kafkas3.index.enabled the
-// index prefix, the topic check and snapshot intervals and groups.regex.
+// index prefix, the checkpoint, topic check and snapshot intervals and
+// groups.regex.
 func (p *valueParser) sinkIndex(a *archive.Config) {
 	prefix := p.indexPrefix()
 	check := p.millis(p.k.Kafkas3TopicsCheckIntervalMs)
@@ -157,9 +158,11 @@ func (p *valueParser) sinkIndex(a *archive.Config) {
 	groups := p.regex(p.k.GroupsRegex)
 	recreated := p.choice(p.k.Kafkas3TopicRecreated)
 	digest := p.choice(p.k.Kafkas3IndexDigest)
+	checkpoints := int(p.int(p.k.Kafkas3IndexCheckpointInterval))
 	if p.bool(p.k.Kafkas3IndexEnabled) {
 		a.IndexSHA256 = digest == "sha256"
 		a.IndexPrefix, a.TopicCheckInterval = prefix, check
+		a.CheckpointInterval = checkpoints
 		a.NewGeneration = recreated == "new-generation"
 		a.SnapshotInterval, a.GroupsRegex = snapshots, groups
 	}

@@ -98,15 +98,62 @@
 // empty object or a missing final newline. Its errors wrap ErrMalformed and
 // name the index key and line; it never panics (FuzzDecode).
 //
+// # Checkpoints
+//
+// The index objects are the commit log. Checkpoints make it cheap to read,
+// as Delta Lake's _delta_log checkpoints do: writer W's checkpoint of a
+// partition at commit C holds the entries of every index object of W in
+// the partition with a commit at or below C, at
+//
+//	<prefix>checkpoints/<topic>/<partition>/<commit C, 20 digits>-<writer>.jsonl.gz
+//
+// (CheckpointKey, ParseCheckpointKey; "<commit>.jsonl.gz" for the log of
+// an older kafkas3 without writers). Each writer checkpoints only its own
+// log, so two sinks (two groups) never overwrite each other's
+// checkpoints, and C is the commit of W's last index object it covers. It
+// is gzip'd JSON lines (the same entries give the same bytes):
+//
+//	{"checkpoint":1,"topic":"orders","partition":0,"writer":"<12 hex>","commit":1200,"log_objects":240}
+//	<one entry per line, as in an index object, by first offset, key, then commit descending>
+//	{"entries":230,"dropped":10}
+//
+// log_objects counts the index objects covered; the trailer counts the
+// entries and those left out: an entry that only restamps a newer entry of
+// the same key (Restamped: same objects, runs and records, another from,
+// commit or lost) is never needed by a reader and is dropped. Every other
+// entry, superseded or not, is kept (Index.All). ReadCheckpoint refuses
+// anything else, naming the key and line (FuzzReadCheckpoint).
+//
+// The sink writes its checkpoint of a partition (package checkpoint) every
+// kafkas3.index.checkpoint.interval index objects and at the end of
+// --once, once the offsets it covers are committed, so a replay never
+// rewrites an index object a checkpoint covers. It is derived data: a
+// failure, or a crash before it, leaves the previous checkpoint and a
+// longer tail. `kafkas3 index rebuild` writes the checkpoints of an archive
+// from its log (checkpoint.Rebuild).
+//
 // # Reading an archive
 //
-// Load lists the index folder (optionally per topic) and keeps, for every
-// object key, the entry with the highest commit: a replay after a crash
-// rewrites an object under the same key, as a superset, with a higher
-// commit, and that entry supersedes the older one.
-// Index.All keeps every entry read, for readers that match an object to
-// an older entry (a later sink run with a smaller flush.size rewrites a
-// key with fewer records under a lower commit).
+// Load (LoadWith: at most LoadOptions.Concurrency requests at a time)
+// finds the partitions of the log by a skip scan (one listing request per
+// partition: the first key after each partition's folder), then per
+// partition lists its checkpoints and reads each writer's newest, and
+// lists the log after the lowest of their commits (S3 StartAfter),
+// reading each writer's index objects after its own checkpoint. When that
+// listing shows a writer without a checkpoint (or the partition has none),
+// it reads the partition's whole log, as before checkpoints. A writer
+// without a checkpoint whose every index object lies below every other
+// writer's checkpoint is not seen; the sink checkpoints its log at its
+// first commit of a run, and `kafkas3 index rebuild` checkpoints every
+// writer. The result is the one a read of the whole log gives.
+//
+// Load keeps, for every object key, the entry with the highest commit
+// (of two with the same commit, the one of the index object whose key
+// sorts first): a replay after a crash rewrites an object under the same
+// key, as a superset, with a higher commit, and that entry supersedes the
+// older one. Index.All keeps every entry read but restamps, for readers
+// that match an object to an older entry (a later sink run with a smaller
+// flush.size rewrites a key with fewer records under a lower commit).
 //
 // Analyze then gives per topic and partition (Partition): the offsets held
 // (Held, Records), the offsets the sink read or found lost (Consumed), the

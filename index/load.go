@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -15,78 +16,98 @@ type Store interface {
 	Open(ctx context.Context, key string) (io.ReadCloser, error)
 }
 
+// DefaultConcurrency is the number of store requests Load keeps in flight
+// when LoadOptions.Concurrency is 0.
+const DefaultConcurrency = 32
+
+// LoadOptions tunes LoadWith.
+type LoadOptions struct {
+	// Concurrency bounds the store requests (listings and reads) in
+	// flight; 0 means DefaultConcurrency.
+	Concurrency int
+}
+
 // Index is the archive index as read from the store.
 type Index struct {
 	// Entries holds the live entries: for each object key, the entry with
-	// the highest commit. Sorted by topic, partition, first offset, key.
+	// the highest commit (of two with the same commit, the one of the
+	// index object whose key sorts first). Sorted by topic, partition,
+	// first offset, key.
 	Entries []Entry
 	// Superseded counts the entries replaced by one with a higher commit
 	// for the same object key (a replay after a crash, or a later run
-	// writing the same key).
+	// writing the same key): every entry of the log but the live ones,
+	// those a checkpoint left out included.
 	Superseded int
-	// IndexObjects counts the index objects read.
+	// IndexObjects counts the index objects of the log: those read, and
+	// those the checkpoints read stand for.
 	IndexObjects int
-	// All holds every entry read, superseded ones included, sorted like
-	// Entries and, for the same key, by decreasing commit. An object may
+	// Checkpoints counts the checkpoints read.
+	Checkpoints int
+	// All holds every entry of the log, superseded ones included, sorted
+	// like Entries and, for the same key, by decreasing commit, but for
+	// entries that only restamp a newer one (Restamped). An object may
 	// match an older entry than the live one: a later sink run with a
 	// smaller flush.size rewrites a key with fewer records and a lower
 	// commit.
 	All []Entry
 }
 
-// Load lists "<prefix>index/" (or "<prefix>index/<topic>/" for each of
-// topics, when given), decodes every index object and keeps, for each
-// object key, the entry with the highest commit. An object under the
-// folder that is not an index object, or one that does not decode, fails
-// the load (the error names its key and line); so does a store failure.
+// Load is LoadWith with the default options.
 func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index, error) {
-	dirs := []string{Dir(prefix)}
-	if len(topics) > 0 {
-		dirs = dirs[:0]
-		for _, t := range topics {
-			dirs = append(dirs, TopicDir(prefix, t))
-		}
+	return LoadWith(ctx, st, prefix, topics, LoadOptions{})
+}
+
+// LoadWith reads the archive index under prefix (of topics, when given):
+// for each partition, each writer's newest checkpoint and the index
+// objects of the log that no checkpoint covers (see the package doc), at
+// most opt.Concurrency requests at a time. It keeps, for each object key,
+// the entry with the highest commit. An object under the index folder
+// that is not an index object, or an index object or checkpoint that does
+// not decode, fails the load (the error names its key and line, the first
+// such in key order); so does a store failure. The result is the one a
+// read of every index object of the log gives.
+func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions) (*Index, error) {
+	n := opt.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
 	}
-	live := map[string]Entry{}
-	ix := &Index{}
-	for _, d := range dirs {
-		err := st.List(ctx, d, func(info s3store.ObjectInfo) error {
-			rc, err := st.Open(ctx, info.Key)
-			if err != nil {
-				return fmt.Errorf("open index object %q: %w", info.Key, err)
-			}
-			entries, err := Decode(info.Key, rc)
-			rc.Close()
-			if err != nil {
-				return err
-			}
-			ix.IndexObjects++
-			ix.All = append(ix.All, entries...)
-			for _, e := range entries {
-				old, ok := live[e.Key]
-				switch {
-				case !ok:
-					live[e.Key] = e
-				case e.Commit > old.Commit:
-					live[e.Key] = e
-					ix.Superseded++
-				default:
-					ix.Superseded++
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("load the archive index under %q: %w", d, err)
-		}
+	l := &loader{st: st, prefix: prefix, n: n}
+	parts, err := l.discover(ctx, topics)
+	if err != nil {
+		return nil, err
 	}
-	ix.Entries = make([]Entry, 0, len(live))
-	for _, e := range live {
-		ix.Entries = append(ix.Entries, e)
+	var jobs []readJob
+	plans := make([][]readJob, len(parts))
+	err = parallel.Each(ctx, n, len(parts), func(i int) error {
+		js, err := l.plan(ctx, parts[i])
+		plans[i] = js
+		return wrapDir(parts[i].dir, err)
+	})
+	if err != nil {
+		return nil, err
 	}
-	sortAll(ix.Entries)
-	sortAll(ix.All)
-	return ix, nil
+	for _, js := range plans {
+		jobs = append(jobs, js...)
+	}
+	res := make([]readResult, len(jobs))
+	err = parallel.Each(ctx, n, len(jobs), func(i int) error {
+		r, err := l.read(ctx, jobs[i])
+		res[i] = r
+		return wrapDir(jobs[i].dir, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mergeResults(res), nil
+}
+
+// wrapDir names the folder a load failed under.
+func wrapDir(dir string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("load the archive index under %q: %w", dir, err)
 }
 
 // sortAll sorts entries by topic, partition, first offset and key.
@@ -107,4 +128,26 @@ func sortAll(es []Entry) {
 		}
 		return a.Commit > b.Commit
 	})
+}
+
+// LogPartition names one partition of the archive index's log.
+type LogPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// LogPartitions returns the partitions of the log under prefix (of topics,
+// when given) in key order, found as LoadWith finds them: one listing
+// request per partition, not a listing of the log.
+func LogPartitions(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions) ([]LogPartition, error) {
+	l := &loader{st: st, prefix: prefix, n: max(opt.Concurrency, 1)}
+	if opt.Concurrency <= 0 {
+		l.n = DefaultConcurrency
+	}
+	ps, err := l.discover(ctx, topics)
+	out := make([]LogPartition, len(ps))
+	for i, p := range ps {
+		out[i] = LogPartition{Topic: p.topic, Partition: p.part}
+	}
+	return out, err
 }

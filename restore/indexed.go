@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/kafkas3/kafkas3/index"
-	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // BasisIndex: every object of the partition has an archive index entry;
@@ -31,36 +30,24 @@ type archiveIndex struct {
 	parts map[topicPartition]*index.Partition
 }
 
-// loadIndex reads every index object of topics under Config.IndexPrefix.
-// It returns nil when there is no prefix or no entry. An index object that
-// does not decode fails the plan, naming it: the index is what proves the
-// archive, and a damaged one proves nothing.
+// loadIndex reads the archive index of topics under Config.IndexPrefix
+// (index.Load: each partition's checkpoints and the log after them, in
+// parallel). It returns nil when there is no prefix or no entry. An index
+// object or checkpoint that does not decode fails the plan, naming it:
+// the index is what proves the archive, and a damaged one proves nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
+	ix, err := index.Load(ctx, r.store, r.cfg.IndexPrefix, topics)
+	if err != nil {
+		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
+	}
 	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	for _, topic := range topics {
-		dir := index.TopicDir(r.cfg.IndexPrefix, topic)
-		err := r.store.List(ctx, dir, func(info s3store.ObjectInfo) error {
-			rc, err := r.store.Open(ctx, info.Key)
-			if err != nil {
-				return fmt.Errorf("open index object %q: %w", info.Key, err)
-			}
-			entries, err := index.Decode(info.Key, rc)
-			rc.Close()
-			if err != nil {
-				return err
-			}
-			for i := range entries {
-				if r.cfg.Shard.Owns(entries[i].Topic, entries[i].Partition) {
-					ai.byKey[entries[i].Key] = append(ai.byKey[entries[i].Key], &entries[i])
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read the archive index under %q (kafkas3.index.prefix %q): %w", dir, r.cfg.IndexPrefix, err)
+	for i := range ix.All {
+		e := &ix.All[i] // for one key, highest commit first
+		if r.cfg.Shard.Owns(e.Topic, e.Partition) {
+			ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
 		}
 	}
 	if len(ai.byKey) == 0 {

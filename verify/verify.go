@@ -57,13 +57,14 @@ type Config struct {
 	// Progress, when set, is called after each object Deep reads, with
 	// the objects and bytes read so far and the totals.
 	Progress func(done, total int, bytes, totalBytes int64)
-	// Concurrency bounds the requests for stored checksums (HEADs) that
-	// plain verification runs at once; 0 means DefaultConcurrency.
+	// Concurrency bounds the store requests in flight: the index's
+	// listings and reads (index.LoadOptions) and plain verification's
+	// requests for stored checksums (HEADs); 0 means DefaultConcurrency.
 	Concurrency int
 }
 
-// DefaultConcurrency is Config.Concurrency's default.
-const DefaultConcurrency = 32
+// DefaultConcurrency is Config.Concurrency's default, the index loader's.
+const DefaultConcurrency = index.DefaultConcurrency
 
 // Problem is one thing wrong with the archive.
 type Problem struct {
@@ -139,7 +140,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
 	_, rep.StoreChecksums = store.(s3store.Checksummer)
-	ix, err := index.Load(ctx, store, cfg.IndexPrefix, cfg.Topics)
+	ix, err := index.LoadWith(ctx, store, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -61,7 +61,8 @@ const (
 	// and the typed rows (typedRows: Avro and Parquet, with the Avro
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
 	// rows (thousandRows); onlyEnv=many only the 200-partition rows
-	// (manyRows); onlyEnv=restore the load, the bytes and
+	// (manyRows); onlyEnv=scale only the archive of many small objects
+	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, the bytes and
 	// JSON+gzip archives (restoreArchives) and the restore rows in two
 	// rounds between producer baselines (restoreRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
@@ -72,6 +73,14 @@ const (
 // Run it with -benchtime 1x (make bench).
 func BenchmarkKafkas3(b *testing.B) {
 	e := setup(b)
+	if os.Getenv(onlyEnv) == "scale" {
+		e.scaleRows() // only the archive of many small objects behind latency
+		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
+		return
+	}
 	if only := os.Getenv(onlyEnv); only == "thousand" || only == "many" {
 		if only == "many" {
 			e.manyRows(envSize(b, partitionBytesEnv, defaultPartitionBytes)) // only the 200-partition rows
@@ -97,7 +106,7 @@ func BenchmarkKafkas3(b *testing.B) {
 
 	only := os.Getenv(onlyEnv)
 	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" && only != "restore" {
-		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore, many, thousand or unset", onlyEnv, only)
+		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore, many, thousand, scale or unset", onlyEnv, only)
 	}
 	if only == "restore" {
 		e.restoreOnly = true

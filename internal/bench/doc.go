@@ -71,6 +71,13 @@
 // KAFKAS3_BENCH_ONLY=many only the 200-partition rows (the load, their
 // limit baseline, and bytes and JSON+gzip at s3.part.size=5 MiB, with
 // KAFKAS3_BENCH_PARTITION_BYTES per partition).
+// KAFKAS3_BENCH_ONLY=scale runs only issue 19's archive of real size
+// (scaleRows): KAFKAS3_BENCH_SCALE_OBJECTS objects (default 6,000) of 10
+// JSON records of 200 B in 12 partitions, archived straight into the S3
+// server, then `kafkas3 verify`, `kafkas3 source --dry-run` and a restore
+// through a proxy that adds KAFKAS3_BENCH_SCALE_LATENCY (default 20ms) to
+// every request and counts the requests by kind (GET of an object, LIST,
+// HEAD, PUT, POST) and the most in flight at once.
 // KAFKAS3_BENCH_ONLY=restore runs the load, the sink runs that write the
 // bytes and JSON+gzip archives (not profiled), and then two rounds
 // (KAFKAS3_BENCH_RESTORE_ROUNDS sets how many) of a producer baseline

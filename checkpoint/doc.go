@@ -1,0 +1,15 @@
+// Package checkpoint writes the checkpoints of the archive index (the
+// format and the readers are index's: index.CheckpointWriter,
+// index.ReadCheckpoint, index.LoadWith): the sink's, every
+// kafkas3.index.checkpoint.interval index objects of a partition and at
+// the end of --once (Write), and those of `kafkas3 index rebuild`, from
+// the log of every writer (Rebuild).
+//
+// A checkpoint is derived data. Write builds writer W's checkpoint of a
+// partition from W's newest checkpoint (streamed, never held) and W's
+// index objects after it, up to a commit the caller knows is committed,
+// and stores it under the highest commit it covers. A failure, or a crash
+// before it, leaves the previous checkpoint and a longer tail of the log,
+// which readers read: the index stays correct, only slower to read.
+// Writing it again gives the same bytes.
+package checkpoint
