@@ -121,6 +121,18 @@ func (s *observedStore) ListAfter(ctx context.Context, prefix, after string, fn 
 	return err
 }
 
+// StoredCRC32C passes the store's stored checksum on (s3store.Checksummer),
+// or reports none when the store keeps none.
+func (s *observedStore) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
+	cs, ok := s.Store.(s3store.Checksummer)
+	if !ok {
+		return "", false, nil
+	}
+	sum, kept, err := cs.StoredCRC32C(ctx, key)
+	s.report(err)
+	return sum, kept, err
+}
+
 func (s *observedStore) Check(ctx context.Context) error {
 	err := s.Store.Check(ctx)
 	s.report(err)

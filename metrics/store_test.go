@@ -183,3 +183,29 @@ func TestStoreKeepsOptionalInterfaces(t *testing.T) {
 		t.Fatal("the wrapper of a store that cannot tag says it can")
 	}
 }
+
+func TestObservedStorePassesChecksums(t *testing.T) {
+	mem := s3store.NewMemory()
+	w, err := mem.Create(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want, ok, err := mem.StoredCRC32C(t.Context(), "k")
+	if err != nil || !ok {
+		t.Fatalf("memory store: %q %v %v", want, ok, err)
+	}
+	var st s3store.Store = &observedStore{Store: mem}
+	cs, isCS := st.(s3store.Checksummer)
+	if !isCS {
+		t.Fatal("the observed store hides the store's checksums")
+	}
+	if got, ok, err := cs.StoredCRC32C(t.Context(), "k"); got != want || !ok || err != nil {
+		t.Fatalf("observed: %q %v %v, want %q", got, ok, err, want)
+	}
+}
