@@ -58,7 +58,49 @@ type keyOwner struct {
 	topicID     string
 	first, last int64
 	size        int64
+	crc32c      string
 	sha256      string
+}
+
+// needsSHA256 reports whether the object at key may replace only the
+// same bytes (sameBytes) and its owner's entry gives only a SHA-256 (a v1
+// entry): the new object's SHA-256 is then computed too, to compare them.
+func (g *keyGuard) needsSHA256(key string) bool {
+	if g == nil {
+		return false
+	}
+	o, ok := g.sameBytes[key]
+	return ok && o.crc32c == ""
+}
+
+// sameSums reports whether the checksums of o and ob agree, comparing
+// each checksum both give; when they share none, they do not agree.
+func (o keyOwner) sameSums(ob index.Object) bool {
+	compared := false
+	if o.crc32c != "" && ob.CRC32C != "" {
+		if o.crc32c != ob.CRC32C {
+			return false
+		}
+		compared = true
+	}
+	if o.sha256 != "" && ob.SHA256 != "" {
+		if o.sha256 != ob.SHA256 {
+			return false
+		}
+		compared = true
+	}
+	return compared
+}
+
+// sumText prints the checksums of an index object for messages.
+func sumText(crc, sha string) string {
+	switch {
+	case crc != "" && sha != "":
+		return "CRC32C " + crc + " and SHA-256 " + sha
+	case crc != "":
+		return "CRC32C " + crc
+	}
+	return "SHA-256 " + sha
 }
 
 // checkKey returns an *OverwriteError when key, the object of a file
@@ -116,7 +158,7 @@ func (w *partitionWriter) checkBytes(entries []index.Entry) error {
 	for _, e := range entries {
 		for _, ob := range e.Objects {
 			o, ok := w.guard.sameBytes[ob.Key]
-			if !ok || (o.size == ob.Size && o.sha256 == ob.SHA256) {
+			if !ok || (o.size == ob.Size && o.sameSums(ob)) {
 				continue
 			}
 			why := "without a topic id (an archive written before kafkas3 recorded topic ids, which cannot tell a topic created again from the same one)"
@@ -126,8 +168,8 @@ func (w *partitionWriter) checkBytes(entries []index.Entry) error {
 				why = "in an index object without a writer (an older kafkas3's, which cannot tell whose it is)"
 			}
 			return &OverwriteError{Key: ob.Key,
-				Owner: o.describe(w) + fmt.Sprintf(" in %d bytes with SHA-256 %s, %s", o.size, o.sha256, why),
-				Want:  fmt.Sprintf("offsets %d-%d in %d bytes with SHA-256 %s, other records", e.First(), e.Last(), ob.Size, ob.SHA256)}
+				Owner: o.describe(w) + fmt.Sprintf(" in %d bytes with %s, %s", o.size, sumText(o.crc32c, o.sha256), why),
+				Want:  fmt.Sprintf("offsets %d-%d in %d bytes with %s, other records", e.First(), e.Last(), ob.Size, sumText(ob.CRC32C, ob.SHA256))}
 		}
 	}
 	return nil
@@ -177,7 +219,7 @@ func (g *keyGuard) add(ctx context.Context, st s3store.Store, key string) error 
 	for _, e := range entries {
 		for _, o := range e.Objects {
 			g.owners[o.Key] = append(g.owners[o.Key], keyOwner{indexKey: key, writer: ik.Writer, topicID: e.TopicID,
-				first: e.First(), last: e.Last(), size: o.Size, sha256: o.SHA256})
+				first: e.First(), last: e.Last(), size: o.Size, crc32c: o.CRC32C, sha256: o.SHA256})
 		}
 	}
 	return nil

@@ -3,6 +3,8 @@ package archive
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -237,7 +239,8 @@ func TestLegacyArchiveRecordsID(t *testing.T) {
 }
 
 // legacyArchive archives cfg's topic and returns a copy of the archive as
-// an older kafkas3 wrote it: no topic descriptions, no topic ids.
+// an older kafkas3 wrote it: no topic descriptions, no topic ids, v1
+// entries (SHA-256, no CRC32C).
 func legacyArchive(t *testing.T, cfg Config) s3store.Store {
 	t.Helper()
 	objs := snapshot(t, func() s3store.Store { st := s3store.NewMemory(); runSink(t, cfg, st); return st }())
@@ -252,7 +255,12 @@ func legacyArchive(t *testing.T, cfg Config) s3store.Store {
 				t.Fatal(err)
 			}
 			for i := range entries {
-				entries[i].TopicID = ""
+				entries[i].TopicID, entries[i].V = "", index.Version1
+				for j := range entries[i].Objects {
+					o := &entries[i].Objects[j]
+					sum := sha256.Sum256([]byte(objs[o.Key]))
+					o.CRC32C, o.SHA256 = "", hex.EncodeToString(sum[:])
+				}
 			}
 			b, err := index.Encode(entries)
 			if err != nil {
@@ -316,6 +324,41 @@ func TestReplayOverwriteAllowed(t *testing.T) {
 	runSink(t, cfg, store)
 	if got := snapshot(t, store); !maps.Equal(want, got) {
 		t.Errorf("replay changed the archive")
+	}
+}
+
+// TestReplayOverV1Entries replays, with the same group, records that an
+// older kafkas3 archived with v1 entries (SHA-256 only, no topic id): the
+// sink computes the SHA-256 of the objects that replace them, finds the
+// same bytes, and rewrites them unchanged, writing v2 entries.
+func TestReplayOverV1Entries(t *testing.T) {
+	brokers := newCluster(t, 1, "rv1")
+	produce(t, brokers, "rv1", 1, 0, 9)
+	cfg := indexConfig(brokers, "rv1")
+	store := legacyArchive(t, cfg)
+	before := snapshot(t, store)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).DeleteGroup(t.Context(), "connect-test"); err != nil {
+		t.Fatal(err)
+	}
+	if sum := runSink(t, cfg, store); sum.Records != 9 {
+		t.Fatalf("replay archived %d records, want 9", sum.Records)
+	}
+	after := snapshot(t, store)
+	for k, v := range before {
+		if strings.HasPrefix(k, "topics/") && after[k] != v {
+			t.Errorf("object %s changed", k)
+		}
+	}
+	ix := loadIndex(t, store)
+	for _, e := range ix.Entries {
+		if e.V != index.Version || e.Objects[0].SHA256 == "" {
+			t.Errorf("entry %s: v%d sha256 %q; want a v2 entry that kept the SHA-256 it compared", e.Key, e.V, e.Objects[0].SHA256)
+		}
 	}
 }
 

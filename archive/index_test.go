@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
@@ -46,8 +47,10 @@ func loadIndex(t *testing.T, store s3store.Store) *index.Index {
 				continue
 			}
 			sum := sha256.Sum256([]byte(body))
-			if o.Size != int64(len(body)) || o.SHA256 != hex.EncodeToString(sum[:]) {
-				t.Errorf("object %s: index says %d bytes sha256 %s, store has %d bytes sha256 %x", o.Key, o.Size, o.SHA256, len(body), sum)
+			crc := index.FormatCRC32C(crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))
+			if e.V != index.Version || o.Size != int64(len(body)) || o.CRC32C != crc || (o.SHA256 != "" && o.SHA256 != hex.EncodeToString(sum[:])) {
+				t.Errorf("object %s: index v%d says %d bytes crc32c %s sha256 %s, store has %d bytes crc32c %s sha256 %x",
+					o.Key, e.V, o.Size, o.CRC32C, o.SHA256, len(body), crc, sum)
 			}
 			if seen[o.Key] {
 				t.Errorf("object %s is in two live entries", o.Key)
@@ -97,7 +100,7 @@ func TestIndexDescribesEveryObject(t *testing.T) {
 		t.Errorf("summary line %q", sum)
 	}
 	e := ix.Entries[1] // partition 0, second object: offsets 3, 5, 6
-	want := index.Entry{V: 1, Topic: "ix", Partition: 0, Key: "topics/ix/partition=0/ix+0+0000000003.json",
+	want := index.Entry{V: index.Version, Topic: "ix", Partition: 0, Key: "topics/ix/partition=0/ix+0+0000000003.json",
 		Runs: []index.Run{{First: 3, Last: 3}, {First: 5, Last: 6}}, Records: 3, From: 3, Commit: 7,
 		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060, TopicID: topicIDOf(t, brokers, "ix")}
 	got := e
@@ -148,7 +151,7 @@ func TestIndexOffWritesNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shas []string
-	s.OnObject = func(f FileStats) { shas = append(shas, f.SHA256) }
+	s.OnObject = func(f FileStats) { shas = append(shas, f.SHA256+f.CRC32C) }
 	sum, err := s.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -509,4 +512,43 @@ func topicIDOf(t *testing.T, brokers []string, topic string) string {
 		t.Fatalf("topic %s has no id", topic)
 	}
 	return id
+}
+
+// TestIndexDigestSHA256: kafkas3.index.digest=sha256 (IndexSHA256) gives
+// every object's SHA-256 besides its CRC32C (loadIndex checks both
+// against the stored bytes); by default the entries give the CRC32C only.
+func TestIndexDigestSHA256(t *testing.T) {
+	for _, withSHA := range []bool{false, true} {
+		topic := fmt.Sprintf("dg%v", withSHA)
+		brokers := newCluster(t, 1, topic)
+		produce(t, brokers, topic, 1, 0, 7)
+		store := s3store.NewMemory()
+		cfg := indexConfig(brokers, topic)
+		cfg.IndexSHA256 = withSHA
+		s, err := New(cfg, store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stats []FileStats
+		s.OnObject = func(f FileStats) { stats = append(stats, f) }
+		if _, err := s.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ix := loadIndex(t, store)
+		if len(ix.Entries) == 0 || len(stats) == 0 {
+			t.Fatalf("sha256 %v: %d entries, %d objects", withSHA, len(ix.Entries), len(stats))
+		}
+		for _, e := range ix.Entries {
+			for _, o := range e.Objects {
+				if (o.SHA256 != "") != withSHA || o.CRC32C == "" {
+					t.Errorf("sha256 %v: object %s has crc32c %q sha256 %q", withSHA, o.Key, o.CRC32C, o.SHA256)
+				}
+			}
+		}
+		for _, f := range stats {
+			if (f.SHA256 != "") != withSHA || f.CRC32C == "" {
+				t.Errorf("sha256 %v: FileStats %+v", withSHA, f)
+			}
+		}
+	}
 }

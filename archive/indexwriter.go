@@ -44,7 +44,7 @@ func (w *partitionWriter) entry(f *openFile) index.Entry {
 		if f.tombstone && o == f.keys {
 			part = index.PartKeys
 		}
-		e.Objects = append(e.Objects, index.Object{Key: o.key, Part: indexPart(part), Size: o.counter.n, SHA256: o.counter.sum()})
+		e.Objects = append(e.Objects, index.Object{Key: o.key, Part: indexPart(part), Size: o.counter.n, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()})
 	}
 	return e
 }

@@ -176,7 +176,7 @@ func fileStats(f *openFile, o *object) FileStats {
 	if f.tombstone && o == f.keys {
 		part = ""
 	}
-	return FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, SHA256: o.counter.sum()}
+	return FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()}
 }
 
 // abortFiles aborts every object of files.

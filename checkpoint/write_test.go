@@ -17,14 +17,15 @@ import (
 
 const prefix = "_kafkas3/"
 
-const sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+// crc is the CRC32C of "123456789", as S3 prints it.
+const crc = "4waSgw=="
 
 // entry builds a valid value entry of topic/part holding [first, last],
 // read in [from, commit-1], in an object of size bytes.
 func entry(topic string, part int32, key string, first, last, from, commit, size int64) index.Entry {
 	return index.Entry{
 		V: index.Version, Topic: topic, Partition: part, Key: key,
-		Objects: []index.Object{{Key: key, Part: index.PartValue, Size: size, SHA256: sha}},
+		Objects: []index.Object{{Key: key, Part: index.PartValue, Size: size, CRC32C: crc}},
 		Runs:    []index.Run{{First: first, Last: last}}, Records: last - first + 1, From: from, Commit: commit, MinTS: first, MaxTS: last,
 	}
 }

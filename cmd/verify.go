@@ -164,9 +164,15 @@ func writeVerifyText(w io.Writer, rep *verify.Report) error {
 	if rep.IndexObjects == 0 && rep.Unindexed > 0 {
 		fmt.Fprintln(w, "note: no archive index under kafkas3.index.prefix: the archive was written without it (Confluent's connector, kafkas3.index.enabled=false, another prefix), so nothing can be proven")
 	}
-	mode := "listing and sizes"
-	if rep.Deep {
-		mode = fmt.Sprintf("listing, sizes, SHA-256 and decoding of %d objects (%s)", rep.ObjectsRead, formatSize(rep.BytesRead))
+	mode := fmt.Sprintf("listing, sizes and the CRC32C the store keeps of %d objects", rep.ChecksumsCompared)
+	switch {
+	case rep.Deep:
+		mode = fmt.Sprintf("listing, sizes, checksums and decoding of %d objects (%s)", rep.ObjectsRead, formatSize(rep.BytesRead))
+	case !rep.StoreChecksums:
+		mode = "listing and sizes"
+		fmt.Fprintln(w, "note: the store keeps no checksum (a local directory): plain verify compared sizes only; --deep reads every object")
+	case rep.NoChecksum > 0:
+		fmt.Fprintf(w, "note: %d objects had their size compared only: the store keeps no full-object CRC32C of them (a multipart upload by an older kafkas3 or another tool) or their index entry gives none (v1, SHA-256 only); --deep reads every object\n", rep.NoChecksum)
 	}
 	verdict := "clean"
 	if !rep.Clean {

@@ -64,7 +64,7 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 		kinds  []string
 	}{
 		{name: "clean", code: ExitOK, line: "kafkas3 verify: clean; partitions=2 index_objects=8 unindexed=0 checked: listing and sizes"},
-		{name: "clean deep", deep: true, code: ExitOK, line: "kafkas3 verify: clean; partitions=2 index_objects=8 unindexed=0 checked: listing, sizes, SHA-256 and decoding of 8 objects"},
+		{name: "clean deep", deep: true, code: ExitOK, line: "kafkas3 verify: clean; partitions=2 index_objects=8 unindexed=0 checked: listing, sizes, checksums and decoding of 8 objects"},
 		{
 			name:   "deleted object",
 			damage: func(t *testing.T, dir string) { remove(t, dir, p0+"0000000003.json") },
@@ -84,20 +84,21 @@ func TestVerifyCmdFindsEachDamage(t *testing.T) {
 			kinds: []string{verify.KindSize},
 		},
 		{
-			// Plain verify reads no object: a flipped byte that keeps the
-			// size is found by --deep only.
+			// Plain verify reads no object, and a local directory keeps no
+			// checksum: a flipped byte that keeps the size is found by
+			// --deep only, and plain verify says what it could not check.
 			name:   "flipped byte, plain",
 			damage: func(t *testing.T, dir string) { flip(t, dir, p1+"0000000000.json") },
 			code:   ExitOK,
-			line:   "kafkas3 verify: clean;",
+			line:   "note: the store keeps no checksum (a local directory): plain verify compared sizes only; --deep reads every object",
 		},
 		{
 			name:   "flipped byte, deep",
 			damage: func(t *testing.T, dir string) { flip(t, dir, p1+"0000000000.json") },
 			deep:   true,
 			code:   ExitFail,
-			line:   `problem: sha256 orders/1 "` + p1 + `0000000000.json": object's SHA-256 is `,
-			kinds:  []string{verify.KindSHA256},
+			line:   `problem: checksum orders/1 "` + p1 + `0000000000.json": object's CRC32C is `,
+			kinds:  []string{verify.KindChecksum},
 		},
 		{
 			// The rotation at commit 6 is gone, index object and data.

@@ -157,8 +157,10 @@ func (p *valueParser) sinkIndex(a *archive.Config) {
 	snapshots := p.millis(p.k.OffsetsSnapshotIntervalMs)
 	groups := p.regex(p.k.GroupsRegex)
 	recreated := p.choice(p.k.Kafkas3TopicRecreated)
+	digest := p.choice(p.k.Kafkas3IndexDigest)
 	checkpoints := int(p.int(p.k.Kafkas3IndexCheckpointInterval))
 	if p.bool(p.k.Kafkas3IndexEnabled) {
+		a.IndexSHA256 = digest == "sha256"
 		a.IndexPrefix, a.TopicCheckInterval = prefix, check
 		a.CheckpointInterval = checkpoints
 		a.NewGeneration = recreated == "new-generation"

@@ -28,24 +28,35 @@
 // ending in "\n". Field order is fixed, so the same entries always give
 // the same bytes:
 //
-//	{"v":1,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000100.json",
-//	 "objects":[{"key":"topics/orders/partition=0/orders+0+0000000100.json","part":"","size":812,"sha256":"<64 hex>"},
-//	            {"key":"topics/orders/partition=0/orders+0+0000000100.keys.json","part":"keys","size":40,"sha256":"<64 hex>"}],
+//	{"v":2,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000100.json",
+//	 "objects":[{"key":"topics/orders/partition=0/orders+0+0000000100.json","part":"","size":812,"crc32c":"4waSgw=="},
+//	            {"key":"topics/orders/partition=0/orders+0+0000000100.keys.json","part":"keys","size":40,"crc32c":"yZRlqg=="}],
 //	 "runs":[[100,101],[103,103]],"records":3,"from":60,"commit":104,
 //	 "min_ts":1700000000000,"max_ts":1700000000500,"envelope":false,"tombstone":false,
 //	 "topic_id":"Xx8j3oKnRKmqfMBhpbXWSg","lost":[[60,99]]}
 //
 // The fields:
 //
-//   - v: Version (1). A reader refuses another version.
+//   - v: the entry's version: Version2 (what the sink writes, Version) or
+//     Version1 (entries written before checksums the store keeps). A
+//     reader refuses another version. The versions differ only in the
+//     objects' checksums.
 //   - topic, partition: the Kafka topic and partition.
 //   - key: the value object's key; for a tombstone object
 //     (behavior.on.null.values=write, "tombstone":true) the key of its
 //     keys-only object.
 //   - objects: every object of the entry: the value object (part ""), and
 //     the parallel "keys" and "headers" objects of store.kafka.keys and
-//     store.kafka.headers, each with its size in bytes and the SHA-256 of
-//     its bytes (lower case hex). A tombstone entry has no "" object.
+//     store.kafka.headers, each with its size in bytes and checksums of
+//     its bytes: "crc32c", the CRC32C (Castagnoli) of the whole object as
+//     S3 prints it (FormatCRC32C: base64 of the 4 big-endian bytes;
+//     ParseCRC32C refuses any other spelling), required in v2 and absent
+//     in v1: the checksum the sink sends with the object (S3 FULL_OBJECT
+//     for multipart uploads), which the store checks on receipt and
+//     keeps; and "sha256", the SHA-256 (lower case hex), required in v1
+//     and in v2 present only with kafkas3.index.digest=sha256 (or when the
+//     object replaced one that a v1 entry describes by its SHA-256 alone).
+//     Encode omits an empty one. A tombstone entry has no "" object.
 //   - runs: the Kafka offsets the objects hold, as inclusive [first,last]
 //     runs in increasing order, disjoint and not touching: record i of
 //     each object has the i-th offset of the runs (Entry.Offset). Offsets

@@ -1,14 +1,25 @@
 package index
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 )
 
-// Version is the value of every entry's "v" field. A reader refuses other
-// versions rather than guess what a newer writer meant.
-const Version = 1
+// Entry versions, the values of an entry's "v" field. A reader refuses
+// other versions rather than guess what a newer writer meant.
+const (
+	// Version1 entries give each object's SHA-256 ("sha256", required).
+	Version1 = 1
+	// Version2 entries give each object's full-object CRC32C ("crc32c",
+	// required), the checksum the store verified on receipt, and its
+	// SHA-256 only when the sink computed one (kafkas3.index.digest).
+	Version2 = 2
+	// Version is what the sink writes.
+	Version = Version2
+)
 
 // Object parts: the value object, and the parallel objects that Confluent's
 // store.kafka.keys and store.kafka.headers write next to it.
@@ -63,13 +74,33 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 }
 
 // Object is one stored object of an entry: its key, which part of the
-// entry it holds, its size in bytes and the SHA-256 of its bytes (lower
-// case hex).
+// entry it holds, its size in bytes and the checksums of its bytes.
 type Object struct {
-	Key    string `json:"key"`
-	Part   string `json:"part"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Key  string `json:"key"`
+	Part string `json:"part"`
+	Size int64  `json:"size"`
+	// CRC32C is the CRC32C (Castagnoli) of the whole object as S3 prints
+	// it (FormatCRC32C): required in v2 entries, absent in v1 ones.
+	CRC32C string `json:"crc32c,omitempty"`
+	// SHA256 is the SHA-256 of the object, lower case hex: required in v1
+	// entries, optional in v2 ones (kafkas3.index.digest=sha256).
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// FormatCRC32C prints a CRC32C as S3 does (x-amz-checksum-crc32c): the
+// standard base64 of its 4 big-endian bytes.
+func FormatCRC32C(crc uint32) string {
+	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc))
+}
+
+// ParseCRC32C reads a CRC32C printed by FormatCRC32C, refusing any other
+// spelling of it.
+func ParseCRC32C(s string) (uint32, error) {
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || len(b) != 4 || FormatCRC32C(binary.BigEndian.Uint32(b)) != s {
+		return 0, fmt.Errorf("%q is not the base64 of 4 bytes", s)
+	}
+	return binary.BigEndian.Uint32(b), nil
 }
 
 // Entry describes one committed value object (or tombstone object) with
@@ -131,8 +162,8 @@ func (e *Entry) Part(part string) *Object {
 // Validate checks the entry's own consistency (see the package doc for the
 // rules). Its error names the field.
 func (e *Entry) Validate() error {
-	if e.V != Version {
-		return fmt.Errorf("v is %d, this reader knows %d", e.V, Version)
+	if e.V != Version1 && e.V != Version2 {
+		return fmt.Errorf("v is %d, this reader knows %d and %d", e.V, Version1, Version2)
 	}
 	if err := validTopic(e.Topic); err != nil {
 		return fmt.Errorf("topic: %w", err)
@@ -163,8 +194,8 @@ func (e *Entry) Validate() error {
 		if o.Size < 0 {
 			return fmt.Errorf("objects[%d]: size %d is negative", i, o.Size)
 		}
-		if !validSHA256(o.SHA256) {
-			return fmt.Errorf("objects[%d]: sha256 %q is not 64 lower case hex digits", i, o.SHA256)
+		if err := e.validateSums(o); err != nil {
+			return fmt.Errorf("objects[%d]: %w", i, err)
 		}
 	}
 	main := PartValue
@@ -209,6 +240,29 @@ func (e *Entry) Validate() error {
 		}
 	}
 	return e.validateLost()
+}
+
+// validateSums checks an object's checksums for the entry's version: v1
+// has a SHA-256 and no CRC32C, v2 a CRC32C and maybe a SHA-256.
+func (e *Entry) validateSums(o Object) error {
+	if e.V == Version1 && o.CRC32C != "" {
+		return fmt.Errorf("crc32c %q in a v%d entry (v%d has sha256 only)", o.CRC32C, Version1, Version1)
+	}
+	if e.V == Version2 {
+		if o.CRC32C == "" {
+			return errors.New("crc32c is missing")
+		}
+		if _, err := ParseCRC32C(o.CRC32C); err != nil {
+			return fmt.Errorf("crc32c: %w", err)
+		}
+		if o.SHA256 == "" {
+			return nil
+		}
+	}
+	if !validSHA256(o.SHA256) {
+		return fmt.Errorf("sha256 %q is not 64 lower case hex digits", o.SHA256)
+	}
+	return nil
 }
 
 // validateLost checks that the lost runs lie in [From, Commit-1], in

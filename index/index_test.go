@@ -16,6 +16,9 @@ import (
 
 const sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+// crc is the CRC32C of "123456789" (0xe3069283), as S3 prints it.
+const crc = "4waSgw=="
+
 // entry builds a valid value entry of orders/0 holding runs, read in
 // [from, commit-1].
 func entry(key string, from, commit int64, runs ...Run) Entry {
@@ -25,7 +28,7 @@ func entry(key string, from, commit int64, runs ...Run) Entry {
 	}
 	return Entry{
 		V: Version, Topic: "orders", Partition: 0, Key: key,
-		Objects: []Object{{Key: key, Part: PartValue, Size: 10, SHA256: sha}},
+		Objects: []Object{{Key: key, Part: PartValue, Size: 10, CRC32C: crc}},
 		Runs:    runs, Records: n, From: from, Commit: commit, MinTS: 1, MaxTS: 2,
 	}
 }
@@ -108,7 +111,7 @@ func TestEncodeDeterministicAndRoundTrip(t *testing.T) {
 	a := entry("topics/orders/partition=0/orders+0+0000000000.json", 0, 10, Run{0, 4})
 	b := entry("topics/orders/partition=1x/orders+0+0000000005.json", 0, 10, Run{5, 9})
 	b.Tombstone = true
-	b.Objects = []Object{{Key: b.Key, Part: PartKeys, Size: 3, SHA256: sha}, {Key: "h", Part: PartHeaders, Size: 0, SHA256: sha}}
+	b.Objects = []Object{{Key: b.Key, Part: PartKeys, Size: 3, CRC32C: crc, SHA256: sha}, {Key: "h", Part: PartHeaders, Size: 0, CRC32C: "AAAAAA=="}}
 	b.Envelope = true
 	x, err := Encode([]Entry{b, a})
 	if err != nil {
@@ -121,8 +124,8 @@ func TestEncodeDeterministicAndRoundTrip(t *testing.T) {
 	if !bytes.Equal(x, y) {
 		t.Fatalf("Encode depends on the input order:\n%s\n%s", x, y)
 	}
-	wantLine := `{"v":1,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000000.json",` +
-		`"objects":[{"key":"topics/orders/partition=0/orders+0+0000000000.json","part":"","size":10,"sha256":"` + sha + `"}],` +
+	wantLine := `{"v":2,"topic":"orders","partition":0,"key":"topics/orders/partition=0/orders+0+0000000000.json",` +
+		`"objects":[{"key":"topics/orders/partition=0/orders+0+0000000000.json","part":"","size":10,"crc32c":"` + crc + `"}],` +
 		`"runs":[[0,4]],"records":5,"from":0,"commit":10,"min_ts":1,"max_ts":2,"envelope":false,"tombstone":false}` + "\n"
 	if !strings.HasPrefix(string(x), wantLine) {
 		t.Fatalf("first line:\n%s\nwant\n%s", x, wantLine)
@@ -168,19 +171,26 @@ func TestDecodeRejects(t *testing.T) {
 		{"no newline", line, 1, "newline"},
 		{"blank line", string(good) + "\n", 2, "is empty"},
 		{"not json", "{\n", 1, ""},
-		{"unknown field", repl(`"v":1,`, `"v":1,"extra":1,`), 1, "extra"},
+		{"unknown field", repl(`"v":2,`, `"v":2,"extra":1,`), 1, "extra"},
 		{"trailing data", line + " {}\n", 1, "after the entry"},
-		{"version", repl(`"v":1`, `"v":2`), 1, "v is 2"},
+		{"version", repl(`"v":2`, `"v":3`), 1, "v is 3"},
+		{"v0", repl(`"v":2`, `"v":0`), 1, "v is 0"},
 		{"bad topic", repl(`"topic":"orders"`, `"topic":"a b"`), 1, "topic"},
 		{"other topic", repl(`"topic":"orders"`, `"topic":"other"`), 1, "other"},
 		{"other partition", repl(`"partition":0`, `"partition":1`), 1, "partition 1"},
 		{"other commit", repl(`"commit":10`, `"commit":11`), 1, "commit 11"},
 		{"negative partition", repl(`"partition":0`, `"partition":-1`), 1, "negative"},
 		{"no key", repl(`"key":"k","objects"`, `"key":"","objects"`), 1, "key is empty"},
-		{"no objects", repl(`"objects":[{"key":"k","part":"","size":10,"sha256":"`+sha+`"}]`, `"objects":[]`), 1, "objects is empty"},
+		{"no objects", repl(`"objects":[{"key":"k","part":"","size":10,"crc32c":"`+crc+`"}]`, `"objects":[]`), 1, "objects is empty"},
 		{"bad part", repl(`"part":""`, `"part":"value"`), 1, "part"},
-		{"bad sha", repl(sha, "E3"+sha[2:]), 1, "sha256"},
-		{"short sha", repl(sha, sha[:10]), 1, "sha256"},
+		{"no crc32c", repl(`,"crc32c":"`+crc+`"`, ``), 1, "crc32c is missing"},
+		{"empty crc32c", repl(crc, ``), 1, "crc32c is missing"},
+		{"crc32c not base64", repl(crc, "4waSg*=="), 1, "crc32c"},
+		{"crc32c of 3 bytes", repl(crc, "4waS"), 1, "crc32c"},
+		{"crc32c of 5 bytes", repl(crc, "4waSgwA="), 1, "crc32c"},
+		{"crc32c unpadded", repl(crc, "4waSgw"), 1, "crc32c"},
+		{"crc32c non-canonical", repl(crc, "4waSgx=="), 1, "crc32c"},
+		{"bad optional sha", repl(`"crc32c":"`+crc+`"`, `"crc32c":"`+crc+`","sha256":"E3`+sha[2:]+`"`), 1, "sha256"},
 		{"negative size", repl(`"size":10`, `"size":-1`), 1, "negative"},
 		{"value key differs", repl(`{"key":"k","part"`, `{"key":"j","part"`), 1, "entry's key"},
 		{"tombstone with value", repl(`"tombstone":false`, `"tombstone":true`), 1, "tombstone"},
@@ -209,6 +219,56 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	if _, err := Decode("topics/orders/x.jsonl", bytes.NewReader(good)); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Decode with a non-index key = %v, want ErrMalformed", err)
+	}
+}
+
+// v1Line is a v1 entry as kafkas3 wrote it before v2: SHA-256 only.
+const v1Line = `{"v":1,"topic":"orders","partition":0,"key":"k",` +
+	`"objects":[{"key":"k","part":"","size":10,"sha256":"` + sha + `"}],` +
+	`"runs":[[0,4]],"records":5,"from":0,"commit":10,"min_ts":1,"max_ts":2,"envelope":false,"tombstone":false}`
+
+// TestDecodeV1: entries written before v2 (SHA-256, no CRC32C) still
+// decode, re-encode to the same bytes, and are checked by v1's rules.
+func TestDecodeV1(t *testing.T) {
+	key := Key("_kafkas3/", "orders", 0, 10, "")
+	es, err := Decode(key, strings.NewReader(v1Line+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].V != Version1 || es[0].Objects[0].SHA256 != sha || es[0].Objects[0].CRC32C != "" {
+		t.Fatalf("decoded %+v", es[0])
+	}
+	b, err := Encode(es)
+	if err != nil || string(b) != v1Line+"\n" {
+		t.Fatalf("Encode(Decode(v1)) = %q, %v; want the same bytes", b, err)
+	}
+	repl := func(old, new string) string { return strings.Replace(v1Line, old, new, 1) + "\n" }
+	for _, tc := range []struct{ name, data, want string }{
+		{"no sha", repl(`,"sha256":"`+sha+`"`, ``), "sha256"},
+		{"bad sha", repl(sha, "E3"+sha[2:]), "sha256"},
+		{"short sha", repl(sha, sha[:10]), "sha256"},
+		{"crc32c in v1", repl(`"size":10,`, `"size":10,"crc32c":"`+crc+`",`), "crc32c"},
+	} {
+		_, err := Decode(key, strings.NewReader(tc.data))
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Decode = %v, want ErrMalformed naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestCRC32CText: FormatCRC32C prints what S3 prints, and ParseCRC32C
+// reads exactly that back.
+func TestCRC32CText(t *testing.T) {
+	if got := FormatCRC32C(0xe3069283); got != crc {
+		t.Fatalf("FormatCRC32C = %q, want %q", got, crc)
+	}
+	if v, err := ParseCRC32C(crc); err != nil || v != 0xe3069283 {
+		t.Fatalf("ParseCRC32C = %x, %v", v, err)
+	}
+	for _, bad := range []string{"", "4waSgw", "4waSgx==", "4waSgw=", "AAAAAAA=", "====", " 4waSgw=="} {
+		if _, err := ParseCRC32C(bad); err == nil {
+			t.Errorf("ParseCRC32C(%q) accepted", bad)
+		}
 	}
 }
 
@@ -395,6 +455,12 @@ func TestAnalyzeGroupsPartitions(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	good, _ := Encode([]Entry{entry("k", 0, 10, Run{0, 4}, Run{6, 9})})
 	f.Add(good)
+	f.Add([]byte(v1Line + "\n"))
+	sha2 := entry("k", 0, 10, Run{0, 4})
+	sha2.Objects[0].SHA256 = sha
+	if b, err := Encode([]Entry{sha2}); err == nil {
+		f.Add(b)
+	}
 	f.Add([]byte("{}\n"))
 	f.Add([]byte(`{"runs":[[1,2],[3]]}` + "\n"))
 	key := Key("_kafkas3/", "orders", 0, 10, "")
@@ -450,9 +516,9 @@ func TestSubtract(t *testing.T) {
 }
 
 func TestAnalyzeLost(t *testing.T) {
-	a := Entry{V: Version, Topic: "t", Partition: 0, Key: "a", Objects: []Object{{Key: "a", Size: 1, SHA256: strings.Repeat("0", 64)}},
+	a := Entry{V: Version, Topic: "t", Partition: 0, Key: "a", Objects: []Object{{Key: "a", Size: 1, CRC32C: crc}},
 		Runs: []Run{{0, 19}}, Records: 20, From: 0, Commit: 20}
-	b := Entry{V: Version, Topic: "t", Partition: 0, Key: "b", Objects: []Object{{Key: "b", Size: 1, SHA256: strings.Repeat("0", 64)}},
+	b := Entry{V: Version, Topic: "t", Partition: 0, Key: "b", Objects: []Object{{Key: "b", Size: 1, CRC32C: crc}},
 		Runs: []Run{{60, 69}}, Records: 10, From: 20, Commit: 70, Lost: []Run{{20, 59}}, TopicID: FormatTopicID([16]byte{1, 2})}
 	for _, e := range []Entry{a, b} {
 		if err := e.Validate(); err != nil {

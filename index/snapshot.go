@@ -37,6 +37,9 @@ type Snapshot struct {
 // snapshotDir is the folder under the prefix that holds the snapshots.
 const snapshotDir = "snapshots/"
 
+// SnapshotVersion is the value of a snapshot's "v" field.
+const SnapshotVersion = 1
+
 // snapshotExt ends every snapshot key.
 const snapshotExt = ".json"
 
@@ -156,7 +159,7 @@ func EncodeSnapshot(s *Snapshot) ([]byte, error) {
 	}
 	b := make([]byte, 0, 128)
 	b = append(b, `{"v":`...)
-	b = strconv.AppendInt(b, Version, 10)
+	b = strconv.AppendInt(b, SnapshotVersion, 10)
 	b = append(b, `,"topic":`...)
 	b = appendJSONString(b, s.Topic)
 	b = append(b, `,"time_ms":`...)
@@ -200,7 +203,7 @@ const MaxSnapshotSize = 64 << 20
 
 // DecodeSnapshot reads the snapshot object stored at key (a snapshot key,
 // see ParseSnapshotKey). It takes one JSON object with exactly the fields
-// v (Version), topic, time_ms, end_offsets and groups, each once, no
+// v (SnapshotVersion), topic, time_ms, end_offsets and groups, each once, no
 // other field, no repeated partition or group, integer offsets, topic and
 // time_ms equal to the key's, and the rules of Snapshot.Validate;
 // whitespace is free. The error wraps ErrMalformed and names the key and
@@ -362,8 +365,8 @@ func (d *snapDecoder) snapshot() (*Snapshot, error) {
 		case "v":
 			hasV = true
 			var v int64
-			if v, err = d.integer("v"); err == nil && v != Version {
-				err = d.errHere("version %d, this reader knows %d", v, Version)
+			if v, err = d.integer("v"); err == nil && v != SnapshotVersion {
+				err = d.errHere("version %d, this reader knows %d", v, SnapshotVersion)
 			}
 		case "topic":
 			hasTopic = true

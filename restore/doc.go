@@ -87,8 +87,11 @@
 // (a bytes value containing the separator shows up so), or its offsets do
 // not increase. With the archive index (package index, loaded from
 // Config.IndexPrefix for the chosen topics; the entry with the highest
-// commit is live) the object's listed size, SHA-256 (and its twins'),
-// record count and carried offsets must also match its live entry, and an
+// commit is live) the object's listed size, checksums (and its twins':
+// the CRC32C of v2 entries, the SHA-256 of v1 entries and of v2 entries
+// that give one; the SHA-256 is computed only for objects whose entries
+// have one, Object.sha256), record count and carried offsets must also
+// match its live entry, and an
 // entry whose object is not listed is a damaged (missing) object.
 //
 // Each object's records then have source offsets: the index entry's runs
@@ -129,7 +132,9 @@
 // To produce an object, loadObject reads it completely again, into a
 // recordBuffer (up to Config.SpillBytes of decoded records in memory, the
 // rest in an unlinked temporary file in Config.TempDir), and checks that
-// its record count and SHA-256 are the proof's. Only then is its first
+// its record count and its checksums, and those of its .keys and .headers
+// twins, are the proof's (sameAsProved; an error names the object or twin
+// that changed). Only then is its first
 // record produced; an object that changed or broke in between stops the
 // restore with nothing of it produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last

@@ -70,6 +70,11 @@ type archive struct {
 	store *s3store.Memory
 	keys  partition.KeyConfig
 	f     format.Format
+	// digest is what the index entries writeIndex writes give: "" the
+	// CRC32C (v2, as the sink writes by default), "sha256" the CRC32C and
+	// the SHA-256 (v2, kafkas3.index.digest=sha256), "v1" the SHA-256 in a
+	// v1 entry (an older kafkas3's).
+	digest string
 }
 
 func newArchive(t *testing.T, f format.Format) *archive {

@@ -168,23 +168,27 @@ func checkListing(o *Object, e *index.Entry) error {
 	return nil
 }
 
-// checkEntry compares what reading o proved with its index entry: SHA-256
-// of every object, record count, and the offsets when the records carry
-// them.
+// checkEntry compares what reading o proved with its index entry: the
+// checksums of every object (CRC32C and SHA-256, each the entry gives),
+// record count, and the offsets when the records carry them.
 func checkEntry(o *Object, p objectProof, e *index.Entry) error {
 	main := index.PartValue
 	if o.Tombstone {
 		main = index.PartKeys
 	}
 	for _, c := range []struct {
-		part, got string
-	}{{main, p.sha256}, {index.PartKeys, p.keysSHA256}, {index.PartHeaders, p.headersSHA256}} {
+		part string
+		got  digest
+	}{{main, p.sums}, {index.PartKeys, p.keysSums}, {index.PartHeaders, p.headersSums}} {
 		want := e.Part(c.part)
-		if want == nil || c.got == "" {
+		if want == nil || c.got == (digest{}) {
 			continue
 		}
-		if want.SHA256 != c.got {
-			return fmt.Errorf("%w: %q has SHA-256 %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, c.got, want.SHA256, e.Commit)
+		if want.CRC32C != "" && want.CRC32C != c.got.crc32c {
+			return fmt.Errorf("%w: %q has CRC32C %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, c.got.crc32c, want.CRC32C, e.Commit)
+		}
+		if want.SHA256 != "" && want.SHA256 != c.got.sha256 {
+			return fmt.Errorf("%w: %q has SHA-256 %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, c.got.sha256, want.SHA256, e.Commit)
 		}
 	}
 	if p.records != e.Records {

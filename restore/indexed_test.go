@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"strings"
 	"testing"
@@ -64,7 +65,22 @@ func (a *archive) describe(key string) index.Object {
 		a.t.Fatal(err)
 	}
 	sum := sha256.Sum256(b)
-	return index.Object{Key: key, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}
+	o := index.Object{Key: key, Size: int64(len(b)), CRC32C: index.FormatCRC32C(crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))}
+	switch a.digest {
+	case "sha256":
+		o.SHA256 = hex.EncodeToString(sum[:])
+	case "v1":
+		o.CRC32C, o.SHA256 = "", hex.EncodeToString(sum[:])
+	}
+	return o
+}
+
+// version is the entry version of a.digest.
+func (a *archive) version() int {
+	if a.digest == "v1" {
+		return index.Version1
+	}
+	return index.Version
 }
 
 // writeIndex writes one index object of topic/p with commit, one entry per
@@ -74,7 +90,7 @@ func (a *archive) writeIndex(topic string, p int32, commit int64, objs ...indexe
 	var entries []index.Entry
 	for _, o := range objs {
 		main := a.describe(o.key)
-		e := index.Entry{V: index.Version, Topic: topic, Partition: p, Key: o.key, Objects: []index.Object{main},
+		e := index.Entry{V: a.version(), Topic: topic, Partition: p, Key: o.key, Objects: []index.Object{main},
 			Runs: o.runs, From: o.from, Commit: commit}
 		for _, r := range o.runs {
 			e.Records += r.Len()
@@ -174,24 +190,29 @@ func TestIndexedRestoreAcrossFoldersAndOverlaps(t *testing.T) {
 }
 
 // TestIndexedDamageAndGaps: with an index, an object whose bytes differ
-// (one flipped byte in a plain JSON object: only the SHA-256 can tell), an
+// (one flipped byte in a plain JSON object: only the checksum can tell,
+// whichever the entries give: CRC32C, both, a v1 entry's SHA-256), an
 // object deleted from the store, and offsets no index entry accounts for
 // each stop the run before anything is produced; with AllowGaps the rest
 // is restored and every gap reported, naming the object.
 func TestIndexedDamageAndGaps(t *testing.T) {
+	flip := func(a *archive, keys []string) {
+		a.damage(keys[1], func(b []byte) []byte { b[3] ^= 0x01; return b }) // "v-5" becomes "v-4"...
+	}
 	for _, tc := range []struct {
 		name    string
+		digest  string
 		setup   func(a *archive, keys []string)
 		gap     Gap
 		wantErr error
 	}{
-		{"flipped byte", func(a *archive, keys []string) {
-			a.damage(keys[1], func(b []byte) []byte { b[3] ^= 0x01; return b }) // "v-5" becomes "v-4"...
-		}, Gap{First: 5, Last: 9}, ErrDamagedObject},
-		{"deleted object", func(a *archive, keys []string) {
+		{"flipped byte", "", flip, Gap{First: 5, Last: 9}, ErrDamagedObject},
+		{"flipped byte, sha256", "sha256", flip, Gap{First: 5, Last: 9}, ErrDamagedObject},
+		{"flipped byte, v1", "v1", flip, Gap{First: 5, Last: 9}, ErrDamagedObject},
+		{"deleted object", "", func(a *archive, keys []string) {
 			a.delete(keys[1])
 		}, Gap{First: 5, Last: 9}, ErrDamagedObject},
-		{"deleted index object", func(a *archive, keys []string) {
+		{"deleted index object", "", func(a *archive, keys []string) {
 			a.delete(index.Key(index.DefaultPrefix, "src", 0, 10, ""))
 			a.delete(keys[1])
 		}, Gap{First: 5, Last: 9, Unaccounted: true}, ErrGaps},
@@ -199,6 +220,7 @@ func TestIndexedDamageAndGaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			brokers := newCluster(t, 1)
 			a := newArchive(t, format.NewJSON())
+			a.digest = tc.digest
 			var keys []string
 			for i, start := range []int{0, 5, 10} {
 				keys = append(keys, a.putAt("src", 0, start, 5))

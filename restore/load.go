@@ -7,17 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // ErrDamagedObject is wrapped when an archive object (or its .keys or
 // .headers twin) cannot be restored as a whole: it is missing, does not
 // decode to its end (truncated, a flipped byte caught by a checksum), its
-// size differs from the listing or the index, its SHA-256 differs from the
-// index, its record count differs from its twins' or the index's, or its
+// size differs from the listing or the index, its CRC32C or SHA-256
+// differs from the index, its record count differs from its twins' or the index's, or its
 // offsets are not increasing. The error names the object.
 var ErrDamagedObject = errors.New("damaged archive object")
 
@@ -37,10 +39,10 @@ const (
 // objectProof is what reading one object proved about it.
 type objectProof struct {
 	records int64
-	sha256  string // hex SHA-256 of the value object (the keys object for a tombstone object)
-	// keysSHA256 and headersSHA256 are the twins' (empty without them).
-	keysSHA256, headersSHA256 string
-	bytes                     int64 // bytes read from the store, all parts
+	sums    digest // of the value object (the keys object for a tombstone object)
+	// keysSums and headersSums are the twins' (zero without them).
+	keysSums, headersSums digest
+	bytes                 int64 // bytes read from the store, all parts
 	// offsets are the source offsets of the records as runs, when the
 	// records carry them (envelope objects); nil otherwise.
 	offsets []offsetRun
@@ -63,22 +65,52 @@ type storeError struct{ err error }
 func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 
-// checkedReader reads a whole object, hashing and counting its bytes, and
-// tags read errors as store errors.
-type checkedReader struct {
-	r io.Reader
-	h hash.Hash
-	n int64
+// digest is what reading an object computed of its bytes: the CRC32C
+// (index.FormatCRC32C), always, and the hex SHA-256 when asked for
+// (Object.sha256: an index entry of the object gives one), else "".
+type digest struct {
+	crc32c, sha256 string
 }
 
-func newCheckedReader(r io.Reader) *checkedReader {
-	return &checkedReader{r: r, h: sha256.New()}
+// differs returns how d and was differ, comparing the SHA-256 only when
+// both have one; "" when they agree.
+func (d digest) differs(was digest) string {
+	if d.crc32c != was.crc32c {
+		return fmt.Sprintf("CRC32C %s, was %s", d.crc32c, was.crc32c)
+	}
+	if d.sha256 != "" && was.sha256 != "" && d.sha256 != was.sha256 {
+		return fmt.Sprintf("SHA-256 %s, was %s", d.sha256, was.sha256)
+	}
+	return ""
+}
+
+// castagnoli is the CRC32C table (hardware accelerated by hash/crc32).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checkedReader reads a whole object, checksumming (digest) and counting
+// its bytes, and tags read errors as store errors.
+type checkedReader struct {
+	r   io.Reader
+	crc uint32
+	sha hash.Hash // nil unless the SHA-256 is asked for
+	n   int64
+}
+
+func newCheckedReader(r io.Reader, withSHA256 bool) *checkedReader {
+	c := &checkedReader{r: r}
+	if withSHA256 {
+		c.sha = sha256.New()
+	}
+	return c
 }
 
 func (c *checkedReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n += int64(n)
-	c.h.Write(b[:n])
+	c.crc = crc32.Update(c.crc, castagnoli, b[:n])
+	if c.sha != nil {
+		c.sha.Write(b[:n])
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		err = &storeError{err}
 	}
@@ -97,10 +129,18 @@ func (c *checkedReader) finish(key string, want int64) error {
 	return nil
 }
 
-func (c *checkedReader) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
+// sum returns the digest of the bytes read.
+func (c *checkedReader) sum() digest {
+	d := digest{crc32c: index.FormatCRC32C(c.crc)}
+	if c.sha != nil {
+		d.sha256 = hex.EncodeToString(c.sha.Sum(nil))
+	}
+	return d
+}
 
-// openChecked opens key for a whole read.
-func (r *Restorer) openChecked(ctx context.Context, key string) (io.Closer, *checkedReader, error) {
+// openChecked opens key for a whole read, computing its SHA-256 too with
+// withSHA256.
+func (r *Restorer) openChecked(ctx context.Context, key string, withSHA256 bool) (io.Closer, *checkedReader, error) {
 	rc, err := r.store.Open(ctx, key)
 	if err != nil {
 		if errors.Is(err, s3store.ErrNotExist) {
@@ -108,7 +148,7 @@ func (r *Restorer) openChecked(ctx context.Context, key string) (io.Closer, *che
 		}
 		return nil, nil, &storeError{fmt.Errorf("open object %q: %w", key, err)}
 	}
-	return rc, newCheckedReader(rc), nil
+	return rc, newCheckedReader(rc, withSHA256), nil
 }
 
 // isDamage reports whether err is about an object's bytes (so
@@ -199,20 +239,20 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		valueFormat = f
 	}
 	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectProof{nullKeyIdx: -1, until: newUntilProof()}}
-	closer, cr, err := r.openChecked(ctx, obj.Key)
+	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err
 	}
 	or.closers, or.value = append(or.closers, closer.Close), cr
 	if obj.KeysKey != "" {
-		if or.keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, obj.KeysSize, true); err != nil {
+		if or.keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, obj.KeysSize, true, obj.sha256); err != nil {
 			or.close()
 			return nil, err
 		}
 		or.closers = append(or.closers, or.keys.close)
 	}
 	if obj.HeadersKey != "" {
-		if or.headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, obj.HeadersSize, false); err != nil {
+		if or.headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, obj.HeadersSize, false, obj.sha256); err != nil {
 			or.close()
 			return nil, err
 		}
@@ -335,13 +375,13 @@ func (or *objectReader) finish() (objectProof, error) {
 		}
 		p.bytes += tw.cr.n
 		if tw.isKey {
-			p.keysSHA256 = tw.cr.sum()
+			p.keysSums = tw.cr.sum()
 		} else {
-			p.headersSHA256 = tw.cr.sum()
+			p.headersSums = tw.cr.sum()
 		}
 	}
 	p.records = or.n
-	p.sha256 = or.value.sum()
+	p.sums = or.value.sum()
 	if or.carried {
 		p.offsets = or.offsets.runs
 	}
@@ -392,19 +432,16 @@ type loadedObject struct {
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
 // (memory up to spill bytes while the restore's memBudget allows, then an
-// unlinked temporary file) and checks
-// that it is the object the plan proved (same record count and SHA-256).
-// Nothing of obj can be produced before loadObject returns.
+// unlinked temporary file) and checks that it is the object the plan
+// proved, and so are its .keys and .headers twins: the same record count
+// (the twins end with the object) and the same checksums (CRC32C, and the
+// SHA-256 when the plan computed one). Nothing of obj can be produced
+// before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
 	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add, nil)
 	if err == nil && obj.proof != nil {
-		switch {
-		case proof.records != obj.proof.records:
-			err = fmt.Errorf("%w: %q now holds %d records, %d when the restore was planned: the object changed", ErrDamagedObject, obj.Key, proof.records, obj.proof.records)
-		case proof.sha256 != obj.proof.sha256:
-			err = fmt.Errorf("%w: %q changed since the restore was planned (SHA-256 %s, was %s)", ErrDamagedObject, obj.Key, proof.sha256, obj.proof.sha256)
-		}
+		err = sameAsProved(&obj, proof, *obj.proof)
 	}
 	if err == nil {
 		err = buf.rewind()
@@ -414,4 +451,25 @@ func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, sp
 		return nil, err
 	}
 	return &loadedObject{buf: buf, proof: proof}, nil
+}
+
+// sameAsProved compares what reading obj now gave with what the plan's
+// proof read: record count, and the checksums of the object and of each
+// twin. Its error names the object that changed.
+func sameAsProved(obj *Object, now, was objectProof) error {
+	if now.records != was.records {
+		return fmt.Errorf("%w: %q now holds %d records, %d when the restore was planned: the object changed", ErrDamagedObject, obj.Key, now.records, was.records)
+	}
+	for _, c := range []struct {
+		key      string
+		now, was digest
+	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey, now.keysSums, was.keysSums}, {obj.HeadersKey, now.headersSums, was.headersSums}} {
+		if c.key == "" || c.was == (digest{}) {
+			continue // no such twin, or a proof that read nothing (the index's word)
+		}
+		if d := c.now.differs(c.was); d != "" {
+			return fmt.Errorf("%w: %q changed since the restore was planned (%s)", ErrDamagedObject, c.key, d)
+		}
+	}
+	return nil
 }

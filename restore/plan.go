@@ -64,6 +64,10 @@ type Object struct {
 	// envelope is what the object's archive index entry says about
 	// store.envelope (format.EnvelopeDetect without an entry).
 	envelope format.EnvelopeMode
+	// sha256: an index entry of the object gives a SHA-256 (v1, or v2
+	// with kafkas3.index.digest=sha256), so reading it computes one too;
+	// the CRC32C is always computed.
+	sha256 bool
 
 	// Set by the plan's proof (every object is read once while planning):
 	// Records is the decoded record count, Offsets the source offsets the

@@ -272,6 +272,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	if len(entries) > 0 {
 		o.envelope = envelopeMode(entries[0])
 	}
+	o.sha256 = anySHA256(entries)
 	p, err := r.readProof(ctx, o)
 	if err == nil && len(entries) > 0 {
 		if o.entry, err = match(o, p, entries); err == nil {
@@ -292,13 +293,25 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	return nil
 }
 
+// anySHA256 reports whether an object of one of entries has a SHA-256.
+func anySHA256(entries []*index.Entry) bool {
+	for _, e := range entries {
+		for _, ob := range e.Objects {
+			if ob.SHA256 != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // readProof returns what reading o proves: this process's earlier proof
 // of it when its size is the same, else a full read in modeProve.
 func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error) {
 	r.mu.Lock()
 	known, ok := r.proofs[o.Key]
 	r.mu.Unlock()
-	if ok && known.size == o.Size {
+	if ok && known.size == o.Size && (!o.sha256 || known.proof.sums.sha256 != "") {
 		return known.proof, nil
 	}
 	target := "" // modeProve frames nothing

@@ -69,12 +69,12 @@ type parallelReader struct {
 }
 
 // openParallel opens the .keys or .headers object key of size bytes.
-func (r *Restorer) openParallel(ctx context.Context, key, ext string, size int64, isKey bool) (*parallelReader, error) {
+func (r *Restorer) openParallel(ctx context.Context, key, ext string, size int64, isKey, withSHA256 bool) (*parallelReader, error) {
 	f, err := r.parallelFormat(ext, isKey)
 	if err != nil {
 		return nil, fmt.Errorf("read object %q: %w", key, err)
 	}
-	closer, cr, err := r.openChecked(ctx, key)
+	closer, cr, err := r.openChecked(ctx, key, withSHA256)
 	if err != nil {
 		return nil, err
 	}

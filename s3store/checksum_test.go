@@ -2,7 +2,10 @@ package s3store_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kafkas3/kafkas3/internal/s3fake"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -143,4 +147,58 @@ func TestS3FakeRefusesBadChecksum(t *testing.T) {
 	if got, _ := fake.Object("b", "k"); string(got) != "hello" {
 		t.Errorf("object = %q, want the body with the right checksum", got)
 	}
+}
+
+// TestS3FullObjectChecksum: a multipart upload asks for the FULL_OBJECT
+// CRC32C type and completes with the whole object's CRC32C, which the
+// store checks and keeps (StoredCRC32C); a single PutObject carries and
+// keeps the whole object's. A store that refuses FULL_OBJECT gets a
+// composite upload instead, for that object and the later ones (one
+// refused request in all), and StoredCRC32C says it keeps no
+// full-object CRC32C.
+func TestS3FullObjectChecksum(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "full", true: "refused"}[refuse], func(t *testing.T) {
+			fake := newFake(t)
+			fake.RefuseFullObject(refuse)
+			st, bucket := fakeStore(t, fake, nil)
+			big, small := pattern(11<<20), pattern(1000)
+			for _, o := range []struct {
+				key  string
+				data []byte
+			}{{"a/big1", big}, {"a/big2", big[1:]}, {"a/small", small}} {
+				if err := writeObject(t.Context(), st, o.key, o.data); err != nil {
+					t.Fatal(err)
+				}
+				want := index32(o.data)
+				typ, kept := fake.Checksum(bucket, o.key)
+				crc, has, err := st.StoredCRC32C(t.Context(), o.key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case len(o.data) < s3store.MinPartSize || !refuse:
+					if typ != "FULL_OBJECT" || kept != want || !has || crc != want {
+						t.Errorf("%s: store keeps %s %s, StoredCRC32C %q %v; want FULL_OBJECT %s", o.key, typ, kept, crc, has, want)
+					}
+				default:
+					if typ != "COMPOSITE" || has {
+						t.Errorf("%s: store keeps %s %s, StoredCRC32C %q %v; want a composite checksum, not reported", o.key, typ, kept, crc, has)
+					}
+				}
+			}
+			creates := fake.Count(s3fake.OpCreateMultipartUpload)
+			if want := 2 + map[bool]int{false: 0, true: 1}[refuse]; creates != want {
+				t.Errorf("%d CreateMultipartUpload requests, want %d", creates, want)
+			}
+			if h := fake.Header(s3fake.OpCompleteMultipartUpload); (h.Get("X-Amz-Checksum-Type") == "FULL_OBJECT") == refuse {
+				t.Errorf("last CompleteMultipartUpload headers %v", h)
+			}
+		})
+	}
+}
+
+// index32 is the CRC32C of b as S3 prints it.
+func index32(b []byte) string {
+	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))))
 }

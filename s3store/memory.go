@@ -3,7 +3,10 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"sort"
 	"strings"
@@ -12,6 +15,7 @@ import (
 )
 
 // Memory is a Store held in memory, for tests. It is safe for concurrent use.
+// Like S3 it keeps the CRC32C of each object (Checksummer).
 type Memory struct {
 	mu      sync.Mutex
 	objects map[string]memObject
@@ -21,9 +25,28 @@ type Memory struct {
 type memObject struct {
 	data []byte
 	mod  time.Time
+	crc  uint32 // CRC32C of data, computed on commit
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Store       = (*Memory)(nil)
+	_ Checksummer = (*Memory)(nil)
+)
+
+// memCRC32C is the Castagnoli table of the memory store's checksums.
+var memCRC32C = crc32.MakeTable(crc32.Castagnoli)
+
+// StoredCRC32C returns the CRC32C the store computed when the object was
+// committed, as S3 keeps one.
+func (m *Memory) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
+	m.mu.Lock()
+	o, ok := m.objects[key]
+	m.mu.Unlock()
+	if !ok {
+		return "", false, fmt.Errorf("memory store: head %q: %w", key, ErrNotExist)
+	}
+	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, o.crc)), true, nil
+}
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
@@ -119,7 +142,7 @@ func (w *memWriter) Commit(ctx context.Context) error {
 	}
 	w.committed = true
 	w.m.mu.Lock()
-	w.m.objects[w.key] = memObject{data: bytes.Clone(w.buf.Bytes()), mod: time.Now()}
+	w.m.objects[w.key] = memObject{data: bytes.Clone(w.buf.Bytes()), mod: time.Now(), crc: crc32.Checksum(w.buf.Bytes(), memCRC32C)}
 	w.m.mu.Unlock()
 	w.buf = bytes.Buffer{}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -106,6 +107,9 @@ type S3 struct {
 	crc32c      *crc32.Table // Castagnoli, for the checksums of uploads
 	spools      *spoolPool   // spool files for reuse
 	buffers     *bufferPool  // the objects' spool buffers
+	// noFullObject is set once the store refused the FULL_OBJECT checksum
+	// type of a multipart upload (createMultipart).
+	noFullObject atomic.Bool
 }
 
 var _ Store = (*S3)(nil)
@@ -350,6 +354,39 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	}
 	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
 }
+
+// StoredCRC32C is HeadObject with checksum mode enabled: the object's
+// full-object CRC32C as the store keeps it (an object of one PutObject
+// that carried x-amz-checksum-crc32c, or a multipart upload of the
+// FULL_OBJECT checksum type). A composite checksum (a checksum of the
+// parts' checksums, "<base64>-<parts>") or another algorithm gives false.
+func (s *S3) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
+	if key == "" {
+		return "", false, fmt.Errorf("s3 head %q: %w: empty key", key, ErrInvalidKey)
+	}
+	var out *s3.HeadObjectOutput
+	err := s.do(ctx, "head (checksum) "+s.url(key), func(ctx context.Context) error {
+		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key, ChecksumMode: types.ChecksumModeEnabled}
+		if s.cfg.CustomerKey != "" {
+			in.SSECustomerAlgorithm = aws.String("AES256")
+			in.SSECustomerKey = &s.cfg.CustomerKey
+			in.SSECustomerKeyMD5 = &s.sseKeyMD5
+		}
+		var err error
+		out, err = s.client.HeadObject(ctx, in)
+		return err
+	})
+	if err != nil {
+		return "", false, err
+	}
+	crc := aws.ToString(out.ChecksumCRC32C)
+	if crc == "" || out.ChecksumType == types.ChecksumTypeComposite || strings.Contains(crc, "-") {
+		return "", false, nil
+	}
+	return crc, true, nil
+}
+
+var _ Checksummer = (*S3)(nil)
 
 // List pages through ListObjectsV2 under prefix, in the server's (lexical)
 // key order. It fails if the server returns keys out of order.

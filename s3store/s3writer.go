@@ -15,6 +15,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 )
 
 const (
@@ -47,6 +48,12 @@ type s3Writer struct {
 	n     int64  // bytes written to cur, buffered ones included
 	crc   uint32 // CRC32C of the bytes in cur, buffered ones not included
 	total int64  // bytes written to the object
+	// whole is the CRC32C of every byte of the object spooled so far: the
+	// full-object checksum of a multipart upload.
+	whole uint32
+	// fullObject: the multipart upload asked for the FULL_OBJECT checksum
+	// type (false when the store refused it: S3.noFullObject).
+	fullObject bool
 
 	uploadID string // "" until the first full part
 	parts    []types.CompletedPart
@@ -105,6 +112,7 @@ type spoolWriter struct{ w *s3Writer }
 func (sw spoolWriter) Write(p []byte) (int, error) {
 	n, err := sw.w.cur.Write(p)
 	sw.w.crc = crc32.Update(sw.w.crc, sw.w.s.crc32c, p[:n])
+	sw.w.whole = crc32.Update(sw.w.whole, sw.w.s.crc32c, p[:n])
 	return n, err
 }
 
@@ -208,10 +216,38 @@ func (w *s3Writer) wait() error {
 	return nil
 }
 
+// createMultipart starts the multipart upload with the FULL_OBJECT
+// CRC32C checksum type, so the store checks the whole object against the
+// CRC32C that CompleteMultipartUpload sends and keeps it (HeadObject with
+// checksum mode returns it, as for an object of one PutObject). A store
+// that refuses the type (an older S3-compatible server) gets a composite
+// CRC32C upload instead, for this and every later object of the store,
+// and one warning: its parts are still checked on receipt, but what it
+// keeps is a checksum of the part checksums, which verify cannot compare.
 func (w *s3Writer) createMultipart(ctx context.Context) error {
+	s := w.s
+	if !s.noFullObject.Load() {
+		err := w.startUpload(ctx, true)
+		if err == nil || !fullObjectRefused(err) {
+			return err
+		}
+		if !s.noFullObject.Swap(true) {
+			s.log.Warn("the store refuses the FULL_OBJECT checksum type of multipart uploads; multipart objects get a composite CRC32C, which kafkas3 verify cannot compare with the index without downloading them",
+				"key", w.key, "err", err)
+		}
+	}
+	return w.startUpload(ctx, false)
+}
+
+// startUpload is CreateMultipartUpload, with the FULL_OBJECT checksum
+// type when full is set.
+func (w *s3Writer) startUpload(ctx context.Context, full bool) error {
 	s := w.s
 	return s.do(ctx, "create multipart upload "+s.url(w.key), func(ctx context.Context) error {
 		in := &s3.CreateMultipartUploadInput{Bucket: &s.cfg.Bucket, Key: &w.key, ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c}
+		if full {
+			in.ChecksumType = types.ChecksumTypeFullObject
+		}
 		s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
 		out, err := s.client.CreateMultipartUpload(ctx, in)
 		if err != nil {
@@ -220,9 +256,24 @@ func (w *s3Writer) createMultipart(ctx context.Context) error {
 		if aws.ToString(out.UploadId) == "" {
 			return errors.New("server returned no upload id")
 		}
-		w.uploadID = *out.UploadId
+		w.uploadID, w.fullObject = *out.UploadId, full
 		return nil
 	})
+}
+
+// fullObjectRefused reports whether err is a store's refusal of a request
+// argument (400 InvalidRequest, InvalidArgument, NotImplemented): what an
+// S3-compatible server without FULL_OBJECT checksums answers.
+func fullObjectRefused(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.ErrorCode() {
+	case "InvalidRequest", "InvalidArgument", "NotImplemented":
+		return true
+	}
+	return false
 }
 
 // applyPutOptions sets the encryption and ACL fields of a put or create
@@ -339,7 +390,7 @@ func (w *s3Writer) commit(ctx context.Context) error {
 	attempts := 0
 	err := s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
 		attempts++
-		_, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+		in := &s3.CompleteMultipartUploadInput{
 			Bucket:          &s.cfg.Bucket,
 			Key:             &w.key,
 			UploadId:        &w.uploadID,
@@ -348,7 +399,14 @@ func (w *s3Writer) commit(ctx context.Context) error {
 			SSECustomerAlgorithm: customerAlg(s),
 			SSECustomerKey:       customerKey(s),
 			SSECustomerKeyMD5:    customerKeyMD5(s),
-		})
+		}
+		if w.fullObject {
+			// The store checks the object it assembles against the CRC32C
+			// of every byte written, and keeps it.
+			in.ChecksumCRC32C = aws.String(spoolSum{crc: w.whole}.base64())
+			in.ChecksumType = types.ChecksumTypeFullObject
+		}
+		_, err := s.client.CompleteMultipartUpload(ctx, in)
 		return err
 	})
 	if err != nil && attempts > 1 && errors.Is(err, ErrNotExist) {

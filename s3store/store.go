@@ -45,6 +45,19 @@ func ListAfter(ctx context.Context, st Store, prefix, after string, fn func(Obje
 	})
 }
 
+// Checksummer is a Store that keeps a checksum of each object, computed
+// on receipt, and reports it without a download (S3: HeadObject with
+// checksum mode enabled). kafkas3 verify compares it with the archive
+// index's. A Store without it (a local directory) keeps none.
+type Checksummer interface {
+	// StoredCRC32C returns the CRC32C of the whole object as the store
+	// keeps it, printed as S3 prints it (base64 of the 4 big-endian bytes),
+	// and true; or "" and false when the store keeps no full-object CRC32C
+	// for it (written without one, or a multipart upload's composite
+	// checksum). A missing key gives an error wrapping ErrNotExist.
+	StoredCRC32C(ctx context.Context, key string) (string, bool, error)
+}
+
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {
 	Key     string

@@ -9,8 +9,9 @@
 // each object key it takes the entry the stored objects match: the one
 // with the highest commit, unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
-// with fewer records under a lower commit) by size, or with Deep by
-// SHA-256; this is the source planner's rule too. It reports, per
+// with fewer records under a lower commit) by size and the CRC32C the
+// store keeps, or with Deep by the checksums of its bytes; this is the
+// source planner's rule too. It reports, per
 // topic and partition, the coverage (index.Analyze) and every Problem:
 //
 //   - gap: offsets between the partition's first "from" and last commit
@@ -18,6 +19,9 @@
 //   - overlap: offsets held by two or more of the matched entries;
 //   - missing: an indexed object that is not in the listing;
 //   - size: an indexed object whose listed size differs from the index;
+//   - checksum: (plain) the CRC32C the store keeps for an indexed object
+//     differs from the entry's: the object was replaced or rewritten
+//     since the sink wrote it;
 //   - unindexed: an object under topics.dir that no live entry names
 //     (written by Confluent's connector, before the index was enabled, or
 //     whose index object is gone);
@@ -33,10 +37,24 @@
 //     else is checked then.
 //
 // Plain verification reads no object: it trusts the listing for presence
-// and size, as restic's check does. Config.Deep also reads every indexed
-// object that passed those checks, as restic's check --read-data does:
+// and size, as restic's check does, and the store for its checksums: of a
+// store that keeps them (s3store.Checksummer: S3, memory) it asks, for
+// every object a v2 entry describes with the listed size, the CRC32C the
+// store computed on receipt (one HEAD per object, Config.Concurrency at
+// once, default 32), and compares it with the entry's. Since the sink
+// sends the whole object's CRC32C with every upload (FULL_OBJECT for
+// multipart ones), this proves each object is the one the sink wrote
+// without downloading it. Report.StoreChecksums says whether the store
+// keeps checksums (a local directory keeps none: sizes alone are then
+// compared), Report.ChecksumsCompared and Report.NoChecksum count the
+// objects compared and those whose size alone could be (v1 entries, no
+// full-object CRC32C in the store). Config.Deep instead reads every
+// indexed object that passed the listing's checks, as restic's check
+// --read-data does, recomputing what its entry gives (CRC32C for v2,
+// SHA-256 for v1 and v2 entries that have one):
 //
-//   - sha256: its SHA-256 differs from the index (a flipped byte);
+//   - checksum: its CRC32C differs from the index (a flipped byte);
+//   - sha256: its SHA-256 differs from the index;
 //   - decode: it does not decode with its format (Config.Format for value
 //     objects; the format its extension names for .keys and .headers);
 //   - records: it holds another number of records than the entry;

@@ -2,8 +2,6 @@ package verify
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,12 +17,15 @@ import (
 
 // Problem kinds, as Problem.Kind and the JSON "kind" give them.
 const (
-	KindIndex     = "index"     // the index cannot be read (malformed index object, listing failure)
-	KindGap       = "gap"       // offsets no live entry accounts for
-	KindOverlap   = "overlap"   // offsets held by two or more live entries
-	KindMissing   = "missing"   // an indexed object is not in the store
-	KindSize      = "size"      // an indexed object's size differs from the index
-	KindSHA256    = "sha256"    // (--deep) an indexed object's SHA-256 differs from the index
+	KindIndex   = "index"   // the index cannot be read (malformed index object, listing failure)
+	KindGap     = "gap"     // offsets no live entry accounts for
+	KindOverlap = "overlap" // offsets held by two or more live entries
+	KindMissing = "missing" // an indexed object is not in the store
+	KindSize    = "size"    // an indexed object's size differs from the index
+	KindSHA256  = "sha256"  // (--deep) an indexed object's SHA-256 differs from the index
+	// KindChecksum: an indexed object's CRC32C differs from the index:
+	// the one the store keeps (plain verify), or the one --deep computes.
+	KindChecksum  = "checksum"
 	KindDecode    = "decode"    // (--deep) an indexed object does not decode
 	KindRecords   = "records"   // (--deep) an indexed object holds another number of records
 	KindOffsets   = "offsets"   // (--deep) an envelope object's offsets differ from the entry's runs
@@ -56,7 +57,14 @@ type Config struct {
 	// Progress, when set, is called after each object Deep reads, with
 	// the objects and bytes read so far and the totals.
 	Progress func(done, total int, bytes, totalBytes int64)
+	// Concurrency bounds the store requests in flight: the index's
+	// listings and reads (index.LoadOptions) and plain verification's
+	// requests for stored checksums (HEADs); 0 means DefaultConcurrency.
+	Concurrency int
 }
+
+// DefaultConcurrency is Config.Concurrency's default, the index loader's.
+const DefaultConcurrency = index.DefaultConcurrency
 
 // Problem is one thing wrong with the archive.
 type Problem struct {
@@ -111,6 +119,16 @@ type Report struct {
 	// ObjectsRead and BytesRead count what Deep read.
 	ObjectsRead int   `json:"objects_read"`
 	BytesRead   int64 `json:"bytes_read"`
+	// StoreChecksums tells whether the store keeps a checksum of each
+	// object (s3store.Checksummer: S3, not a local directory). Without
+	// --deep, ChecksumsCompared objects had the CRC32C the store keeps
+	// compared with the index's (one HEAD each), and NoChecksum objects
+	// had only their size compared: the store keeps no full-object CRC32C
+	// for them (no StoreChecksums, a composite multipart checksum) or
+	// their entry gives none (a v1 entry, SHA-256 only).
+	StoreChecksums    bool `json:"store_checksums"`
+	ChecksumsCompared int  `json:"checksums_compared"`
+	NoChecksum        int  `json:"no_checksum"`
 }
 
 // Run verifies the archive in store. It returns an error only when it
@@ -121,7 +139,8 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		log = slog.New(slog.DiscardHandler)
 	}
 	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
-	ix, err := index.Load(ctx, store, cfg.IndexPrefix, cfg.Topics)
+	_, rep.StoreChecksums = store.(s3store.Checksummer)
+	ix, err := index.LoadWith(ctx, store, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -139,6 +158,11 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		return nil, err
 	}
 	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listed: listed, parts: map[partKey]*Partition{}}
+	if !cfg.Deep {
+		if err := v.fetchStored(ix); err != nil {
+			return nil, err
+		}
+	}
 	chosen, findings, err := v.choose(ix)
 	if err != nil {
 		return nil, err
@@ -165,6 +189,9 @@ type verifier struct {
 	store  s3store.Store
 	rep    *Report
 	listed map[string]int64 // objects under topics.dir, by key, with their sizes
+	// stored are the checksums the store keeps, by key (plain
+	// verification of a store that keeps them; fetchStored).
+	stored map[string]storedSum
 	parts  map[partKey]*Partition
 	// Deep's progress: objects read and to read, bytes to read.
 	done, total int
@@ -189,7 +216,7 @@ func (v *verifier) problem(p Problem) {
 // live one (highest commit) unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
 // with fewer records and a lower commit). Plain verification matches by
-// size; --deep also by SHA-256, and returns what it found in the chosen
+// size; --deep also by checksum, and returns what it found in the chosen
 // entries' objects, by entry key.
 func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding, error) {
 	byKey := map[string][]*index.Entry{}
@@ -202,7 +229,7 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 		byKey[e.Key] = append(byKey[e.Key], e) // highest commit first
 	}
 	for _, k := range keyOrder {
-		if pick := firstSized(byKey[k], v.listed); pick != nil {
+		if pick := v.firstSized(byKey[k]); pick != nil {
 			v.total += len(pick.Objects)
 			for _, o := range pick.Objects {
 				v.totalBytes += o.Size
@@ -213,7 +240,7 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 	findings := map[string][]finding{}
 	for _, k := range keyOrder {
 		cands := byKey[k]
-		pick := firstSized(cands, v.listed)
+		pick := v.firstSized(cands)
 		if pick == nil {
 			chosen = append(chosen, *cands[0]) // missing or resized: reported by checkObjects
 			continue
@@ -232,9 +259,9 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 }
 
 // deepPick reads the objects of pick, the first entry of cands (one key's
-// entries, highest commit first) the listing matches. When their SHA-256
-// differs from pick's, the first other listed candidate whose SHA-256s
-// all match is taken instead. It returns the entry taken and what was
+// entries, highest commit first) the listing matches. When their
+// checksums differ from pick's, the first other listed candidate whose
+// checksums all match is taken instead. It returns the entry taken and what was
 // found in its objects.
 func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Entry, []finding, error) {
 	fs, ok, err := v.readEntry(pick)
@@ -242,7 +269,7 @@ func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Ent
 		return nil, nil, err
 	}
 	for _, c := range cands {
-		if ok || c == pick || !sized(c, v.listed) {
+		if ok || c == pick || !v.sized(c) {
 			continue
 		}
 		cfs, cok, err := v.readEntry(c)
@@ -257,7 +284,7 @@ func (v *verifier) deepPick(pick *index.Entry, cands []*index.Entry) (*index.Ent
 }
 
 // readEntry reads every object of e (readObject) and returns what it
-// found, and whether every SHA-256 matched.
+// found, and whether every checksum matched.
 func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
 	var fs []finding
 	shaOK := true
@@ -275,7 +302,7 @@ func (v *verifier) readEntry(e *index.Entry) ([]finding, bool, error) {
 		if v.cfg.Progress != nil {
 			v.cfg.Progress(v.done, max(v.done, v.total), v.rep.BytesRead, max(v.rep.BytesRead, v.totalBytes))
 		}
-		if kind == KindSHA256 {
+		if kind == KindSHA256 || kind == KindChecksum {
 			shaOK = false
 		}
 		if kind != "" {
@@ -323,8 +350,9 @@ func (v *verifier) lost(p Problem) {
 	v.problem(p)
 }
 
-// checkObjects checks the chosen entries' objects against the listing,
-// then adds what --deep found in them. It returns the keys of the
+// checkObjects checks the chosen entries' objects against the listing
+// (and, without --deep, the checksums the store keeps), then adds what
+// --deep found in them. It returns the keys of the
 // objects the entries name.
 func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]finding) map[string]bool {
 	indexed := map[string]bool{}
@@ -341,6 +369,8 @@ func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]find
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
 			case size != o.Size:
 				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", size, o.Size, e.Commit))
+			case !v.cfg.Deep:
+				v.checkStored(e, o, objProblem)
 			}
 		}
 		for _, f := range findings[e.Key] {
@@ -450,10 +480,15 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 	return out, nil
 }
 
-// sized reports whether every object of e is listed with e's size.
-func sized(e *index.Entry, listed map[string]int64) bool {
+// sized reports whether every object of e is listed with e's size and,
+// where the store keeps a CRC32C of it (plain verification), with e's
+// CRC32C.
+func (v *verifier) sized(e *index.Entry) bool {
 	for _, o := range e.Objects {
-		if size, ok := listed[o.Key]; !ok || size != o.Size {
+		if size, ok := v.listed[o.Key]; !ok || size != o.Size {
+			return false
+		}
+		if st, ok := v.stored[o.Key]; ok && st.has && o.CRC32C != "" && st.crc != o.CRC32C {
 			return false
 		}
 	}
@@ -461,14 +496,31 @@ func sized(e *index.Entry, listed map[string]int64) bool {
 }
 
 // firstSized returns the first of es (highest commit first) that the
-// listing matches, or nil.
-func firstSized(es []*index.Entry, listed map[string]int64) *index.Entry {
+// listing (and the stored checksums) match, or nil; when only the stored
+// checksums rule every entry out, the first the listing matches, whose
+// checksum problem checkObjects reports.
+func (v *verifier) firstSized(es []*index.Entry) *index.Entry {
 	for _, e := range es {
-		if sized(e, listed) {
+		if v.sized(e) {
+			return e
+		}
+	}
+	for _, e := range es {
+		if sizedOnly(e, v.listed) {
 			return e
 		}
 	}
 	return nil
+}
+
+// sizedOnly reports whether every object of e is listed with e's size.
+func sizedOnly(e *index.Entry, listed map[string]int64) bool {
+	for _, o := range e.Objects {
+		if size, ok := listed[o.Key]; !ok || size != o.Size {
+			return false
+		}
+	}
+	return true
 }
 
 // hasPrefixKey reports whether a key of m starts with prefix.
@@ -481,7 +533,8 @@ func hasPrefixKey(m map[string]int64, prefix string) bool {
 	return false
 }
 
-// readObject reads one indexed object completely: it hashes it, decodes it
+// readObject reads one indexed object completely: it checksums it (the
+// checksums its entry gives: CRC32C, SHA-256 or both), decodes it
 // with its format and counts its records (checking an envelope object's
 // offsets against the entry's runs). It returns the problem found (kind ""
 // when none) and the bytes read; an error only for a store failure other
@@ -495,8 +548,8 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		return "", "", 0, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	cr := &countReader{r: io.TeeReader(rc, h)}
+	sums := newSummer(o)
+	cr := &countReader{r: io.TeeReader(rc, sums)}
 	f, ferr := formatFor(cfg, e, o)
 	var records int64
 	var decodeErr error
@@ -538,8 +591,8 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		}
 		return "", "", cr.n, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); sum != o.SHA256 {
-		return fmt.Sprintf("object's SHA-256 is %s, the index says %s (%d bytes read)", sum, o.SHA256, cr.n), KindSHA256, cr.n, nil
+	if kind, detail := sums.check(o, cr.n); kind != "" {
+		return detail, kind, cr.n, nil
 	}
 	if decodeErr != nil {
 		return fmt.Sprintf("object does not decode after %d records: %v", records, decodeErr), KindDecode, cr.n, nil

@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -30,9 +33,22 @@ func put(t *testing.T, st s3store.Store, key, body string) {
 	}
 }
 
+// obj describes body for a v2 entry: its CRC32C, as the sink does by
+// default.
 func obj(key, part, body string) index.Object {
+	return index.Object{Key: key, Part: part, Size: int64(len(body)), CRC32C: index.FormatCRC32C(crc32.Checksum([]byte(body), castagnoli))}
+}
+
+// objSHA describes body for a v1 entry (sha256 only) or, with withCRC, a
+// v2 entry of kafkas3.index.digest=sha256 (both).
+func objSHA(key, part, body string, withCRC bool) index.Object {
+	o := obj(key, part, body)
+	if !withCRC {
+		o.CRC32C = ""
+	}
 	sum := sha256.Sum256([]byte(body))
-	return index.Object{Key: key, Part: part, Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
+	o.SHA256 = hex.EncodeToString(sum[:])
+	return o
 }
 
 // archive stores objects and one index object holding entries at commit.
@@ -240,8 +256,9 @@ func TestOlderEntryMatches(t *testing.T) {
 		}
 	}
 
-	// Same size, other bytes: only the SHA-256 tells which entry the
-	// object is; --deep takes the one that matches.
+	// Same size, other bytes: only the checksum tells which entry the
+	// object is; --deep takes the one that matches, and so does plain
+	// verification, by the CRC32C the store keeps.
 	st := s3store.NewMemory()
 	a, b := "1\n2\n", "3\n4\n"
 	put(t, st, p+"0000000000.json", b)
@@ -251,10 +268,17 @@ func TestOlderEntryMatches(t *testing.T) {
 	if !rep.Clean || rep.ObjectsRead != 2 {
 		t.Fatalf("deep, same size: problems %s, read %d objects (want the live entry, then the older one)", problemKinds(rep), rep.ObjectsRead)
 	}
-	// When no entry's SHA-256 matches, the live entry's problem is reported.
+	plain := baseConfig()
+	plain.Deep = false
+	if rep := run(t, plain, st); !rep.Clean || rep.ChecksumsCompared != 1 {
+		t.Fatalf("plain, same size: problems %s, %d checksums compared", problemKinds(rep), rep.ChecksumsCompared)
+	}
+	// When no entry's checksum matches, the live entry's problem is reported.
 	put(t, st, p+"0000000000.json", "5\n6\n")
-	if rep := run(t, baseConfig(), st); problemKinds(rep) != "sha256:"+p+"0000000000.json" || !strings.Contains(rep.Problems[0].Detail, "the index says "+obj("", "", a).SHA256) {
-		t.Fatalf("no match: %s %+v", problemKinds(rep), rep.Problems)
+	for _, cfg := range []Config{baseConfig(), plain} {
+		if rep := run(t, cfg, st); problemKinds(rep) != "checksum:"+p+"0000000000.json" || !strings.Contains(rep.Problems[0].Detail, "the index says "+obj("", "", a).CRC32C) {
+			t.Fatalf("no match, deep %v: %s %+v", cfg.Deep, problemKinds(rep), rep.Problems)
+		}
 	}
 }
 
@@ -305,4 +329,107 @@ func TestLayouts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPlainVerifyComparesStoredChecksums: an object replaced by one of the
+// same size (a flipped byte) is found without --deep on a store that keeps
+// checksums (one stored-checksum request per object, at most
+// Config.Concurrency at once), and named; on a local directory, which
+// keeps none, plain verification can compare sizes only and says so, and
+// --deep finds it. A v1 entry (SHA-256 only) has no CRC32C to compare
+// without --deep; --deep checks its SHA-256, and a v2 entry's SHA-256
+// (kafkas3.index.digest=sha256) besides its CRC32C.
+func TestPlainVerifyComparesStoredChecksums(t *testing.T) {
+	const p = "topics/c/partition=0/c+0+"
+	local, err := s3store.NewLocal(s3store.LocalConfig{Dir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	for _, tc := range []struct {
+		name  string
+		store s3store.Store
+		keeps bool
+	}{{"memory", &countingStore{Memory: s3store.NewMemory()}, true}, {"local", local, false}} {
+		st := tc.store
+		for i := range n {
+			key := fmt.Sprintf("%s%010d.json", p, i)
+			body := fmt.Sprintf("%d\n", 10+i)
+			put(t, st, key, body)
+			archive(t, st, int64(i+1), entry("c", 0, key, int64(i), int64(i+1), []index.Run{{First: int64(i), Last: int64(i)}}, obj(key, "", body)))
+		}
+		cfg := baseConfig()
+		cfg.Deep, cfg.Concurrency = false, 3
+		if rep := run(t, cfg, st); !rep.Clean || rep.StoreChecksums != tc.keeps || rep.ChecksumsCompared+rep.NoChecksum != n ||
+			(rep.ChecksumsCompared == n) != tc.keeps {
+			t.Fatalf("%s: intact archive: problems %s, store checksums %v, compared %d, none %d",
+				tc.name, problemKinds(rep), rep.StoreChecksums, rep.ChecksumsCompared, rep.NoChecksum)
+		}
+		bad := fmt.Sprintf("%s%010d.json", p, 5)
+		put(t, st, bad, "16\n") // was "15\n": same size
+		rep := run(t, cfg, st)
+		want := ""
+		if tc.keeps {
+			want = "checksum:" + bad
+		}
+		if got := problemKinds(rep); got != want {
+			t.Fatalf("%s: problems %q, want %q", tc.name, got, want)
+		}
+		if tc.keeps && !strings.Contains(rep.Problems[0].Detail, "the index says "+obj("", "", "15\n").CRC32C) {
+			t.Errorf("detail %q", rep.Problems[0].Detail)
+		}
+		if cs, ok := st.(*countingStore); ok {
+			if cs.calls.Load() != 2*n || cs.peak.Load() > 3 || cs.peak.Load() < 2 {
+				t.Errorf("%d stored-checksum requests, %d at once; want %d, 2 or 3 at once", cs.calls.Load(), cs.peak.Load(), 2*n)
+			}
+		}
+		cfg.Deep = true
+		if got := problemKinds(run(t, cfg, st)); got != "checksum:"+bad {
+			t.Fatalf("%s: deep problems %q", tc.name, got)
+		}
+	}
+
+	// v1 and SHA-256 entries.
+	st := s3store.NewMemory()
+	k1, k2 := p+"0000000000.json", p+"0000000001.json"
+	put(t, st, k1, "1\n")
+	put(t, st, k2, "2\n")
+	e1 := entry("c", 0, k1, 0, 1, []index.Run{{First: 0, Last: 0}}, objSHA(k1, "", "1\n", false))
+	e1.V = index.Version1
+	archive(t, st, 1, e1)
+	archive(t, st, 2, entry("c", 0, k2, 1, 2, []index.Run{{First: 1, Last: 1}}, objSHA(k2, "", "2\n", true)))
+	cfg := baseConfig()
+	cfg.Deep = false
+	if rep := run(t, cfg, st); !rep.Clean || rep.ChecksumsCompared != 1 || rep.NoChecksum != 1 {
+		t.Fatalf("v1 and sha256 entries: problems %s, compared %d, none %d", problemKinds(rep), rep.ChecksumsCompared, rep.NoChecksum)
+	}
+	cfg.Deep = true
+	if rep := run(t, cfg, st); !rep.Clean {
+		t.Fatalf("deep: %s", problemKinds(rep))
+	}
+	put(t, st, k1, "3\n")
+	if got := problemKinds(run(t, cfg, st)); got != "sha256:"+k1 {
+		t.Fatalf("deep, v1 entry changed: %q", got)
+	}
+}
+
+// countingStore counts the stored-checksum requests of a memory store
+// and the most that ran at once.
+type countingStore struct {
+	*s3store.Memory
+	calls, running, peak atomic.Int64
+}
+
+func (c *countingStore) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
+	c.calls.Add(1)
+	now := c.running.Add(1)
+	defer c.running.Add(-1)
+	for {
+		p := c.peak.Load()
+		if now <= p || c.peak.CompareAndSwap(p, now) {
+			break
+		}
+	}
+	time.Sleep(5 * time.Millisecond) // let requests overlap
+	return c.Memory.StoredCRC32C(ctx, key)
 }

@@ -52,10 +52,10 @@ func TestIntegrationVerify(t *testing.T) {
 		return p
 	}
 	clean := fmt.Sprintf("kafkas3 verify: clean; partitions=%d index_objects=%d unindexed=0 checked: ", parts, parts*3)
-	if p := verifyRun("verify", 0); !strings.Contains(p.stdout(), clean+"listing and sizes") {
+	if p := verifyRun("verify", 0); !strings.Contains(p.stdout(), clean+"listing, sizes and the CRC32C the store keeps of 9 objects") {
 		t.Fatalf("verify output:\n%s", p.stdout())
 	}
-	if p := verifyRun("verify --deep", 0, "--deep"); !strings.Contains(p.stdout(), clean+"listing, sizes, SHA-256 and decoding of 9 objects") ||
+	if p := verifyRun("verify --deep", 0, "--deep"); !strings.Contains(p.stdout(), clean+"listing, sizes, checksums and decoding of 9 objects") ||
 		!strings.Contains(p.stderr(), "kafkas3 verify: read 9/9 objects") {
 		t.Fatalf("verify --deep output:\n%s", p.logs())
 	}

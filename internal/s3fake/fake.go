@@ -66,6 +66,9 @@ type Server struct {
 	headers     map[string]http.Header
 	history     map[string][]http.Header // every request's headers, by operation
 	regions     map[string]bucketRegion  // SetBucketRegion
+	// refuseFullObject: CreateMultipartUpload refuses the FULL_OBJECT
+	// checksum type (RefuseFullObject).
+	refuseFullObject bool
 }
 
 type object struct {
@@ -73,6 +76,7 @@ type object struct {
 	etag string
 	mod  time.Time
 	meta objectMeta
+	sum  checksum // the checksum kept, if any (a part's: its CRC32C)
 }
 
 type upload struct {
@@ -80,6 +84,7 @@ type upload struct {
 	parts       map[int]*object
 	created     time.Time
 	meta        objectMeta // of the object it completes
+	sum         checksum   // the algorithm and type asked for, value unset
 }
 
 type fault struct {
@@ -393,7 +398,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 	var body []byte
 	if r.Method == http.MethodPut || r.Method == http.MethodPost {
 		var err error
-		if body, err = readBody(r); err != nil {
+		// CompleteMultipartUpload's checksum header is the whole object's,
+		// checked by completeUpload, not its XML body's.
+		if body, err = readBody(r, op != OpCompleteMultipartUpload); err != nil {
 			return err
 		}
 	}
@@ -417,6 +424,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 	case OpCreateMultipartUpload:
 		return s.createUpload(w, r, bucket, key)
 	}
+	return s.handleUpload(w, r, op, bucket, key, objects, body)
+}
+
+// handleUpload serves UploadPart, AbortMultipartUpload and
+// CompleteMultipartUpload on one upload. The caller holds s.mu.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, op, bucket, key string, objects map[string]*object, body []byte) error {
+	q := r.URL.Query()
 	u, ok := s.uploads[q.Get("uploadId")]
 	if !ok || u.bucket != bucket || u.key != key {
 		return errf(http.StatusNotFound, "NoSuchUpload", "The specified upload does not exist: %q", q.Get("uploadId"))
@@ -431,6 +445,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 			return err
 		}
 		o := newObject(body)
+		o.sum = checksum{algorithm: "CRC32C", value: r.Header.Get("X-Amz-Checksum-Crc32c")}
 		u.parts[n] = o
 		w.Header().Set("ETag", o.etag)
 		w.WriteHeader(http.StatusOK)
@@ -442,6 +457,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 	case OpCompleteMultipartUpload:
 		o, err := s.completeUpload(u, body)
 		if err != nil {
+			return err
+		}
+		if o.sum, err = u.sum.complete(u, o.data, r.Header); err != nil {
 			return err
 		}
 		o.meta = u.meta
@@ -474,6 +492,9 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 		}
 		o := newObject(body)
 		o.meta = meta
+		if crc := r.Header.Get("X-Amz-Checksum-Crc32c"); crc != "" {
+			o.sum = checksum{algorithm: "CRC32C", typ: "FULL_OBJECT", value: crc}
+		}
 		objects[key] = o
 		w.Header().Set("ETag", o.etag)
 		w.WriteHeader(http.StatusOK)
@@ -495,6 +516,9 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 	}
 	h := w.Header()
 	o.meta.setHeaders(h)
+	if strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
+		o.sum.setHeaders(h)
+	}
 	h.Set("ETag", o.etag)
 	h.Set("Last-Modified", o.mod.UTC().Format(http.TimeFormat))
 	h.Set("Content-Length", strconv.Itoa(len(o.data)))
@@ -512,9 +536,13 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, bucket, ke
 	if err != nil {
 		return err
 	}
+	sum, err := s.uploadChecksum(r.Header)
+	if err != nil {
+		return err
+	}
 	s.nextUpload++
 	id := fmt.Sprintf("upload-%d", s.nextUpload)
-	s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now(), meta: meta}
+	s.uploads[id] = &upload{bucket: bucket, key: key, parts: map[int]*object{}, created: time.Now(), meta: meta, sum: sum}
 	type result struct {
 		XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
 		NS       string   `xml:"xmlns,attr"`
@@ -662,13 +690,16 @@ func (s *Server) listUploads(w http.ResponseWriter, bucket string) error {
 }
 
 // readBody reads a request body, decoding aws-chunked encoding and checking
-// the payload hash, the checksum headers (checkChecksums) and declared
-// lengths when the client sent them, so that a client that resends a
+// the payload hash, the checksum headers (checkChecksums, when check is
+// set) and declared lengths when the client sent them, so that a client that resends a
 // half-consumed body on retry, or a body corrupted on the way, is caught.
-func readBody(r *http.Request) ([]byte, error) {
+func readBody(r *http.Request, check bool) ([]byte, error) {
 	body, err := readRawBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if !check {
+		return body, nil
 	}
 	if err := checkChecksums(r.Header, body); err != nil {
 		return nil, err

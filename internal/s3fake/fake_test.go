@@ -2,6 +2,7 @@ package s3fake
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
@@ -206,4 +207,103 @@ func TestFaults(t *testing.T) {
 	if code, _ := do(t, "HEAD", s.URL+"/b", "", nil); code != 200 {
 		t.Errorf("head after the fault = %d", code)
 	}
+}
+
+// TestFullObjectChecksum: a FULL_OBJECT CRC32C multipart upload is
+// checked as a whole on completion (a wrong CRC32C is 400 BadDigest and
+// completes nothing), kept, and returned by HeadObject with checksum mode
+// only; a CRC32C upload without the type gets a composite checksum; a
+// PutObject keeps the CRC32C it carried; RefuseFullObject refuses the type.
+func TestFullObjectChecksum(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.SetMinPartSize(4)
+	s.CreateBucket("b")
+	upload := func(key string, hdr map[string]string) (complete func(map[string]string) (int, string)) {
+		code, body := do(t, "POST", s.URL+"/b/"+key+"?uploads", "", hdr)
+		var init struct {
+			UploadID string `xml:"UploadId"`
+		}
+		if err := xml.Unmarshal([]byte(body), &init); code != 200 || err != nil || init.UploadID == "" {
+			t.Fatalf("CreateMultipartUpload %v: %d %q %v", hdr, code, body, err)
+		}
+		var parts []string
+		for n, data := range []string{"abcd", "ef"} {
+			req, _ := http.NewRequestWithContext(t.Context(), "PUT", fmt.Sprintf("%s/b/%s?partNumber=%d&uploadId=%s", s.URL, key, n+1, init.UploadID), strings.NewReader(data))
+			req.Header.Set("X-Amz-Checksum-Crc32c", crc32cText([]byte(data)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			parts = append(parts, fmt.Sprintf("<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", n+1, resp.Header.Get("ETag")))
+		}
+		return func(hdr map[string]string) (int, string) {
+			return do(t, "POST", s.URL+"/b/"+key+"?uploadId="+init.UploadID, "<CompleteMultipartUpload>"+strings.Join(parts, "")+"</CompleteMultipartUpload>", hdr)
+		}
+	}
+	whole := crc32cText([]byte("abcdef"))
+	full := map[string]string{"X-Amz-Checksum-Algorithm": "CRC32C", "X-Amz-Checksum-Type": "FULL_OBJECT"}
+	complete := upload("full", full)
+	bad := map[string]string{"X-Amz-Checksum-Crc32c": crc32cText([]byte("abcdeF")), "X-Amz-Checksum-Type": "FULL_OBJECT"}
+	if code, body := complete(bad); code != 400 || !strings.Contains(body, "BadDigest") {
+		t.Errorf("complete with a wrong full-object CRC32C = %d %s, want 400 BadDigest", code, body)
+	}
+	if _, ok := s.Object("b", "full"); ok {
+		t.Errorf("a refused completion stored the object")
+	}
+	if code, body := complete(map[string]string{"X-Amz-Checksum-Crc32c": whole, "X-Amz-Checksum-Type": "FULL_OBJECT"}); code != 200 {
+		t.Fatalf("complete = %d %s", code, body)
+	}
+	if typ, crc := s.Checksum("b", "full"); typ != "FULL_OBJECT" || crc != whole {
+		t.Errorf("kept %s %s, want FULL_OBJECT %s", typ, crc, whole)
+	}
+	head := func(key string, mode bool) http.Header {
+		req, _ := http.NewRequestWithContext(t.Context(), "HEAD", s.URL+"/b/"+key, nil)
+		if mode {
+			req.Header.Set("X-Amz-Checksum-Mode", "ENABLED")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header
+	}
+	if h := head("full", true); h.Get("X-Amz-Checksum-Crc32c") != whole || h.Get("X-Amz-Checksum-Type") != "FULL_OBJECT" {
+		t.Errorf("HEAD with checksum mode: %v", h)
+	}
+	if h := head("full", false); h.Get("X-Amz-Checksum-Crc32c") != "" {
+		t.Errorf("HEAD without checksum mode returned a checksum: %v", h)
+	}
+
+	composite := upload("comp", map[string]string{"X-Amz-Checksum-Algorithm": "CRC32C"})
+	if code, body := composite(nil); code != 200 {
+		t.Fatalf("complete = %d %s", code, body)
+	}
+	want := crc32cText(append(mustB64(t, crc32cText([]byte("abcd"))), mustB64(t, crc32cText([]byte("ef")))...)) + "-2"
+	if typ, crc := s.Checksum("b", "comp"); typ != "COMPOSITE" || crc != want {
+		t.Errorf("kept %s %s, want COMPOSITE %s", typ, crc, want)
+	}
+
+	if code, body := do(t, "PUT", s.URL+"/b/one", "abcdef", map[string]string{"X-Amz-Checksum-Crc32c": whole}); code != 200 {
+		t.Fatalf("PutObject = %d %s", code, body)
+	}
+	if typ, crc := s.Checksum("b", "one"); typ != "FULL_OBJECT" || crc != whole {
+		t.Errorf("PutObject kept %s %s", typ, crc)
+	}
+
+	s.RefuseFullObject(true)
+	if code, body := do(t, "POST", s.URL+"/b/x?uploads", "", full); code != 400 || !strings.Contains(body, "InvalidRequest") {
+		t.Errorf("CreateMultipartUpload FULL_OBJECT when refused = %d %s", code, body)
+	}
+}
+
+func mustB64(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -3,8 +3,11 @@ package storetest
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -133,6 +136,11 @@ func wantMissing(t *testing.T, st s3store.Store, key string) {
 		}
 		t.Errorf("Open(%q) error = %v, want ErrNotExist", key, err)
 	}
+	if cs, ok := st.(s3store.Checksummer); ok {
+		if _, _, err := cs.StoredCRC32C(t.Context(), key); !errors.Is(err, s3store.ErrNotExist) {
+			t.Errorf("StoredCRC32C(%q) error = %v, want ErrNotExist", key, err)
+		}
+	}
 }
 
 func wantObject(t *testing.T, st s3store.Store, key string, want []byte) {
@@ -151,6 +159,23 @@ func wantObject(t *testing.T, st s3store.Store, key string, want []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("Open(%q) = %d bytes (sha256 %x), want %d bytes (sha256 %x)",
 			key, len(got), sha256.Sum256(got), len(want), sha256.Sum256(want))
+	}
+	wantCRC32C(t, st, key, want)
+}
+
+// wantCRC32C checks that a store that keeps checksums (s3store.Checksummer)
+// keeps the whole object's CRC32C, whether it was stored with one request
+// or as a multipart upload.
+func wantCRC32C(t *testing.T, st s3store.Store, key string, want []byte) {
+	t.Helper()
+	cs, ok := st.(s3store.Checksummer)
+	if !ok {
+		return
+	}
+	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc32.Checksum(want, crc32.MakeTable(crc32.Castagnoli))))
+	got, has, err := cs.StoredCRC32C(t.Context(), key)
+	if err != nil || !has || got != crc {
+		t.Errorf("StoredCRC32C(%q) = %q, %v, %v; want %q, the CRC32C of its %d bytes", key, got, has, err, crc, len(want))
 	}
 }
 
