@@ -12,10 +12,12 @@ import (
 // (Config.CheckpointInterval, package checkpoint). They are written in the
 // background, off the record path: a partition's checkpoint is due after
 // CheckpointInterval index objects, and at its first commit of a run when
-// the sink has written none yet this run (so that a reader sees this
-// writer's log; see the index package doc), and is written only up to the
-// offset the group has committed, so that a replay never rewrites an index
-// object a checkpoint covers. --once writes the remaining ones after its
+// the sink has written none yet this run (a writer's first checkpoint of a
+// partition also checkpoints the writers without one, checkpoint.Write;
+// readers see every writer anyway, see the index package doc), and is
+// written only up to the offset the group has committed, so that a replay
+// never rewrites an index object a checkpoint covers (an offset moved back
+// below one voids it first: voidCheckpoints, indexwriter.go). --once writes the remaining ones after its
 // final commit (flush). A failure is a warning; the index stays correct
 // (the previous checkpoint and a longer tail), and the next commit
 // retries.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -176,5 +177,56 @@ func TestCheckpointsDue(t *testing.T) {
 	c.done(k, 30)
 	if p := c.parts[k].pending; !reflect.DeepEqual(p, []int64{40}) {
 		t.Fatalf("pending %v, want [40]", p)
+	}
+}
+
+// TestSinkVoidsCheckpointsAboveItsOffset: an operator moves the group's
+// offset back under the sink's checkpoint; the replay (another flush.size,
+// so other index objects) writes index objects at commits it covers. The
+// sink voids it before its first index object, so the index read with the
+// checkpoints is still the log's.
+func TestSinkVoidsCheckpointsAboveItsOffset(t *testing.T) {
+	brokers := newCluster(t, 1, "rw")
+	var recs []*kgo.Record
+	for i := range 20 {
+		recs = append(recs, &kgo.Record{Topic: "rw", Value: fmt.Appendf(nil, `{"i":%d}`, i)})
+	}
+	produceRecs(t, brokers, recs...)
+	store := s3store.NewMemory()
+	cfg := indexConfig(brokers, "rw")
+	cfg.CheckpointInterval = 3
+	runSink(t, cfg, store)
+	w := index.WriterOf("connect-" + cfg.Name)
+	if keys := checkpointKeys(t, store); !slicesContain(keys, index.CheckpointKey(index.DefaultPrefix, "rw", 0, 20, w)) {
+		t.Fatalf("checkpoints %v, want one at 20", keys)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "rw", Partition: 0, At: 4, LeaderEpoch: -1})
+	if _, err := kadm.NewClient(cl).CommitOffsets(t.Context(), "connect-"+cfg.Name, offs); err != nil {
+		t.Fatal(err)
+	}
+	cfg.FlushSize = 5 // keys 4, 9, 14, 19: none of the first run's (0, 3, ..., 18)
+	_, log := runSinkLogged(t, cfg, store)
+	if !strings.Contains(log, "void") {
+		t.Fatalf("no warning of the voided checkpoints:\n%s", log)
+	}
+	// The replay's index objects at commits 9 and 20 replaced the first
+	// run's (objects 6 and 18 lost their entries; loadIndex would say
+	// so): compare the loads only.
+	got, err := index.Load(t.Context(), store, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := index.Load(t.Context(), logOnly{store}, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.All, want.All) || got.Checkpoints != 1 {
+		t.Fatalf("with %d checkpoints: %d entries; from the log: %d", got.Checkpoints, len(got.Entries), len(want.Entries))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kafkas3/kafkas3/checkpoint"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -78,6 +79,10 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 		abortFiles(ctx, w, files)
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
+	if err := w.voidCheckpoints(ctx); err != nil {
+		abortFiles(ctx, w, files)
+		return err
+	}
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
 	w.lastEntries = entries
 	w.from = commit
@@ -132,4 +137,28 @@ func (w *partitionWriter) startEntries(ctx context.Context) ([]index.Entry, erro
 		return nil, fmt.Errorf("topic %s partition %d: %w", w.topic, w.partition, err)
 	}
 	return entries, nil
+}
+
+// voidCheckpoints runs before the first index object of the partition in
+// a run: the run writes index objects at commits above w.from (the
+// offset it started from), so every checkpoint of this sink's writer
+// above it (an operator moved the group's offset back under one) is made
+// void (checkpoint.Void) before the replay rewrites the log it covers;
+// readers then use the newest checkpoint at or below w.from. Usually
+// there is none to void: the sink checkpoints committed offsets only.
+func (w *partitionWriter) voidCheckpoints(ctx context.Context) error {
+	if w.checkedCkpts {
+		return nil
+	}
+	p := checkpoint.Partition{Prefix: w.cfg.IndexPrefix, Topic: w.topic, Partition: w.partition, Writer: w.indexWriter}
+	voided, err := checkpoint.Void(ctx, w.store, p, w.from)
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+	}
+	if len(voided) > 0 {
+		w.log.Warn("the group's offset is below this sink's checkpoints of the archive index; they are void until the replay passes them",
+			"topic", w.topic, "partition", w.partition, "offset", w.from, "voided", voided)
+	}
+	w.checkedCkpts = true
+	return nil
 }

@@ -77,6 +77,9 @@ type partitionWriter struct {
 	// (index.WriterOf), so another group's sink into the same bucket
 	// never overwrites them.
 	indexWriter string
+	// checkedCkpts tells whether this run voided the writer's checkpoints
+	// of the partition above its span's first offset (voidCheckpoints).
+	checkedCkpts bool
 	// topicID is the topic's Kafka id (index.FormatTopicID), recorded in
 	// the entries; "" when unknown.
 	topicID string

@@ -93,10 +93,16 @@ func rebuildPartition(ctx context.Context, st Store, opt RebuildOptions, lp inde
 		writers = append(writers, w)
 	}
 	sort.Strings(writers)
+	var ckpts map[string][]int64
+	if opt.DryRun {
+		if ckpts, err = index.ListCheckpoints(ctx, st, opt.Prefix, lp.Topic, lp.Partition); err != nil {
+			return nil, 0, fmt.Errorf("list the checkpoints of topic %s partition %d: %w", lp.Topic, lp.Partition, err)
+		}
+	}
 	for _, w := range writers {
 		p := Partition{Prefix: opt.Prefix, Topic: lp.Topic, Partition: lp.Partition, Writer: w}
 		if opt.DryRun {
-			prev, err := newest(ctx, st, p, -1)
+			prev, err := live(ctx, st, p, ckpts[w])
 			if err != nil {
 				return written, read, err
 			}
@@ -110,6 +116,7 @@ func rebuildPartition(ctx context.Context, st Store, opt RebuildOptions, lp inde
 		if err != nil {
 			return written, read, err
 		}
+		written = append(written, r.Others...)
 		if r.Key != "" {
 			written = append(written, r.Key)
 		}

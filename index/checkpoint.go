@@ -74,6 +74,29 @@ type CheckpointHeader struct {
 	Writer     string `json:"writer"`
 	Commit     int64  `json:"commit"`
 	LogObjects int    `json:"log_objects"`
+	// Void, when set, makes this a void checkpoint: Writer's log above
+	// *Void is being written again (its group's offset moved back to
+	// *Void, see VoidCheckpoint), so this checkpoint holds no entry and
+	// readers use Writer's newest checkpoint at or below *Void instead.
+	Void *int64 `json:"void,omitempty"`
+}
+
+// VoidCheckpoint returns the bytes of writer's void checkpoint of a
+// partition at commit, which voids it for readers below: the writer's log
+// above below is rewritten (a sink whose committed offset is below,
+// lower than this checkpoint's commit, replays from there), so every
+// checkpoint of the writer above below no longer is a function of its
+// log. below must be lower than commit.
+func VoidCheckpoint(topic string, p int32, writer string, commit, below int64) ([]byte, error) {
+	var buf bytes.Buffer
+	cw, err := NewCheckpointWriter(&buf, CheckpointHeader{Topic: topic, Partition: p, Writer: writer, Commit: commit, Void: &below})
+	if err != nil {
+		return nil, err
+	}
+	if err := cw.Close(0); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // checkpointTrailer is the last line of a checkpoint: how many entries it
@@ -175,6 +198,9 @@ func (h *CheckpointHeader) validate() error {
 	if h.Commit < 0 || h.LogObjects < 0 {
 		return fmt.Errorf("commit %d or log_objects %d is negative", h.Commit, h.LogObjects)
 	}
+	if h.Void != nil && (*h.Void < 0 || *h.Void >= h.Commit || h.LogObjects != 0) {
+		return fmt.Errorf("void checkpoint: void %d must be in [0, commit %d) and log_objects %d 0", *h.Void, h.Commit, h.LogObjects)
+	}
 	return nil
 }
 
@@ -182,6 +208,9 @@ func (h *CheckpointHeader) validate() error {
 func (h *CheckpointHeader) check(e, prev *Entry) error {
 	if err := e.Validate(); err != nil {
 		return err
+	}
+	if h.Void != nil {
+		return fmt.Errorf("entry in a void checkpoint")
 	}
 	if e.Topic != h.Topic || e.Partition != h.Partition || e.Commit > h.Commit {
 		return fmt.Errorf("entry of topic %q partition %d commit %d in the checkpoint of topic %q partition %d commit %d",
@@ -268,7 +297,7 @@ func (cr *ckptReader) entries(h *CheckpointHeader, fn func(*Entry) error, bad fu
 			if err := strictJSON(raw, &t); err != nil {
 				return 0, bad(cr.n, "%v", err)
 			}
-			if t.Entries != n || t.Dropped < 0 {
+			if t.Entries != n || t.Dropped < 0 || (h.Void != nil && t.Dropped != 0) {
 				return 0, bad(cr.n, "the trailer counts %d entries and %d left out, the checkpoint holds %d", t.Entries, t.Dropped, n)
 			}
 			if _, err := cr.br.ReadByte(); !errors.Is(err, io.EOF) {

@@ -108,10 +108,13 @@
 //	<prefix>checkpoints/<topic>/<partition>/<commit C, 20 digits>-<writer>.jsonl.gz
 //
 // (CheckpointKey, ParseCheckpointKey; "<commit>.jsonl.gz" for the log of
-// an older kafkas3 without writers). Each writer checkpoints only its own
-// log, so two sinks (two groups) never overwrite each other's
-// checkpoints, and C is the commit of W's last index object it covers. It
-// is gzip'd JSON lines (the same entries give the same bytes):
+// an older kafkas3 without writers). A checkpoint of W at C is a function
+// of W's log up to C, so anyone may write it: W's sink, `kafkas3 index
+// rebuild`, and another writer's first checkpoint of the partition, which
+// also writes the checkpoint of every writer its listing of the log shows
+// without any (checkpoint.Write): two sinks (two groups) never write
+// different bytes under one key. C is the commit of W's last index object
+// it covers. It is gzip'd JSON lines (the same entries give the same bytes):
 //
 //	{"checkpoint":1,"topic":"orders","partition":0,"writer":"<12 hex>","commit":1200,"log_objects":240}
 //	<one entry per line, as in an index object, by first offset, key, then commit descending>
@@ -123,6 +126,17 @@
 // commit or lost) is never needed by a reader and is dropped. Every other
 // entry, superseded or not, is kept (Index.All). ReadCheckpoint refuses
 // anything else, naming the key and line (FuzzReadCheckpoint).
+//
+// A void checkpoint ({"checkpoint":1,...,"log_objects":0,"void":B}, no
+// entry; VoidCheckpoint) says that W's log above B is being written
+// again: W's group offset was moved back to B, under its checkpoints, and
+// the replay writes index objects at commits they cover. Before its first
+// index object of a partition in a run, a sink overwrites each of its
+// writer's checkpoints above the offset it starts from with a void one
+// (checkpoint.Void; no delete permission needed). W's live checkpoint
+// (ReadLiveCheckpoint) is its newest, or, when that is void, its newest
+// at or below B, and so on. A checkpoint that is not void was written
+// after every move back below its commit, so it is a function of W's log.
 //
 // The sink writes its checkpoint of a partition (package checkpoint) every
 // kafkas3.index.checkpoint.interval index objects and at the end of
@@ -137,15 +151,25 @@
 // Load (LoadWith: at most LoadOptions.Concurrency requests at a time)
 // finds the partitions of the log by a skip scan (one listing request per
 // partition: the first key after each partition's folder), then per
-// partition lists its checkpoints and reads each writer's newest, and
-// lists the log after the lowest of their commits (S3 StartAfter),
-// reading each writer's index objects after its own checkpoint. When that
-// listing shows a writer without a checkpoint (or the partition has none),
-// it reads the partition's whole log, as before checkpoints. A writer
-// without a checkpoint whose every index object lies below every other
-// writer's checkpoint is not seen; the sink checkpoints its log at its
-// first commit of a run, and `kafkas3 index rebuild` checkpoints every
-// writer. The result is the one a read of the whole log gives.
+// partition lists its checkpoints and its whole log (keys only: one
+// listing request per 1,000 index objects, no read), and per writer of
+// either listing reads its live checkpoint and its index objects above
+// that checkpoint's commit (all of them when it has none).
+//
+// The rule that makes this always the result of a read of the whole log:
+// every writer is found in the listing, whatever its commits, and each of
+// its index objects is read unless its live checkpoint covers it (a
+// checkpoint covers, by definition, the writer's log up to its commit,
+// and a move back under it voids it before the log changes). Listing
+// only the log after the lowest checkpoint would be cheaper but is not
+// correct: a writer without a checkpoint (an older kafkas3, a sink with
+// checkpoints off, one that crashed before its first, a group renamed)
+// may write index objects at any commit, and its objects below every
+// other writer's checkpoint would never be seen. The listing is keys
+// only; the reads, the cost that grows with the archive, stay one per
+// checkpoint and tail object. A writer without a checkpoint is read in
+// full until it has one: its own, the next writer's first checkpoint of
+// the partition (which checkpoints it too), or `kafkas3 index rebuild`.
 //
 // Load keeps, for every object key, the entry with the highest commit
 // (of two with the same commit, the one of the index object whose key

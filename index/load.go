@@ -77,18 +77,35 @@ func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt
 	if err != nil {
 		return nil, err
 	}
-	var jobs []readJob
-	plans := make([][]readJob, len(parts))
+	plans := make([]*partPlan, len(parts))
 	err = parallel.Each(ctx, n, len(parts), func(i int) error {
-		js, err := l.plan(ctx, parts[i])
-		plans[i] = js
+		pp, err := l.plan(ctx, parts[i])
+		plans[i] = pp
 		return wrapDir(parts[i].dir, err)
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, js := range plans {
-		jobs = append(jobs, js...)
+	var wps []writerPart
+	for _, pp := range plans {
+		for _, w := range pp.writer {
+			wps = append(wps, writerPart{pp: pp, w: w})
+		}
+	}
+	// Each writer's live checkpoint, then the index objects above it.
+	ckpts := make([]readResult, len(wps))
+	tails := make([][]readJob, len(wps))
+	err = parallel.Each(ctx, n, len(wps), func(i int) error {
+		r, commit, err := l.readCheckpoint(ctx, wps[i])
+		ckpts[i], tails[i] = r, wps[i].tail(commit)
+		return wrapDir(wps[i].pp.p.dir, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var jobs []readJob
+	for _, t := range tails {
+		jobs = append(jobs, t...)
 	}
 	res := make([]readResult, len(jobs))
 	err = parallel.Each(ctx, n, len(jobs), func(i int) error {
@@ -99,6 +116,7 @@ func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt
 	if err != nil {
 		return nil, err
 	}
+	res = append(res, ckpts...)
 	return mergeResults(res), nil
 }
 

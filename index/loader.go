@@ -29,14 +29,10 @@ type logPartition struct {
 	dir   string
 }
 
-// readJob is one object to read: an index object or a checkpoint.
+// readJob is one index object to read, and the folder whose load it
+// belongs to (for errors).
 type readJob struct {
-	key, dir    string
-	checkpoint  bool
-	topic       string
-	part        int32
-	writer      string
-	checkpointC int64
+	key, dir string
 }
 
 // readResult is what one readJob gave.
@@ -126,111 +122,160 @@ func (l *loader) scan(ctx context.Context, d string) ([]logPartition, error) {
 	}
 }
 
-// plan lists what to read of one partition: each writer's newest
-// checkpoint, and the index objects after it (after the lowest of them,
-// with one listing); every index object when the partition has no
-// checkpoint, or when the listing finds a writer without one.
-func (l *loader) plan(ctx context.Context, p logPartition) ([]readJob, error) {
-	ckpts, err := l.checkpoints(ctx, p)
+// partPlan is what a listing of one partition found: every writer's
+// checkpoints (commits in increasing order) and index objects (in key
+// order, so by commit).
+type partPlan struct {
+	p      logPartition
+	ckpts  map[string][]int64
+	logs   map[string][]logObject
+	writer []string // the writers of ckpts and logs, sorted
+}
+
+// logObject is one index object of the log.
+type logObject struct {
+	key    string
+	commit int64
+}
+
+// plan lists one partition: its checkpoints and its whole log (keys
+// only, about 1,000 a listing request; no index object is read here).
+// Listing the whole log is what makes the load see every writer: a
+// writer without a checkpoint may have index objects at any commit (see
+// the package doc, "Reading an archive").
+func (l *loader) plan(ctx context.Context, p logPartition) (*partPlan, error) {
+	ckpts, err := ListCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
 	if err != nil {
 		return nil, err
 	}
-	var jobs []readJob
-	low := int64(-1)
-	for w, kn := range ckpts {
-		jobs = append(jobs, readJob{key: CheckpointKey(l.prefix, p.topic, p.part, kn.Commit, w), dir: p.dir, checkpoint: true,
-			topic: p.topic, part: p.part, writer: w, checkpointC: kn.Commit})
-		if low < 0 || kn.Commit < low {
-			low = kn.Commit
-		}
-	}
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].key < jobs[j].key })
-	pdir := PartitionDir(l.prefix, p.topic, p.part)
-	after := ""
-	if low >= 0 {
-		after = pdir + stamp(low, "")
-	}
-	logJobs, unknown, err := l.tail(ctx, p, ckpts, after)
-	if err == nil && unknown && after != "" {
-		logJobs, _, err = l.tail(ctx, p, ckpts, "")
-	}
-	return append(jobs, logJobs...), err
-}
-
-// tail lists the partition's index objects after after that no
-// checkpoint covers; unknown tells whether a writer without a checkpoint
-// wrote one of them.
-func (l *loader) tail(ctx context.Context, p logPartition, ckpts map[string]KeyName, after string) ([]readJob, bool, error) {
-	var jobs []readJob
-	unknown := false
-	err := listAfter(ctx, l.st, PartitionDir(l.prefix, p.topic, p.part), after, func(info s3store.ObjectInfo) error {
+	pp := &partPlan{p: p, ckpts: ckpts, logs: map[string][]logObject{}}
+	err = l.st.List(ctx, PartitionDir(l.prefix, p.topic, p.part), func(info s3store.ObjectInfo) error {
 		kn, err := ParseKey(info.Key)
 		if err != nil {
 			return err
 		}
-		c, ok := ckpts[kn.Writer]
-		if !ok {
-			unknown = true
-		}
-		if !ok || kn.Commit > c.Commit {
-			jobs = append(jobs, readJob{key: info.Key, dir: p.dir, topic: p.topic, part: p.part, writer: kn.Writer})
-		}
+		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
 		return nil
 	})
-	return jobs, unknown, err
+	seen := map[string]bool{}
+	for w := range ckpts {
+		seen[w] = true
+	}
+	for w := range pp.logs {
+		seen[w] = true
+	}
+	for w := range seen {
+		pp.writer = append(pp.writer, w)
+	}
+	sort.Strings(pp.writer)
+	return pp, err
 }
 
-// checkpoints lists the partition's checkpoints and returns each writer's
-// newest.
-func (l *loader) checkpoints(ctx context.Context, p logPartition) (map[string]KeyName, error) {
-	newest := map[string]KeyName{}
-	err := l.st.List(ctx, CheckpointPartitionDir(l.prefix, p.topic, p.part), func(info s3store.ObjectInfo) error {
+// ListCheckpoints lists the checkpoints of a partition under prefix and
+// returns each writer's commits in increasing order. A key in the folder
+// that is not a checkpoint of the partition fails it, naming the key.
+func ListCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, error) {
+	out := map[string][]int64{}
+	err := st.List(ctx, CheckpointPartitionDir(prefix, topic, p), func(info s3store.ObjectInfo) error {
 		kn, err := ParseCheckpointKey(info.Key)
 		if err != nil {
 			return err
 		}
-		if kn.Topic != p.topic || kn.Partition != p.part {
-			return fmt.Errorf("%w: checkpoint %q is not of topic %q partition %d", ErrMalformed, info.Key, p.topic, p.part)
+		if kn.Topic != topic || kn.Partition != p {
+			return fmt.Errorf("%w: checkpoint %q is not of topic %q partition %d", ErrMalformed, info.Key, topic, p)
 		}
-		if old, ok := newest[kn.Writer]; !ok || kn.Commit > old.Commit {
-			newest[kn.Writer] = kn
-		}
+		out[kn.Writer] = append(out[kn.Writer], kn.Commit)
 		return nil
 	})
-	return newest, err
+	for _, cs := range out {
+		sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
+	}
+	return out, err
 }
 
-// read reads one index object or checkpoint.
+// ReadLiveCheckpoint reads writer's live checkpoint of a partition, given
+// its checkpoints' commits in increasing order (ListCheckpoints): the
+// newest, unless it is void (CheckpointHeader.Void), then the newest at
+// or below the void's commit, and so on. onHeader and fn are
+// ReadCheckpoint's, called for the live one only (a void one holds no
+// entry). It returns the live checkpoint's header, or a header with
+// Commit -1 when the writer has no live checkpoint.
+func ReadLiveCheckpoint(ctx context.Context, st Store, prefix, topic string, p int32, writer string, commits []int64,
+	onHeader func(CheckpointHeader) error, fn func(*Entry) error) (CheckpointHeader, int, error) {
+	i := len(commits) - 1
+	for i >= 0 {
+		key := CheckpointKey(prefix, topic, p, commits[i], writer)
+		rc, err := st.Open(ctx, key)
+		if err != nil {
+			return CheckpointHeader{}, 0, fmt.Errorf("open checkpoint %q: %w", key, err)
+		}
+		var void *int64
+		h, dropped, err := ReadCheckpoint(key, rc, func(h CheckpointHeader) error {
+			if void = h.Void; void != nil || onHeader == nil {
+				return nil
+			}
+			return onHeader(h)
+		}, fn)
+		rc.Close()
+		if err != nil || void == nil {
+			return h, dropped, err
+		}
+		for i >= 0 && commits[i] > *void {
+			i--
+		}
+	}
+	return CheckpointHeader{Commit: -1}, 0, nil
+}
+
+// writerPart is one writer of one partition: what LoadWith reads of it.
+type writerPart struct {
+	pp *partPlan
+	w  string
+}
+
+// readCheckpoint reads the live checkpoint of one writer of a partition
+// (ReadLiveCheckpoint) and returns it with its commit, -1 when there is
+// none.
+func (l *loader) readCheckpoint(ctx context.Context, wp writerPart) (readResult, int64, error) {
+	pp := wp.pp
+	r := readResult{checkpoint: true}
+	h, dropped, err := ReadLiveCheckpoint(ctx, l.st, l.prefix, pp.p.topic, pp.p.part, wp.w, pp.ckpts[wp.w], nil, func(e *Entry) error {
+		r.entries = append(r.entries, sourced{e: *e, src: Key(l.prefix, pp.p.topic, pp.p.part, e.Commit, wp.w)})
+		return nil
+	})
+	if err != nil || h.Commit < 0 {
+		return readResult{}, -1, err
+	}
+	r.logObjects, r.dropped = h.LogObjects, dropped
+	return r, h.Commit, nil
+}
+
+// tail returns the jobs that read the writer's index objects above commit.
+func (wp writerPart) tail(commit int64) []readJob {
+	var jobs []readJob
+	for _, o := range wp.pp.logs[wp.w] {
+		if o.commit > commit {
+			jobs = append(jobs, readJob{key: o.key, dir: wp.pp.p.dir})
+		}
+	}
+	return jobs
+}
+
+// read reads one index object.
 func (l *loader) read(ctx context.Context, j readJob) (readResult, error) {
 	rc, err := l.st.Open(ctx, j.key)
 	if err != nil {
-		what := "index object"
-		if j.checkpoint {
-			what = "checkpoint"
-		}
-		return readResult{}, fmt.Errorf("open %s %q: %w", what, j.key, err)
+		return readResult{}, fmt.Errorf("open index object %q: %w", j.key, err)
 	}
 	defer rc.Close()
-	if !j.checkpoint {
-		entries, err := Decode(j.key, rc)
-		if err != nil {
-			return readResult{}, err
-		}
-		r := readResult{logObjects: 1, entries: make([]sourced, len(entries))}
-		for i := range entries {
-			r.entries[i] = sourced{e: entries[i], src: j.key}
-		}
-		return r, nil
-	}
-	r := readResult{checkpoint: true}
-	h, dropped, err := ReadCheckpoint(j.key, rc, nil, func(e *Entry) error {
-		r.entries = append(r.entries, sourced{e: *e, src: Key(l.prefix, j.topic, j.part, e.Commit, j.writer)})
-		return nil
-	})
+	entries, err := Decode(j.key, rc)
 	if err != nil {
 		return readResult{}, err
 	}
-	r.logObjects, r.dropped = h.LogObjects, dropped
+	r := readResult{logObjects: 1, entries: make([]sourced, len(entries))}
+	for i := range entries {
+		r.entries[i] = sourced{e: entries[i], src: j.key}
+	}
 	return r, nil
 }
 
