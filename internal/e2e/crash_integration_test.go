@@ -178,6 +178,7 @@ func TestIntegrationSinkCrashExactlyOnce(t *testing.T) {
 		t.Fatalf("crash archive holds %d records, want %d", n, parts*perPart)
 	}
 	sameObjects(t, "crash archive", got, want)
+	verifyClean(t, "crash archive", cfgCrash, parts*perPart)
 	b.checkAWSList(t, bucketCrash, got)
 	b.checkAWSList(t, bucketClean, want)
 	var size int64
