@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/kafkas3/kafkas3/index"
 )
 
 // claimRun is a run of an object's offsets to cut into segments (claim):
@@ -152,4 +154,59 @@ func (h *minHeap) pop() {
 		i = c
 	}
 	*h = s
+}
+
+// lostRuns answers, for offsets that do not decrease from one question to
+// the next, which run of the lost entries (damaged or missing objects')
+// holds an offset, and where the next one starts (indexGaps). The runs are
+// sorted by first offset once, and the ones started are kept in a heap by
+// their order in lost, the latest on top: O((n + q) log n) for n runs and
+// q questions.
+type lostRuns struct {
+	runs []lostRun // in the order of lost and each entry's runs
+	ord  []int     // runs by first offset
+	next int       // ord[next:] start after the last offset asked about
+	h    minHeap   // -k of the runs started: the latest run on top
+}
+
+type lostRun struct {
+	key string
+	run offsetRun
+}
+
+func newLostRuns(lost []*index.Entry) *lostRuns {
+	l := &lostRuns{}
+	for _, e := range lost {
+		for _, r := range e.Runs {
+			l.runs = append(l.runs, lostRun{e.Key, offsetRun{r.First, r.Last}})
+		}
+	}
+	l.ord = make([]int, len(l.runs))
+	for k := range l.ord {
+		l.ord[k] = k
+	}
+	slices.SortStableFunc(l.ord, func(a, b int) int { return cmp.Compare(l.runs[a].run.First, l.runs[b].run.First) })
+	return l
+}
+
+// at returns the key and run of the lost entry that holds off (the last
+// in the order of lost and their runs, when several do), key "" when none
+// does or its key is empty; and the first offset after off at which a
+// lost run starts (math.MaxInt64 when none does).
+func (l *lostRuns) at(off int64) (key string, run offsetRun, next int64) {
+	for ; l.next < len(l.ord) && l.runs[l.ord[l.next]].run.First <= off; l.next++ {
+		l.h.push(-l.ord[l.next])
+	}
+	for len(l.h) > 0 && l.runs[-l.h[0]].run.Last < off {
+		l.h.pop()
+	}
+	next = math.MaxInt64
+	if l.next < len(l.ord) {
+		next = l.runs[l.ord[l.next]].run.First
+	}
+	if len(l.h) > 0 {
+		r := l.runs[-l.h[0]]
+		return r.key, r.run, next
+	}
+	return "", offsetRun{}, next
 }

@@ -36,6 +36,33 @@ func compactedPartition(n, perObject int) (*PartitionPlan, *index.Partition) {
 	return pp, &ip
 }
 
+// BenchmarkPlanCompactedDamaged is BenchmarkPlanCompacted with one object
+// in ten damaged: its records are gaps, cut along its entry's runs.
+func BenchmarkPlanCompactedDamaged(b *testing.B) {
+	for _, n := range []int{20_000, 200_000, 1_000_000} {
+		if testing.Short() && n > 20_000 {
+			continue
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			pp, ip := compactedPartition(n, 100)
+			for i := 0; i < len(pp.Objects); i += 10 {
+				pp.Objects[i].Damage = ErrDamagedObject
+			}
+			r := &Restorer{}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				pp.resetProof()
+				r.provePartition(pp, ip, nil)
+			}
+			b.StopTimer()
+			if lost := (n + 9) / 10; len(pp.Gaps) < lost/100 || pp.Records+int64(lost) < int64(n) {
+				b.Fatalf("records %d, gaps %d", pp.Records, len(pp.Gaps))
+			}
+		})
+	}
+}
+
 // resetProof clears what provePartition sets, so a plan can be proved again.
 func (pp *PartitionPlan) resetProof() {
 	pp.segments, pp.Gaps, pp.Damaged, pp.Lost = nil, nil, nil, nil

@@ -4,7 +4,11 @@ package restore
 // runs of a partition), kept as the reference the new ones are compared
 // with on random inputs (claim_test.go).
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kafkas3/kafkas3/index"
+)
 
 // claimReference is claim before firstClaims: each run subtracted from,
 // then added to, every run claimed so far.
@@ -113,4 +117,69 @@ func subtractReference(run offsetRun, claimed []offsetRun) []offsetRun {
 		out = append(out, offsetRun{at, run.Last})
 	}
 	return out
+}
+
+// indexGapsReference is indexGaps with a scan of every lost entry's runs
+// per gap.
+func (r *Restorer) indexGapsReference(pp *PartitionPlan, ip *index.Partition, claimed []offsetRun, damaged []int, missing []*index.Entry) {
+	for _, g := range ip.Gaps {
+		pp.Gaps = append(pp.Gaps, Gap{First: g.First, Last: g.Last, Unaccounted: true})
+	}
+	// The entries of damaged and missing objects, to name them.
+	var lost []*index.Entry
+	for _, di := range damaged {
+		for i := range ip.Entries {
+			if ip.Entries[i].Key == pp.Objects[di].Key {
+				lost = append(lost, &ip.Entries[i])
+			}
+		}
+	}
+	lost = append(lost, missing...)
+	for _, h := range ip.Held {
+		for _, hole := range subtract(offsetRun{h.First, h.Last}, claimed) {
+			// Cut the hole along the lost entries' runs, so each gap
+			// names one object.
+			at := hole.First
+			for at <= hole.Last {
+				g := Gap{First: at, Last: hole.Last}
+				for _, e := range lost {
+					for _, er := range e.Runs {
+						if er.First <= at && at <= er.Last {
+							g.Object, g.Last = e.Key, min(er.Last, hole.Last)
+						}
+					}
+				}
+				if g.Object == "" {
+					// Held by no lost entry: the next lost run starts later.
+					next := hole.Last
+					for _, e := range lost {
+						for _, er := range e.Runs {
+							if er.First > at && er.First-1 < next {
+								next = er.First - 1
+							}
+						}
+					}
+					g.Last = next
+				}
+				pp.Gaps = append(pp.Gaps, g)
+				at = g.Last + 1
+			}
+		}
+	}
+	// A damaged object without an entry in an indexed partition: its
+	// extent is not known.
+	for _, di := range damaged {
+		o := pp.Objects[di]
+		known := false
+		for _, e := range lost {
+			known = known || e.Key == o.Key
+		}
+		if !known {
+			pp.Gaps = append(pp.Gaps, Gap{First: o.StartOffset, Last: -1, Object: o.Key})
+		}
+	}
+	sort.SliceStable(pp.Gaps, func(a, b int) bool { return pp.Gaps[a].First < pp.Gaps[b].First })
+	if len(claimed) == 0 && len(ip.Held) > 0 {
+		pp.FirstOffset, pp.LastOffset = -1, -1
+	}
 }

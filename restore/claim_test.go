@@ -140,3 +140,58 @@ func TestMergeRunsMatchesAddRun(t *testing.T) {
 		}
 	}
 }
+
+// randomIndexed returns an indexed partition's plan and index: entries of
+// random runs, some of them of damaged objects (by key, several entries
+// per key at times), a claimed part of what they hold, and missing entries.
+func randomIndexed(rng *rand.Rand) (pp *PartitionPlan, ip *index.Partition, claimed []offsetRun, damaged []int, missing []*index.Entry) {
+	pp, ip = &PartitionPlan{}, &index.Partition{}
+	keys := []string{"a", "b", "c", "d", "e", ""}
+	var held []offsetRun
+	entry := func() index.Entry {
+		e := index.Entry{Key: keys[rng.IntN(len(keys))]}
+		for _, r := range randomRuns(rng, int64(rng.IntN(60)), 5) {
+			e.Runs = append(e.Runs, index.Run{First: r.First, Last: r.Last})
+			held = append(held, r)
+		}
+		return e
+	}
+	for range rng.IntN(8) {
+		ip.Entries = append(ip.Entries, entry())
+	}
+	for range rng.IntN(3) {
+		e := entry()
+		missing = append(missing, &e)
+	}
+	for i := range rng.IntN(4) {
+		pp.Objects = append(pp.Objects, Object{Key: keys[rng.IntN(len(keys))], StartOffset: int64(rng.IntN(70))})
+		damaged = append(damaged, i)
+	}
+	for _, r := range mergeRuns(held) {
+		ip.Held = append(ip.Held, index.Run{First: r.First, Last: r.Last})
+	}
+	for range rng.IntN(12) {
+		first := int64(rng.IntN(70))
+		claimed = append(claimed, offsetRun{first, first + int64(rng.IntN(6))})
+	}
+	if rng.IntN(3) == 0 {
+		ip.Gaps = []index.Run{{First: 70, Last: 75}}
+	}
+	return pp, ip, mergeRuns(claimed), damaged, missing
+}
+
+// TestIndexGapsMatchesReference compares indexGaps with the scans it
+// replaced (claim_reference_test.go) on random indexed partitions.
+func TestIndexGapsMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 11))
+	r := &Restorer{}
+	for n := range 20000 {
+		pp, ip, claimed, damaged, missing := randomIndexed(rng)
+		got, want := clonePlan(pp), clonePlan(pp)
+		r.indexGaps(got, ip, claimed, damaged, missing)
+		r.indexGapsReference(want, ip, claimed, damaged, missing)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d: gaps\n%v, want\n%v", n, got.Gaps, want.Gaps)
+		}
+	}
+}

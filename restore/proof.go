@@ -515,39 +515,31 @@ func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []o
 	}
 	// The entries of damaged and missing objects, to name them.
 	var lost []*index.Entry
-	for _, di := range damaged {
+	if len(damaged) > 0 {
+		entries := map[string][]int{} // ip.Entries by key
 		for i := range ip.Entries {
-			if ip.Entries[i].Key == pp.Objects[di].Key {
+			entries[ip.Entries[i].Key] = append(entries[ip.Entries[i].Key], i)
+		}
+		for _, di := range damaged {
+			for _, i := range entries[pp.Objects[di].Key] {
 				lost = append(lost, &ip.Entries[i])
 			}
 		}
 	}
 	lost = append(lost, missing...)
+	lr := newLostRuns(lost)
 	for _, h := range ip.Held {
 		for _, hole := range subtract(offsetRun{h.First, h.Last}, claimed) {
 			// Cut the hole along the lost entries' runs, so each gap
 			// names one object.
-			at := hole.First
-			for at <= hole.Last {
+			for at := hole.First; at <= hole.Last; {
 				g := Gap{First: at, Last: hole.Last}
-				for _, e := range lost {
-					for _, er := range e.Runs {
-						if er.First <= at && at <= er.Last {
-							g.Object, g.Last = e.Key, min(er.Last, hole.Last)
-						}
-					}
-				}
-				if g.Object == "" {
+				key, run, next := lr.at(at)
+				if g.Object = key; key != "" {
+					g.Last = min(run.Last, hole.Last)
+				} else {
 					// Held by no lost entry: the next lost run starts later.
-					next := hole.Last
-					for _, e := range lost {
-						for _, er := range e.Runs {
-							if er.First > at && er.First-1 < next {
-								next = er.First - 1
-							}
-						}
-					}
-					g.Last = next
+					g.Last = min(hole.Last, next-1)
 				}
 				pp.Gaps = append(pp.Gaps, g)
 				at = g.Last + 1
@@ -556,13 +548,12 @@ func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []o
 	}
 	// A damaged object without an entry in an indexed partition: its
 	// extent is not known.
+	known := map[string]bool{}
+	for _, e := range lost {
+		known[e.Key] = true
+	}
 	for _, di := range damaged {
-		o := pp.Objects[di]
-		known := false
-		for _, e := range lost {
-			known = known || e.Key == o.Key
-		}
-		if !known {
+		if o := pp.Objects[di]; !known[o.Key] {
 			pp.Gaps = append(pp.Gaps, Gap{First: o.StartOffset, Last: -1, Object: o.Key})
 		}
 	}
