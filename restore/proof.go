@@ -373,10 +373,8 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 	}
 	pp.judgeOrder(commit)
 	claimed, assumed, damaged, unindexed := pp.claim()
-	span := claimed // what the partition's records cover, for First/LastOffset
-	for _, run := range assumed {
-		span = addRun(span, run)
-	}
+	// What the partition's records cover, for First/LastOffset.
+	span := mergeRuns(append(slices.Clone(claimed), assumed...))
 	for _, e := range missing {
 		pp.Damaged = append(pp.Damaged, DamagedObject{Key: e.Key,
 			Err: fmt.Errorf("%w: %q is in the archive index (commit %d) but not in the store", ErrDamagedObject, e.Key, e.Commit)})
@@ -418,7 +416,12 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 // not claimed, so no other object's records are dropped for them, and no
 // hole between them is taken for a gap: interleaved objects' assumed
 // offsets leave holes that hold records.
+//
+// Each offset goes to the first run, in plan order, that holds it
+// (firstClaims): one sort and one sweep, O(n log n) in the runs, so a
+// compacted partition (one run per record) plans in time.
 func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, unindexed int) {
+	var all []claimRun // every readable object's runs, in plan order
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		if o.Damage != nil {
@@ -443,26 +446,29 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 		o.Offsets = runs
 		if pp.Order == OrderUnproven && o.entry == nil && o.proof.offsets == nil {
 			if o.Records > 0 {
-				pp.segments = append(pp.segments, segment{obj: i, from: 0, to: o.Records, first: o.StartOffset})
-				pp.Records += o.Records
-				assumed = addRun(assumed, runs[0])
+				all = append(all, claimRun{run: runs[0], obj: i, whole: true})
+				assumed = append(assumed, runs[0])
 			}
 			continue
 		}
-		// Walk the object's records (index idx at offset off) run by
-		// run, cutting what is not claimed yet into segments.
+		// The object's records (index idx at offset run.First) run by run.
 		var idx int64
 		for _, run := range runs {
-			for _, free := range subtract(run, claimed) {
-				from := idx + (free.First - run.First)
-				pp.segments = append(pp.segments, segment{obj: i, from: from, to: from + free.len(), first: free.First})
-				pp.Records += free.len()
-			}
+			all = append(all, claimRun{run: run, obj: i, idx: idx})
+			claimed = append(claimed, run)
 			idx += run.len()
-			claimed = addRun(claimed, run)
 		}
 	}
-	return claimed, assumed, damaged, unindexed
+	// Cut what no earlier run holds into segments, in plan order.
+	pieces := firstClaims(all)
+	pp.segments = slices.Grow(pp.segments, len(pieces))
+	for _, p := range pieces {
+		c := all[p.k]
+		from := c.idx + (p.run.First - c.run.First)
+		pp.segments = append(pp.segments, segment{obj: c.obj, from: from, to: from + p.run.len(), first: p.run.First})
+		pp.Records += p.run.len()
+	}
+	return mergeRuns(claimed), mergeRuns(assumed), damaged, unindexed
 }
 
 // holeGaps sets the gaps of a partition without an index: the holes
@@ -472,19 +478,17 @@ func (pp *PartitionPlan) holeGaps(claimed []offsetRun, damaged []int) {
 	for i := 1; i < len(claimed); i++ {
 		pp.Gaps = append(pp.Gaps, Gap{First: claimed[i-1].Last + 1, Last: claimed[i].First - 1})
 	}
+	holes := len(pp.Gaps)
 	for _, di := range damaged {
 		o := pp.Objects[di]
 		g := Gap{First: o.StartOffset, Last: -1, Object: o.Key}
 		// Attribute the hole that starts at or holds the object's start.
-		found := false
-		for k := range pp.Gaps {
-			if pp.Gaps[k].First <= o.StartOffset && o.StartOffset <= pp.Gaps[k].Last && pp.Gaps[k].Object == "" {
-				pp.Gaps[k].Object = o.Key
-				found = true
-				break
-			}
-		}
-		if found {
+		// The holes (pp.Gaps[:holes]; pp.Gaps is empty before them) are
+		// sorted and disjoint: at most one holds it; the gaps after them
+		// name an object already.
+		k := sort.Search(holes, func(k int) bool { return pp.Gaps[k].Last >= o.StartOffset })
+		if k < holes && pp.Gaps[k].First <= o.StartOffset && pp.Gaps[k].Object == "" {
+			pp.Gaps[k].Object = o.Key
 			continue
 		}
 		switch {
@@ -511,39 +515,31 @@ func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []o
 	}
 	// The entries of damaged and missing objects, to name them.
 	var lost []*index.Entry
-	for _, di := range damaged {
+	if len(damaged) > 0 {
+		entries := map[string][]int{} // ip.Entries by key
 		for i := range ip.Entries {
-			if ip.Entries[i].Key == pp.Objects[di].Key {
+			entries[ip.Entries[i].Key] = append(entries[ip.Entries[i].Key], i)
+		}
+		for _, di := range damaged {
+			for _, i := range entries[pp.Objects[di].Key] {
 				lost = append(lost, &ip.Entries[i])
 			}
 		}
 	}
 	lost = append(lost, missing...)
+	lr := newLostRuns(lost)
 	for _, h := range ip.Held {
 		for _, hole := range subtract(offsetRun{h.First, h.Last}, claimed) {
 			// Cut the hole along the lost entries' runs, so each gap
 			// names one object.
-			at := hole.First
-			for at <= hole.Last {
+			for at := hole.First; at <= hole.Last; {
 				g := Gap{First: at, Last: hole.Last}
-				for _, e := range lost {
-					for _, er := range e.Runs {
-						if er.First <= at && at <= er.Last {
-							g.Object, g.Last = e.Key, min(er.Last, hole.Last)
-						}
-					}
-				}
-				if g.Object == "" {
+				key, run, next := lr.at(at)
+				if g.Object = key; key != "" {
+					g.Last = min(run.Last, hole.Last)
+				} else {
 					// Held by no lost entry: the next lost run starts later.
-					next := hole.Last
-					for _, e := range lost {
-						for _, er := range e.Runs {
-							if er.First > at && er.First-1 < next {
-								next = er.First - 1
-							}
-						}
-					}
-					g.Last = next
+					g.Last = min(hole.Last, next-1)
 				}
 				pp.Gaps = append(pp.Gaps, g)
 				at = g.Last + 1
@@ -552,13 +548,12 @@ func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []o
 	}
 	// A damaged object without an entry in an indexed partition: its
 	// extent is not known.
+	known := map[string]bool{}
+	for _, e := range lost {
+		known[e.Key] = true
+	}
 	for _, di := range damaged {
-		o := pp.Objects[di]
-		known := false
-		for _, e := range lost {
-			known = known || e.Key == o.Key
-		}
-		if !known {
+		if o := pp.Objects[di]; !known[o.Key] {
 			pp.Gaps = append(pp.Gaps, Gap{First: o.StartOffset, Last: -1, Object: o.Key})
 		}
 	}
@@ -572,7 +567,9 @@ func (r *Restorer) indexGaps(pp *PartitionPlan, ip *index.Partition, claimed []o
 func subtract(run offsetRun, claimed []offsetRun) []offsetRun {
 	var out []offsetRun
 	at := run.First
-	for _, c := range claimed {
+	// Skip, by binary search, the runs that end before run.
+	from := sort.Search(len(claimed), func(k int) bool { return claimed[k].Last >= at })
+	for _, c := range claimed[from:] {
 		if c.Last < at {
 			continue
 		}
