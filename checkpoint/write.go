@@ -150,7 +150,7 @@ func tailKeys(ctx context.Context, st Store, p Partition, prev index.KeyName, up
 	}
 	var keys []logKey
 	seen := map[string]bool{}
-	err := listAfter(ctx, st, dir, after, func(info s3store.ObjectInfo) error {
+	err := s3store.ListAfter(ctx, st, dir, after, func(info s3store.ObjectInfo) error {
 		kn, err := index.ParseKey(info.Key)
 		if err != nil {
 			return err
@@ -174,19 +174,6 @@ func tailKeys(ctx context.Context, st Store, p Partition, prev index.KeyName, up
 	}
 	sort.Strings(others)
 	return keys, others, nil
-}
-
-// listAfter is s3store.ListAfter for a Store of this package.
-func listAfter(ctx context.Context, st Store, prefix, after string, fn func(s3store.ObjectInfo) error) error {
-	if al, ok := st.(s3store.AfterLister); ok {
-		return al.ListAfter(ctx, prefix, after, fn)
-	}
-	return st.List(ctx, prefix, func(info s3store.ObjectInfo) error {
-		if info.Key <= after {
-			return nil
-		}
-		return fn(info)
-	})
 }
 
 // readIndexObject reads and decodes one index object.

@@ -52,24 +52,11 @@ type sourced struct {
 // errStop ends a listing early.
 var errStop = errors.New("stop listing")
 
-// listAfter is s3store.ListAfter for the Store of this package.
-func listAfter(ctx context.Context, st Store, prefix, after string, fn func(s3store.ObjectInfo) error) error {
-	if al, ok := st.(s3store.AfterLister); ok {
-		return al.ListAfter(ctx, prefix, after, fn)
-	}
-	return st.List(ctx, prefix, func(info s3store.ObjectInfo) error {
-		if info.Key <= after {
-			return nil
-		}
-		return fn(info)
-	})
-}
-
 // firstAfter returns the first key under prefix after after, "" when
 // there is none: one listing request.
 func firstAfter(ctx context.Context, st Store, prefix, after string) (string, error) {
 	var key string
-	err := listAfter(ctx, st, prefix, after, func(info s3store.ObjectInfo) error {
+	err := s3store.ListAfter(ctx, st, prefix, after, func(info s3store.ObjectInfo) error {
 		key = info.Key
 		return errStop
 	})

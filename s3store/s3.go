@@ -317,11 +317,7 @@ func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	var out *s3.GetObjectOutput
 	err := s.do(ctx, "get "+s.url(key), func(ctx context.Context) error {
 		in := &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
-		if s.cfg.CustomerKey != "" {
-			in.SSECustomerAlgorithm = aws.String("AES256")
-			in.SSECustomerKey = &s.cfg.CustomerKey
-			in.SSECustomerKeyMD5 = &s.sseKeyMD5
-		}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
 		var err error
 		out, err = s.client.GetObject(ctx, in)
 		return err
@@ -340,11 +336,7 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	var out *s3.HeadObjectOutput
 	err := s.do(ctx, "head "+s.url(key), func(ctx context.Context) error {
 		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
-		if s.cfg.CustomerKey != "" {
-			in.SSECustomerAlgorithm = aws.String("AES256")
-			in.SSECustomerKey = &s.cfg.CustomerKey
-			in.SSECustomerKeyMD5 = &s.sseKeyMD5
-		}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
 		var err error
 		out, err = s.client.HeadObject(ctx, in)
 		return err
@@ -367,11 +359,7 @@ func (s *S3) StoredCRC32C(ctx context.Context, key string) (string, bool, error)
 	var out *s3.HeadObjectOutput
 	err := s.do(ctx, "head (checksum) "+s.url(key), func(ctx context.Context) error {
 		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key, ChecksumMode: types.ChecksumModeEnabled}
-		if s.cfg.CustomerKey != "" {
-			in.SSECustomerAlgorithm = aws.String("AES256")
-			in.SSECustomerKey = &s.cfg.CustomerKey
-			in.SSECustomerKeyMD5 = &s.sseKeyMD5
-		}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
 		var err error
 		out, err = s.client.HeadObject(ctx, in)
 		return err

@@ -313,11 +313,7 @@ func (s *S3) uploadPart(ctx context.Context, key, uploadID string, num int32, f 
 			ContentLength:  aws.Int64(sum.n),
 			ChecksumCRC32C: &crc,
 		}
-		if s.cfg.CustomerKey != "" {
-			in.SSECustomerAlgorithm = aws.String("AES256")
-			in.SSECustomerKey = &s.cfg.CustomerKey
-			in.SSECustomerKeyMD5 = &s.sseKeyMD5
-		}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
 		out, err := s.client.UploadPart(ctx, in, withOptions(unsignedPayload, fromFile)...)
 		if err != nil {
 			return err
@@ -421,6 +417,15 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// sseC returns the SSE-C fields of a request on an object: nil without
+// s3.sse.customer.key.
+func (s *S3) sseC() (alg, key, keyMD5 *string) {
+	if s.cfg.CustomerKey == "" {
+		return nil, nil, nil
+	}
+	return aws.String("AES256"), &s.cfg.CustomerKey, &s.sseKeyMD5
 }
 
 func customerAlg(s *S3) *string {

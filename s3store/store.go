@@ -30,10 +30,15 @@ type AfterLister interface {
 	ListAfter(ctx context.Context, prefix, after string, fn func(ObjectInfo) error) error
 }
 
+// Lister is the listing of a Store.
+type Lister interface {
+	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+}
+
 // ListAfter calls fn for every object under prefix whose key sorts after
 // after, in lexical key order: through the store's ListAfter when it has
 // one, else by skipping the earlier keys of List.
-func ListAfter(ctx context.Context, st Store, prefix, after string, fn func(ObjectInfo) error) error {
+func ListAfter(ctx context.Context, st Lister, prefix, after string, fn func(ObjectInfo) error) error {
 	if al, ok := st.(AfterLister); ok {
 		return al.ListAfter(ctx, prefix, after, fn)
 	}

@@ -104,13 +104,7 @@ func (e *env) countingProxy() (string, func() map[string]int, func()) {
 		mu.Unlock()
 		rp.ServeHTTP(w, r)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.b.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	e.b.Cleanup(func() { _ = srv.Close() })
+	proxyURL := e.serve(h)
 	snapshot := func() map[string]int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -125,5 +119,18 @@ func (e *env) countingProxy() (string, func() map[string]int, func()) {
 		clear(counts)
 		mu.Unlock()
 	}
-	return "http://" + ln.Addr().String(), snapshot, reset
+	return proxyURL, snapshot, reset
+}
+
+// serve serves h on a loopback port until the benchmark ends and returns
+// its URL.
+func (e *env) serve(h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	e.b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String()
 }

@@ -5,7 +5,6 @@ package bench
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -97,14 +96,7 @@ func (e *env) latencyProxy(latency time.Duration) *latencyProxy {
 		time.Sleep(latency)
 		rp.ServeHTTP(w, r)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.b.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	e.b.Cleanup(func() { _ = srv.Close() })
-	p.url = "http://" + ln.Addr().String()
+	p.url = e.serve(h)
 	return p
 }
 

@@ -118,22 +118,7 @@ func TestIntegrationSinkConfluentGroupPickup(t *testing.T) {
 	// The connector's commits: partition 0 at 1234, partition 1 at 3000
 	// (all archived), partition 2 never committed.
 	committed := map[int32]int64{0: 1234, 1: 3000}
-	adm := kadm.NewClient(b.k.Client(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var offs kadm.Offsets
-	for p, o := range committed {
-		offs.AddOffset(topic, p, o, -1)
-	}
-	if err := waitForErr(30*time.Second, func() error {
-		res, err := adm.CommitOffsets(ctx, group, offs)
-		if err == nil {
-			err = res.Error()
-		}
-		return err
-	}); err != nil {
-		t.Fatalf("commit offsets for %s: %v", group, err)
-	}
+	b.commitGroup(t, group, topic, committed)
 
 	sum, _ := runOnce(t, "--once", b.sinkConf(name, topic, bucket).with("flush.size", fmt.Sprint(flush)).write(t))
 	wantRecords := int64(perPart-1234) + 0 + perPart

@@ -827,15 +827,15 @@ func perPartition(partitions int32, n int64) map[int32]int64 {
 	return m
 }
 
-// commitGroup commits offset at for every partition of topic in group
-// (retrying while the fresh coordinator is not ready).
-func (b *bed) commitGroup(t *testing.T, group, topic string, parts int32, at int64) {
+// commitGroup commits group's offsets of topic's partitions (retrying
+// while the fresh coordinator is not ready).
+func (b *bed) commitGroup(t *testing.T, group, topic string, offsets map[int32]int64) {
 	t.Helper()
 	adm := kadm.NewClient(b.k.Client(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var offs kadm.Offsets
-	for p := range parts {
+	for p, at := range offsets {
 		offs.AddOffset(topic, p, at, -1)
 	}
 	if err := waitForErr(30*time.Second, func() error {

@@ -180,7 +180,7 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 		"keys.format.class", "io.confluent.connect.s3.format.json.JsonFormat", "headers.format.class", "json")
 	for _, flush := range []string{"1500", "2000"} {
 		if flush == "2000" {
-			b.commitGroup(t, "connect-"+topic+"-"+flush, topic, parts, 1)
+			b.commitGroup(t, "connect-"+topic+"-"+flush, topic, map[int32]int64{0: 1, 1: 1})
 		}
 		c := base.with("name", topic+"-"+flush, "flush.size", flush).write(t)
 		want := int64(parts * perPart)
