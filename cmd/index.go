@@ -6,18 +6,13 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/checkpoint"
-	"github.com/kafkas3/kafkas3/config"
 	"github.com/spf13/cobra"
 )
 
 // indexRebuildFlags are the flags of `kafkas3 index rebuild`.
 type indexRebuildFlags struct {
-	configFlags
-	Topics     string
-	DryRun     bool
-	LocalDir   string
-	Bucket     string
-	Generation int
+	archiveFlags
+	DryRun bool
 
 	// progressEvery is the least time between two progress lines; tests
 	// set it to zero.
@@ -65,41 +60,17 @@ names the object), 2 configuration or flag error.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
-	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
-	fl.StringVar(&f.Topics, "topics", "", "archived topics to rebuild, comma separated (default: every topic of the index)")
+	f.register(fl, "archived topics to rebuild, comma separated (default: every topic of the index)")
 	fl.BoolVar(&f.DryRun, "dry-run", false, "list the checkpoints that would be written; write nothing")
-	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
-	fl.StringVar(&f.LocalDir, "local-dir", "", "the archive is in this local directory instead of S3 (store.local.dir)")
-	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
-	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	f.logFormatFlag(fl)
 	return c
 }
 
 func runIndexRebuild(ctx context.Context, f *indexRebuildFlags, streams IO) error {
-	k := config.NewKeys()
-	flags := setFlags(map[string]string{k.StoreLocalDir.Name: f.LocalDir, k.S3BucketName.Name: f.Bucket})
-	settings, log, err := loadSettings(config.Source, f.configFlags, flags, streams)
-	if settings == nil {
-		return err
-	}
-	sc, serr := settings.Source(log)
-	var ferrs flagProblems
-	topics := topicsFlag(f.Topics, &ferrs)
-	var prefix string
-	if sc != nil {
-		rc := sc.Restore
-		applyGeneration(f.Generation, &rc.Keys, &rc.IndexPrefix, &ferrs)
-		prefix = rc.IndexPrefix
-	}
-	if err := config.Join(append([]error{err, serr}, ferrs...)...); err != nil {
-		return err
-	}
-	store, ident, err := sc.Store.Open(ctx, log)
+	a, err := f.open(ctx, streams)
 	if err != nil {
 		return err
 	}
+	store, ident, log, prefix, topics := a.store, a.ident, a.log, a.rc.IndexPrefix, a.topics
 	stderr := stderrFor(f.configFlags, streams, log)
 	var last time.Time
 	opt := checkpoint.RebuildOptions{Prefix: prefix, Topics: topics, DryRun: f.DryRun,

@@ -9,23 +9,16 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kafkas3/kafkas3/config"
-	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/verify"
 	"github.com/spf13/cobra"
 )
 
 // verifyFlags are the flags of `kafkas3 verify`.
 type verifyFlags struct {
-	configFlags
-	Topics     string
+	archiveFlags
 	Deep       bool
 	AcceptLost bool
 	JSON       bool
-	LocalDir   string
-	Bucket     string
-	// Generation is --generation (1, the first, by default).
-	Generation int
 
 	// progressEvery is the least time between two --deep progress lines;
 	// tests set it to zero.
@@ -76,42 +69,19 @@ failed), 2 configuration or flag error.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
-	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
-	fl.StringVar(&f.Topics, "topics", "", "archived topics to check, comma separated (default: every topic of the archive)")
-	fl.BoolVar(&f.Deep, "deep", false, "also read every indexed object: SHA-256, decoding, record count and envelope offsets")
+	f.register(fl, "archived topics to check, comma separated (default: every topic of the archive)")
+	fl.BoolVar(&f.Deep, "deep", false, "also read every indexed object: its checksums (CRC32C, and SHA-256 where the index has one), decoding, record count and envelope offsets")
 	fl.BoolVar(&f.AcceptLost, "accept-lost", false, "list offsets lost before archiving (deleted from Kafka before the sink read them) as accepted, not as problems")
 	fl.BoolVar(&f.JSON, "json", false, "print one JSON document instead of the table")
-	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
-	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
-	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
-	fl.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	f.logFormatFlag(fl)
 	return c
 }
 
 func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
-	k := config.NewKeys()
-	flags := setFlags(map[string]string{k.StoreLocalDir.Name: f.LocalDir, k.S3BucketName.Name: f.Bucket})
-	settings, log, err := loadSettings(config.Source, f.configFlags, flags, streams)
-	if settings == nil {
-		return err
-	}
-	sc, serr := settings.Source(log)
-	var ferrs flagProblems
-	topics := topicsFlag(f.Topics, &ferrs)
-	var rc restore.Config
-	if sc != nil {
-		rc = sc.Restore
-		applyGeneration(f.Generation, &rc.Keys, &rc.IndexPrefix, &ferrs)
-	}
-	if err := config.Join(append([]error{err, serr}, ferrs...)...); err != nil {
-		return err
-	}
-	store, ident, err := sc.Store.Open(ctx, log)
+	a, err := f.open(ctx, streams)
 	if err != nil {
 		return err
 	}
+	sc, rc, topics, store, ident, log := a.sc, a.rc, a.topics, a.store, a.ident, a.log
 	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep, AcceptLost: f.AcceptLost}
 	if f.Deep {
 		stderr := stderrFor(f.configFlags, streams, log)

@@ -259,7 +259,7 @@ func commitGroup(t *testing.T, brokers, group, topic string, partitions int32, a
 func TestVerifyCmdDeepProgressAndUsage(t *testing.T) {
 	_, dir, cfg := verifyArchive(t)
 	var out, errb syncBuffer
-	f := &verifyFlags{configFlags: configFlags{ConfigFile: cfg, LogLevel: "warn"}, Deep: true, Generation: 1}
+	f := &verifyFlags{archiveFlags: archiveFlags{configFlags: configFlags{ConfigFile: cfg, LogLevel: "warn"}, Generation: 1}, Deep: true}
 	if err := runVerifyCmd(cliContext(t), f, IO{Out: &out, Err: &errb}); err != nil {
 		t.Fatalf("verify --deep: %v\n%s", err, out.String())
 	}
