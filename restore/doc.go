@@ -208,7 +208,9 @@
 // Confluent's wire format for the target cluster's Schema Registry
 // (Config.ValueEncoder, convert.AvroConverter): the schema from the object
 // is registered under "<target topic>-value" (TopicNameStrategy) when
-// absent, and the value is framed with the target's schema id.
+// absent, and the value is framed with the target's schema id. Once
+// framed, a record keeps only the framed bytes, not its decoded form, so
+// the memory budget counts what a loaded object holds.
 //
 // Confluent's store.kafka.keys and store.kafka.headers write parallel
 // objects "<base>.keys<ext>" and "<base>.headers<ext>" next to "<base><ext>"

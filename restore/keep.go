@@ -94,7 +94,13 @@ func (k *keeper) add(rec *format.Record) error {
 	if k.buf == nil {
 		return nil
 	}
-	if (rec.ValueTyped != nil && rec.ValueTyped.Schema != nil) || !k.buf.keep(rec) {
+	if rec.ValueTyped != nil && rec.ValueTyped.Schema != nil {
+		k.buf.close()
+		k.buf = nil
+		return nil
+	}
+	dropTyped(rec) // a schemaless decoded form is not produced either
+	if !k.buf.keep(rec) {
 		k.buf.close()
 		k.buf = nil
 	}

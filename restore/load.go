@@ -278,8 +278,9 @@ func (or *objectReader) close() {
 
 // next returns the next record as the target gets it: its key from the
 // .keys twin (a tombstone object's records are keys with a nil value), its
-// headers from the .headers twin, a typed value framed in modeRestore, and
-// its source offset. It returns nil at the end of the object.
+// headers from the .headers twin, a typed value framed in modeRestore
+// (without its decoded form), and its source offset. It returns nil at the
+// end of the object.
 func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	obj, n := &or.obj, or.n
 	rec, err := or.rd.Read()
@@ -301,6 +302,10 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			if err := or.r.typedValue(ctx, rec, or.target, obj.Key, n); err != nil {
 				return nil, err
 			}
+			// Framed: the decoded form (Raw and Native) is not produced,
+			// and recordSize does not count it; a buffered record must
+			// not hold it (dropTyped).
+			dropTyped(rec)
 		}
 		if or.keys != nil {
 			krec, err := or.keys.next(obj.Key)
@@ -400,6 +405,17 @@ func (r *Restorer) keyFor(ctx context.Context, krec *format.Record, target, objK
 		return make([]byte, len(raw)+wireFrame), nil
 	}
 	return r.keyFrom(ctx, krec, target, objKey, i)
+}
+
+// dropTyped lets go of rec's decoded key and value (KeyTyped, ValueTyped:
+// the Avro bytes and the Go value) once rec holds the bytes the target
+// gets. Nothing after framing reads them: produceSize and the keeper look
+// at ValueTyped in modeProve only, before framing, and the spill encoding
+// writes the bytes alone. A record held in a recordBuffer must not keep
+// them, as recordSize, and so the restore's memory budget, does not count
+// them.
+func dropTyped(rec *format.Record) {
+	rec.KeyTyped, rec.ValueTyped = nil, nil
 }
 
 // wireFrame is the size of Confluent's wire-format frame: magic byte and

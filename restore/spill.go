@@ -148,7 +148,9 @@ func (b *recordBuffer) close() {
 }
 
 // recordSize is what a record weighs in memory, roughly: its bytes plus a
-// fixed cost per record and header.
+// fixed cost per record and header. It does not count a decoded key or
+// value (KeyTyped, ValueTyped): records are buffered without them
+// (dropTyped).
 func recordSize(rec *format.Record) int64 {
 	n := int64(len(rec.Key) + len(rec.Value) + 96)
 	for _, h := range rec.Headers {
