@@ -53,6 +53,9 @@ type Server struct {
 
 	srv *httptest.Server
 
+	// latency is added before every request is answered (SetLatency).
+	latency time.Duration
+
 	mu          sync.Mutex
 	minPartSize int64
 	maxKeys     int
@@ -129,6 +132,16 @@ func (s *Server) SetMaxKeys(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.maxKeys = n
+}
+
+// SetLatency adds d before every request is answered (0, the default,
+// adds none), as a real S3 takes 10-50 ms per request: requests in
+// flight wait in parallel, so a client's concurrency shows in its wall
+// time.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // CreateBucket creates a bucket (no-op if it exists).
@@ -334,6 +347,15 @@ func (s *Server) injected(r *http.Request, op string) (*s3Error, bool) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	lat := s.latency
+	s.mu.Unlock()
+	if lat > 0 {
+		select {
+		case <-time.After(lat):
+		case <-r.Context().Done():
+		}
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	bucket, key, _ := strings.Cut(path, "/")
 	op := classify(r, key)

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func do(t *testing.T, method, u string, body string, hdr map[string]string) (int, string) {
@@ -306,4 +308,28 @@ func mustB64(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestLatency: SetLatency delays every answer; requests wait in parallel.
+func TestLatency(t *testing.T) {
+	s := New()
+	defer s.Close()
+	s.CreateBucket("b")
+	do(t, "PUT", s.URL+"/b/k", "x", nil)
+	s.SetLatency(50 * time.Millisecond)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, _ := do(t, "GET", s.URL+"/b/k", "", nil); code != 200 {
+				t.Errorf("get = %d", code)
+			}
+		}()
+	}
+	wg.Wait()
+	if d := time.Since(start); d < 50*time.Millisecond || d > 2*time.Second {
+		t.Errorf("4 parallel GETs at 50 ms took %s", d)
+	}
 }

@@ -1,0 +1,182 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/restore"
+	"github.com/kafkas3/kafkas3/verify"
+)
+
+// envInt reads a positive integer from the environment, def when unset.
+func envInt(tb testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		tb.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// step is one measured operation on the archive.
+type step struct {
+	name string
+	run  func(ctx context.Context) (any, error)
+}
+
+// result is what measure saw of one step.
+type result struct {
+	wall              time.Duration
+	lists, gets, head int64
+	peakHeap          uint64 // highest HeapInuse sampled, less the baseline
+	retained          uint64 // HeapInuse after a GC with the step's result live, less the baseline
+}
+
+// measure runs s against st, sampling HeapInuse every 20 ms. The
+// baseline is HeapInuse after a GC before the step (the simulated store
+// itself), so both figures are the step's own.
+func measure(ctx context.Context, st *simStore, s step) (result, error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	l0, g0, h0 := st.counts()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	start := time.Now()
+	out, err := s.run(ctx)
+	wall := time.Since(start)
+	close(done)
+	wg.Wait()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(out)
+	l1, g1, h1 := st.counts()
+	return result{wall: wall, lists: l1 - l0, gets: g1 - g0, head: h1 - h0,
+		peakHeap: sub(peak, base), retained: sub(ms.HeapInuse, base)}, err
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
+
+// steps are the three reads of the archive: the index alone, plain
+// verify, and the restore's plan (what `source --dry-run` runs; it needs
+// no broker).
+func steps(st *simStore, keys partition.KeyConfig, f format.Format) []step {
+	return []step{
+		{"index.Load", func(ctx context.Context) (any, error) {
+			return index.LoadWith(ctx, st, index.DefaultPrefix, nil, index.LoadOptions{})
+		}},
+		{"verify.Run", func(ctx context.Context) (any, error) {
+			rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix}, st, nil)
+			if err == nil && len(rep.Problems) > 0 {
+				err = fmt.Errorf("verify found %d problems, first %+v", len(rep.Problems), rep.Problems[0])
+			}
+			return rep, err
+		}},
+		{"restore.Plan", func(ctx context.Context) (any, error) {
+			r, err := restore.New(restore.Config{Brokers: []string{"127.0.0.1:9"}, Topics: []string{topic}, Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix}, st, nil)
+			if err != nil {
+				return nil, err
+			}
+			plan, err := r.Plan(ctx)
+			if err == nil && plan.Objects() == 0 {
+				err = fmt.Errorf("plan has no objects")
+			}
+			return plan, err
+		}},
+	}
+}
+
+// run builds the archive and measures every step, reporting each as a
+// line of the log and as benchmark metrics.
+func run(tb testing.TB, n, parts int, latency time.Duration) {
+	keys := partition.DefaultKeyConfig()
+	f, err := format.NewBytes(format.DefaultBytesConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t0 := time.Now()
+	st, err := build(n, parts, keys, f.Extension())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("built %d objects in %d partitions (%d keys) in %s", n, parts, len(st.keys), time.Since(t0).Round(time.Millisecond))
+	st.latency = latency
+	ctx := context.Background()
+	only := os.Getenv("KAFKAS3_SIM_STEPS")
+	for _, s := range steps(st, keys, f) {
+		if only != "" && !slices.Contains(strings.Split(only, ","), s.name) {
+			continue
+		}
+		r, err := measure(ctx, st, s)
+		if err != nil {
+			tb.Fatalf("%s: %v", s.name, err)
+		}
+		tb.Logf("%-12s objects=%d wall=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB retained=%dMiB",
+			s.name, n, r.wall.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.retained>>20)
+		if b, ok := tb.(*testing.B); ok {
+			b.ReportMetric(r.wall.Seconds(), s.name+"-s")
+			b.ReportMetric(float64(r.peakHeap>>20), s.name+"-peakMiB")
+		}
+	}
+}
+
+// TestSmall runs the simulation on a small archive without latency, so
+// `make test` keeps it compiling and correct in well under a second.
+func TestSmall(t *testing.T) {
+	run(t, 2_000, 10, 0)
+}
+
+// BenchmarkArchive is issue 19 item 7's simulation: the archive of
+// KAFKAS3_SIM_OBJECTS objects (default 1,000,000) in KAFKAS3_SIM_PARTITIONS
+// partitions (default 100) behind KAFKAS3_SIM_LATENCY_MS per request
+// (default 20). KAFKAS3_SIM_STEPS, a comma-separated list of step names
+// (index.Load, verify.Run, restore.Plan), runs only those. It runs only
+// with -bench; -short caps it at 10,000 objects.
+func BenchmarkArchive(b *testing.B) {
+	n := envInt(b, "KAFKAS3_SIM_OBJECTS", 1_000_000)
+	parts := envInt(b, "KAFKAS3_SIM_PARTITIONS", 100)
+	lat := time.Duration(envInt(b, "KAFKAS3_SIM_LATENCY_MS", 20)) * time.Millisecond
+	if testing.Short() {
+		n = min(n, 10_000)
+	}
+	for range b.N {
+		run(b, n, parts, lat)
+	}
+}
