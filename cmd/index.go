@@ -47,8 +47,9 @@ kafkas3.index.checkpoint.interval=0.
 
 It reads each writer's newest checkpoint and the index objects after it, so
 running it again writes nothing new (idempotent); it needs no Kafka and
-takes the sink's (or the source's) config file. Requests run in parallel, at
-most 32 at a time. Progress goes to stderr every 10 seconds.
+takes the sink's (or the source's) config file. Requests run in parallel,
+at most kafkas3.read.concurrency (default 64) at a time. Progress goes to
+stderr every 10 seconds.
 
 Exit codes: 0 done, 1 the store failed or the index is malformed (the error
 names the object), 2 configuration or flag error.`,
@@ -73,7 +74,7 @@ func runIndexRebuild(ctx context.Context, f *indexRebuildFlags, streams IO) erro
 	store, ident, log, prefix, topics := a.store, a.ident, a.log, a.rc.IndexPrefix, a.topics
 	stderr := stderrFor(f.configFlags, streams, log)
 	var last time.Time
-	opt := checkpoint.RebuildOptions{Prefix: prefix, Topics: topics, DryRun: f.DryRun,
+	opt := checkpoint.RebuildOptions{Prefix: prefix, Topics: topics, DryRun: f.DryRun, Concurrency: a.rc.ReadConcurrency,
 		Progress: func(done, total, written int) {
 			if now := time.Now(); done == total || now.Sub(last) >= f.progressEvery {
 				last = now

@@ -82,7 +82,8 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 		return err
 	}
 	sc, rc, topics, store, ident, log := a.sc, a.rc, a.topics, a.store, a.ident, a.log
-	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep, AcceptLost: f.AcceptLost}
+	cfg := verify.Config{Keys: rc.Keys, Format: rc.Format, IndexPrefix: rc.IndexPrefix, Topics: topics, Deep: f.Deep, AcceptLost: f.AcceptLost,
+		Concurrency: rc.ReadConcurrency}
 	if f.Deep {
 		stderr := stderrFor(f.configFlags, streams, log)
 		var last time.Time

@@ -268,6 +268,7 @@ type Keys struct {
 
 	// Source command.
 	S3PollIntervalMs   IntKey    // s3.poll.interval.ms
+	ReadConcurrency    IntKey    // kafkas3.read.concurrency
 	RecordBatchMaxSize IntKey    // record.batch.max.size
 	BehaviorOnError    ChoiceKey // behavior.on.error
 
@@ -682,6 +683,8 @@ func declare(d *declarer) *Keys {
 		// Source command.
 		S3PollIntervalMs: d.int(Spec{Name: "s3.poll.interval.ms", Default: "60000", Min: 1, Max: maxInt64, Commands: Source,
 			Doc: "How often the source looks for new objects, in milliseconds."}),
+		ReadConcurrency: d.int(Spec{Name: "kafkas3.read.concurrency", Default: "64", Min: 1, Max: 1024, Commands: Source,
+			Doc: "kafkas3 only: how many store requests kafkas3 source, kafkas3 verify and kafkas3 index rebuild keep in flight while they read the archive index (index objects, checkpoints, listings) and, in verify, the stored checksums of the objects (one HEAD each). A store that answers in tens of milliseconds is read about this many times faster than one request at a time."}),
 		RecordBatchMaxSize: d.int(Spec{Name: "record.batch.max.size", Default: "200", Min: 1, Max: maxInt32, Commands: Source,
 			Doc: "Accepted for compatibility with the Confluent source connector and range-checked, but it has no effect: " +
 				"kafkas3 produces through franz-go, which batches by bytes (each batch at most the target topic's " +

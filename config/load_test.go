@@ -691,3 +691,21 @@ func TestEnvName(t *testing.T) {
 		}
 	}
 }
+
+func TestReadConcurrencyKey(t *testing.T) {
+	st, err := Load(Input{Command: Source, ConfigFile: writeFile(t, "c.yaml", minimalYAML)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := st.Source(nil)
+	if err != nil || sc.Restore.ReadConcurrency != 64 {
+		t.Fatalf("default: %v, %v", sc.Restore.ReadConcurrency, err)
+	}
+	st, err = Load(Input{Command: Source, ConfigFile: writeFile(t, "c.yaml", minimalYAML), Params: []string{"kafkas3.read.concurrency=0"}})
+	if err == nil {
+		_, err = st.Source(nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "kafkas3.read.concurrency") {
+		t.Fatalf("0 accepted: %v", err)
+	}
+}

@@ -62,6 +62,7 @@ func (s *Settings) Source(log *slog.Logger) (*SourceConfig, error) {
 	p.sourceEncoders(r, c.FormatName, log)
 	p.choice(p.k.ErrorsTolerance)
 	r.PollInterval = p.millis(p.k.S3PollIntervalMs)
+	r.ReadConcurrency = int(p.int(p.k.ReadConcurrency))
 	r.OnError = restore.OnError(p.choice(p.k.BehaviorOnError))
 	r.BatchSize = int(p.int(p.k.RecordBatchMaxSize))
 	r.TombstonePartition = p.tombstonePartition()

@@ -154,6 +154,10 @@ type Config struct {
 	// (franz-go's ProducerBatchMaxBytes), so the engine does not use it.
 	BatchSize int
 
+	// ReadConcurrency is kafkas3.read.concurrency: the store requests
+	// kept in flight while the archive index is read (index.LoadOptions);
+	// 0 means index.DefaultConcurrency.
+	ReadConcurrency int
 	// Parallelism bounds how many target partitions are read and handed
 	// to the producer at once (a partition whose records are all handed
 	// over waits for their acknowledgements without counting), and how

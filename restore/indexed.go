@@ -39,7 +39,7 @@ func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveInde
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
-	ix, err := index.Load(ctx, r.store, r.cfg.IndexPrefix, topics)
+	ix, err := index.LoadWith(ctx, r.store, r.cfg.IndexPrefix, topics, index.LoadOptions{Concurrency: r.cfg.ReadConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
 	}

@@ -1,7 +1,6 @@
 package restore
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -57,31 +56,5 @@ func TestLoadedTypedRecordsDropTypedForm(t *testing.T) {
 	}
 	if lo.buf.held != sum || r.mem.used.Load() != sum {
 		t.Fatalf("budget: buffer holds %d, restore counts %d, records weigh %d", lo.buf.held, r.mem.used.Load(), sum)
-	}
-}
-
-// TestLoadedTypedRecordsHeap measures the heap a buffer of 10,000 loaded
-// Avro records keeps alive, against what the memory budget counts for it.
-func TestLoadedTypedRecordsHeap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the heap")
-	}
-	const n = 10000
-	r, lo := loadTypedObject(t, n)
-	counted := r.mem.used.Load()
-	var held, freed runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&held)
-	lo.buf.close() // drops the buffered records
-	runtime.GC()
-	runtime.ReadMemStats(&freed)
-	heap := int64(held.HeapAlloc) - int64(freed.HeapAlloc)
-	t.Logf("%d Avro records buffered: the buffer held %d heap bytes (%d per record), the budget counted %d (%d per record)",
-		n, heap, heap/n, counted, counted/n)
-	// The records themselves (struct, pointer, framed value) weigh about
-	// twice what recordSize counts for such small values; their decoded
-	// form (a map per record) weighed several times more.
-	if heap > 3*counted {
-		t.Errorf("the buffer held %d heap bytes, over 3x the %d bytes the budget counts", heap, counted)
 	}
 }
