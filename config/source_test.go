@@ -49,7 +49,7 @@ func TestSourceOptionsFromSinkFixture(t *testing.T) {
 		ArchiveTopics: []string{"s3_topic"},
 		Keys:          partition.KeyConfig{TopicsDir: "topics", DirectoryDelim: "/", FileDelim: "+", OffsetPadWidth: 10},
 		IndexPrefix:   "_kafkas3/",
-		PollInterval:  time.Minute, OnError: restore.OnError("fail"), BatchSize: 200, TombstonePartition: "tombstone",
+		PollInterval:  time.Minute, OnError: restore.OnError("fail"), BatchSize: 200, TombstonePartition: "tombstone", ReadConcurrency: 64,
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("Source() =\n%+v\nwant\n%+v", r, want)
