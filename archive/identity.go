@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,18 @@ func (ids *identities) stopped() []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// without returns topics less the stopped ones, in a new slice.
+func (ids *identities) without(topics []string) []string {
+	stopped := ids.stopped()
+	out := make([]string, 0, len(topics))
+	for _, t := range topics {
+		if !slices.Contains(stopped, t) {
+			out = append(out, t)
+		}
+	}
 	return out
 }
 
@@ -275,7 +288,7 @@ func (s *Sink) checkTopic(ctx context.Context, adm *kadm.Client, topic string, f
 		return s.recreated(ctx, adm, topic, ti, f, back+
 			"; the archive was written before kafkas3 recorded topic ids, so this is all it can tell: the topic is taken as created again (now topic id "+orUnknown(f.id)+")")
 	case back != "" || suspect != "":
-		why := cmpOr(back, suspect)
+		why := cmp.Or(back, suspect)
 		s.stop(topic, ti, fmt.Sprintf("topic %s: %s, under the same topic id %s: the log was truncated (an unclean leader election) or the group's offsets were moved back; "+
 			"archiving it would overwrite archived objects, so archiving of %s is stopped (archived: %s). "+
 			"Check the topic, then move group %s's offsets to where archiving should go on (kafka-consumer-groups --reset-offsets) or archive into another topics.dir",
@@ -340,13 +353,6 @@ func orUnknown(id string) string {
 		return "unknown"
 	}
 	return id
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // stop stops the archiving of topic with msg, logged as an error.

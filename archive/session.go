@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,13 +74,7 @@ func (s *Sink) clientOpts(ss *session) []kgo.Opt {
 			opts = append(opts, kgo.ConsumeExcludeTopics("^"+regexp.QuoteMeta(t)+"$"))
 		}
 	} else {
-		var topics []string
-		for _, t := range s.cfg.Topics {
-			if !slices.Contains(stopped, t) {
-				topics = append(topics, t)
-			}
-		}
-		opts = append(opts, kgo.ConsumeTopics(topics...))
+		opts = append(opts, kgo.ConsumeTopics(s.ids.without(s.cfg.Topics)...))
 	}
 	return append(opts, s.cfg.KafkaOpts...)
 }
@@ -333,7 +326,7 @@ func (ss *session) captureTargets(ctx context.Context, adm *kadm.Client) error {
 			}
 		}
 	}
-	topics = slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return slices.Contains(ss.s.ids.stopped(), t) })
+	topics = ss.s.ids.without(topics)
 	if len(topics) == 0 {
 		ss.targets = map[tp]int64{}
 		return nil

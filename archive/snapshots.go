@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,7 +112,7 @@ func isAuthErr(err error) bool {
 func (sn *snapshotter) topics(ctx context.Context) ([]string, error) {
 	var out []string
 	if sn.topicsRE == nil {
-		out = slices.Clone(sn.cfg.Topics)
+		out = sn.cfg.Topics // without copies it
 	} else {
 		all, err := sn.adm.ListTopics(ctx)
 		if err != nil {
@@ -125,7 +124,7 @@ func (sn *snapshotter) topics(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
-	return slices.DeleteFunc(out, func(t string) bool { return slices.Contains(sn.ids.stopped(), t) }), nil
+	return sn.ids.without(out), nil
 }
 
 // snapshotGroup tells a group whose offsets a snapshot records: not the
