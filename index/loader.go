@@ -35,18 +35,14 @@ type readJob struct {
 	key, dir string
 }
 
-// readResult is what one readJob gave.
+// readResult is what one readJob (or one writer's live checkpoint) gave:
+// the entries of one writer's index object or checkpoint.
 type readResult struct {
-	entries    []sourced
+	entries    []Entry
+	writer     string // the writer of the index objects the entries were written in
 	logObjects int
 	dropped    int
 	checkpoint bool
-}
-
-// sourced is an entry and the key of the index object it was written in.
-type sourced struct {
-	e   Entry
-	src string
 }
 
 // errStop ends a listing early.
@@ -225,9 +221,9 @@ type writerPart struct {
 // none.
 func (l *loader) readCheckpoint(ctx context.Context, wp writerPart) (readResult, int64, error) {
 	pp := wp.pp
-	r := readResult{checkpoint: true}
+	r := readResult{checkpoint: true, writer: wp.w}
 	h, dropped, err := ReadLiveCheckpoint(ctx, l.st, l.prefix, pp.p.topic, pp.p.part, wp.w, pp.ckpts[wp.w], nil, func(e *Entry) error {
-		r.entries = append(r.entries, sourced{e: *e, src: Key(l.prefix, pp.p.topic, pp.p.part, e.Commit, wp.w)})
+		r.entries = append(r.entries, *e)
 		return nil
 	})
 	if err != nil || h.Commit < 0 {
@@ -255,105 +251,13 @@ func (l *loader) read(ctx context.Context, j readJob) (readResult, error) {
 		return readResult{}, fmt.Errorf("open index object %q: %w", j.key, err)
 	}
 	defer rc.Close()
+	kn, err := ParseKey(j.key)
+	if err != nil {
+		return readResult{}, err
+	}
 	entries, err := Decode(j.key, rc)
 	if err != nil {
 		return readResult{}, err
 	}
-	r := readResult{logObjects: 1, entries: make([]sourced, len(entries))}
-	for i := range entries {
-		r.entries[i] = sourced{e: entries[i], src: j.key}
-	}
-	return r, nil
-}
-
-// mergeResults builds the Index of what the reads gave.
-func mergeResults(res []readResult) *Index {
-	ix := &Index{}
-	var all []sourced
-	total := 0
-	for _, r := range res {
-		ix.IndexObjects += r.logObjects
-		if r.checkpoint {
-			ix.Checkpoints++
-		}
-		total += len(r.entries) + r.dropped
-		all = append(all, r.entries...)
-	}
-	sortSourced(all)
-	live := map[string]*sourced{}
-	kept := all[:0]
-	group := 0 // start in kept of the entries of the current topic, partition, first offset and key
-	for i := range all {
-		s := all[i]
-		if len(kept) > 0 && !sameGroup(&kept[len(kept)-1].e, &s.e) {
-			group = len(kept)
-		}
-		if restampsKept(kept[group:], &s.e) {
-			continue
-		}
-		kept = append(kept, s)
-	}
-	for i := range kept {
-		s := &kept[i]
-		if old, ok := live[s.e.Key]; !ok || outranks(s, old) {
-			live[s.e.Key] = s
-		}
-	}
-	ix.Superseded = total - len(live)
-	ix.All = make([]Entry, len(kept))
-	for i := range kept {
-		ix.All[i] = kept[i].e
-	}
-	ix.Entries = make([]Entry, 0, len(live))
-	for _, s := range live {
-		ix.Entries = append(ix.Entries, s.e)
-	}
-	sortAll(ix.Entries)
-	return ix
-}
-
-// restampsKept tells whether e restamps one of group, the entries kept so
-// far of its topic, partition, first offset and key (each outranks e).
-func restampsKept(group []sourced, e *Entry) bool {
-	for i := range group {
-		if Restamped(e, &group[i].e) {
-			return true
-		}
-	}
-	return false
-}
-
-func sameGroup(a, b *Entry) bool {
-	return a.Topic == b.Topic && a.Partition == b.Partition && a.First() == b.First() && a.Key == b.Key
-}
-
-// outranks tells whether a is newer than b, an entry of the same object
-// key: a higher commit or, for the same commit, an index object whose key
-// sorts first (the one a listing reads first).
-func outranks(a, b *sourced) bool {
-	if a.e.Commit != b.e.Commit {
-		return a.e.Commit > b.e.Commit
-	}
-	return a.src < b.src
-}
-
-// sortSourced sorts by topic, partition, first offset, key, then newest
-// first (outranks).
-func sortSourced(ss []sourced) {
-	sort.Slice(ss, func(i, j int) bool {
-		a, b := &ss[i], &ss[j]
-		if !sameGroup(&a.e, &b.e) {
-			if a.e.Topic != b.e.Topic {
-				return a.e.Topic < b.e.Topic
-			}
-			if a.e.Partition != b.e.Partition {
-				return a.e.Partition < b.e.Partition
-			}
-			if a.e.First() != b.e.First() {
-				return a.e.First() < b.e.First()
-			}
-			return a.e.Key < b.e.Key
-		}
-		return outranks(a, b)
-	})
+	return readResult{logObjects: 1, entries: entries, writer: kn.Writer}, nil
 }
