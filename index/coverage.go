@@ -53,10 +53,15 @@ func (p *Partition) Clean() bool { return len(p.Gaps) == 0 && len(p.Overlaps) ==
 // Analyze groups entries by topic and partition and computes each
 // partition's coverage, gaps and overlaps. Entries must be valid and have
 // distinct keys (as Load returns them). The result is sorted by topic and
-// partition; entries is not modified.
+// partition; entries is not modified. When entries is sorted already (as
+// Load's Index.Entries are), each Partition's Entries is a part of it,
+// not a copy.
 func Analyze(entries []Entry) []Partition {
-	es := slices.Clone(entries)
-	sortAll(es)
+	es := entries
+	if !sort.SliceIsSorted(es, func(i, j int) bool { return entryLess(&es[i], &es[j]) }) {
+		es = slices.Clone(entries)
+		sortAll(es)
+	}
 	var out []Partition
 	for i := 0; i < len(es); {
 		j := i

@@ -128,24 +128,18 @@ func wrapDir(dir string, err error) error {
 	return fmt.Errorf("load the archive index under %q: %w", dir, err)
 }
 
-// sortAll sorts entries by topic, partition, first offset and key.
+// sortAll sorts entries by topic, partition, first offset and key (then
+// by decreasing commit).
 func sortAll(es []Entry) {
-	sort.Slice(es, func(i, j int) bool {
-		a, b := &es[i], &es[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
-		}
-		if a.First() != b.First() {
-			return a.First() < b.First()
-		}
-		if a.Key != b.Key {
-			return a.Key < b.Key
-		}
-		return a.Commit > b.Commit
-	})
+	sort.Slice(es, func(i, j int) bool { return entryLess(&es[i], &es[j]) })
+}
+
+// entryLess is sortAll's order.
+func entryLess(a, b *Entry) bool {
+	if !sameGroup(a, b) {
+		return groupLess(a, b)
+	}
+	return a.Commit > b.Commit
 }
 
 // LogPartition names one partition of the archive index's log.
