@@ -60,7 +60,8 @@ type Config struct {
 	// Concurrency bounds the store requests in flight: the index's
 	// listings and reads (index.LoadOptions) and plain verification's
 	// requests for stored checksums (HEADs, for the objects the listing's
-	// ETags do not prove); 0 means DefaultConcurrency.
+	// ETags do not prove); 0 means DefaultConcurrency. The listing of
+	// topics.dir, one request at a time, runs beside the index's load.
 	Concurrency int
 }
 
@@ -148,8 +149,13 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
 	_, rep.StoreChecksums = store.(s3store.Checksummer)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listing := listAsync(lctx, cfg, store)
 	ix, err := index.LoadWith(ctx, store, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency})
 	if err != nil {
+		cancel()
+		_, _ = listing() // wait for it to end
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -161,7 +167,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
 
-	listed, err := listTopics(ctx, cfg, store)
+	listed, err := listing()
 	if err != nil {
 		return nil, err
 	}
@@ -453,6 +459,26 @@ func (v *verifier) sortReport() {
 		return a.First < b.First
 	})
 	rep.Clean = len(rep.Problems) == 0
+}
+
+// listAsync runs listTopics in the background, so that the listing of
+// topics.dir (one request per 1,000 keys, one after another) runs beside
+// the index's load; the function it returns waits for its result. Cancel
+// ctx to stop it.
+func listAsync(ctx context.Context, cfg Config, store s3store.Store) func() (map[string]listedObject, error) {
+	type result struct {
+		listed map[string]listedObject
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		listed, err := listTopics(ctx, cfg, store)
+		ch <- result{listed, err}
+	}()
+	return func() (map[string]listedObject, error) {
+		r := <-ch
+		return r.listed, r.err
+	}
 }
 
 // listedObject is what the listing gives of an object: its size and its
