@@ -4,8 +4,9 @@
 //	rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix, Deep: deep}, store, log)
 //	if !rep.Clean { ... rep.Problems ... }
 //
-// Run loads the index and lists topics.dir (each chosen topic's folder, or
-// all of it; the index prefix is skipped when topics.dir is empty). For
+// Run loads the index and, beside it, lists topics.dir (each chosen
+// topic's folder, or all of it; the index prefix is skipped when
+// topics.dir is empty), keeping each object's size and ETag. For
 // each object key it takes the entry the stored objects match: the one
 // with the highest commit, unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
