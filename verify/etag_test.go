@@ -95,3 +95,35 @@ func TestPlainVerifyETagWithoutChecksummer(t *testing.T) {
 
 // noChecksums hides the memory store's stored checksums.
 type noChecksums struct{ s3store.Store }
+
+// TestOlderEntryMatchesByETag: of two entries of one key with the same
+// size and other bytes, plain verification takes the one whose ETag the
+// listing gives, with no stored-checksum request, as it takes the one
+// whose CRC32C the store keeps; when the object is replaced by other
+// bytes, the stored checksum names the live entry's problem as before.
+func TestOlderEntryMatchesByETag(t *testing.T) {
+	const key = "topics/o/partition=0/o+0+0000000000.json"
+	st := &countingStore{Memory: s3store.NewMemory()}
+	a, b := "1\n2\n", "3\n4\n"
+	put(t, st, key, a)
+	etagA := etagOf(t, st, key)
+	put(t, st, key, b)
+	oa, ob := obj(key, "", a), obj(key, "", b)
+	oa.ETag, ob.ETag = etagA, etagOf(t, st, key)
+	archive(t, st, 3, entry("o", 0, key, 0, 3, []index.Run{{First: 0, Last: 1}}, oa))
+	archive(t, st, 2, entry("o", 0, key, 0, 2, []index.Run{{First: 0, Last: 1}}, ob))
+	cfg := baseConfig()
+	cfg.Deep = false
+	rep := run(t, cfg, st)
+	if !rep.Clean || rep.ETagsCompared != 1 || rep.ChecksumsCompared != 0 || st.calls.Load() != 0 {
+		t.Fatalf("older entry by ETag: problems %s, proven by ETag %d, by stored checksum %d, %d requests",
+			problemKinds(rep), rep.ETagsCompared, rep.ChecksumsCompared, st.calls.Load())
+	}
+	if len(rep.Partitions) != 1 || rep.Partitions[0].Commit != 2 {
+		t.Errorf("partitions %+v: want the older entry's commit 2", rep.Partitions)
+	}
+	put(t, st, key, "5\n6\n")
+	if rep := run(t, cfg, st); problemKinds(rep) != "checksum:"+key || !strings.Contains(rep.Problems[0].Detail, "the index says "+oa.CRC32C) {
+		t.Fatalf("no match: %s %+v", problemKinds(rep), rep.Problems)
+	}
+}
