@@ -54,15 +54,22 @@
 //
 // With Config.IndexPrefix set, each rotation of a partition also writes one
 // archive index object (package index) after its objects and before its
-// offset becomes committable: the objects' keys, sizes and SHA-256 (hashed
-// while writing), their offsets as runs, record counts, min/max timestamps,
-// and the span [from, commit) of offsets the sink read. Every offset the
-// sink commits then has an index object with that commit; offsets that are
-// only skipped (control records, ignored nulls, bad records) after the last
-// rotation are committed by an index object that restamps the last
-// rotation's entries with the new commit (at flush, and every flush.size
-// such offsets). Rotation depends only on the records, so a replay after a
-// crash rewrites identical index bytes. A store failure writing the index
+// offset becomes committable: the objects' keys, sizes, CRC32C (and
+// SHA-256 with Config.IndexSHA256; hashed while writing) and the ETag the
+// store answered when the upload committed each (writeIndex: the upload
+// encodes the entries only then, on its own copy; the worker's last
+// entries take the ETags when it takes the upload's result), their
+// offsets as runs, record counts, min/max timestamps, and the span [from,
+// commit) of offsets the sink read. Every offset the sink commits then has
+// an index object with that commit; offsets that are only skipped (control
+// records, ignored nulls, bad records) after the last rotation are
+// committed by an index object that restamps the last rotation's entries
+// with the new commit (at flush, and every flush.size such offsets; a
+// restamp first takes the running upload's result, so the restamped
+// entries keep their ETags). Rotation depends only on the records, and a
+// store with MD5 ETags gives the same bytes the same ETag, so a replay
+// after a crash rewrites identical index bytes (under SSE-KMS or SSE-C the
+// ETag is no digest, and a replay records the new one). A store failure writing the index
 // is handled like any store failure: nothing past the previous commit is
 // committed and the sink resumes from there.
 //

@@ -74,8 +74,10 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 		abortFiles(ctx, w, files)
 		return err
 	}
-	data, err := index.Encode(entries)
-	if err != nil {
+	// The upload encodes them again once its objects' ETags are known
+	// (writeIndex); an entry Encode refuses stops the rotation here,
+	// before any of its objects is committed.
+	if _, err := index.Encode(entries); err != nil {
 		abortFiles(ctx, w, files)
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
@@ -84,10 +86,12 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 		return err
 	}
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
+	// The upload, which may run beside the worker, gets its own copy;
+	// finish makes it the last entries, with its ETags (keepETags).
 	w.lastEntries = entries
 	w.from = commit
 	w.lost = nil
-	return w.startUpload(ctx, upload{files: files, indexKey: key, index: data, entries: len(entries), commit: commit})
+	return w.startUpload(ctx, upload{files: files, indexKey: key, entries: cloneEntries(entries), commit: commit})
 }
 
 // restamp commits skipped offsets up to commit when no file is open: it
@@ -103,6 +107,15 @@ func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 	if commit <= w.from {
 		return nil
 	}
+	if w.lastEntries != nil {
+		// The running upload, if any, wrote the last entries' index
+		// object: its result gives their objects the ETags the store
+		// answered (keepETags), which the restamped entries keep. The
+		// restamp's upload would wait for it anyway (startUpload).
+		if err := w.wait(); err != nil {
+			return err
+		}
+	}
 	entries := w.lastEntries
 	if entries == nil && w.start >= 0 && w.from == w.start {
 		var err error
@@ -116,7 +129,8 @@ func (w *partitionWriter) restamp(ctx context.Context, commit int64) error {
 		w.setPending(commit)
 		return nil
 	}
-	// The entries keep the From they were written with.
+	// The entries keep the From they were written with, and their
+	// objects' ETags.
 	return w.putIndex(ctx, nil, slices.Clone(entries), commit)
 }
 

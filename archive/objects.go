@@ -171,6 +171,10 @@ type FileStats struct {
 	// writing with Config.IndexSHA256 (or when the object replaces one
 	// that an older index describes by its SHA-256 only); "" otherwise.
 	SHA256 string
+	// ETag is the ETag the store answered when it committed the object
+	// (s3store.ETagger), as the archive index records it; "" when the
+	// store gives none (a local directory).
+	ETag string
 }
 
 // open starts the file of encoded whose first record is at start: its

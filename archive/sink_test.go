@@ -337,6 +337,10 @@ func (w *flakyWriter) Commit(ctx context.Context) error {
 	return w.ObjectWriter.Commit(ctx)
 }
 
+// ETag passes the store's ETag on, as the sink's own store wrappers do
+// (metrics).
+func (w *flakyWriter) ETag() string { return w.ObjectWriter.(s3store.ETagger).ETag() }
+
 func TestSinkStoreFailureResumesExactlyOnce(t *testing.T) {
 	brokers := newCluster(t, 3, "f")
 	produce(t, brokers, "f", 3, 0, 50)

@@ -3,6 +3,10 @@ package archive
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // This file holds the store work of a rotation (partitionWriter.rotate,
@@ -26,9 +30,12 @@ const MaxUploads = 8
 type upload struct {
 	files    []*openFile // closed files whose objects to commit, in order
 	indexKey string      // the index object to write after them; "" for none
-	index    []byte
-	entries  int   // index entries, for the log
-	commit   int64 // the offset that is committable once the upload is done
+	// entries are the index object's entries: the upload's own copy
+	// (cloneEntries), whose objects runUpload gives the ETags the store
+	// answered for the files' objects before it encodes them. After the
+	// upload they are the worker's (finish).
+	entries []index.Entry
+	commit  int64 // the offset that is committable once the upload is done
 }
 
 // uploadResult is what an upload did: the objects it completed (even when
@@ -102,13 +109,14 @@ func (w *partitionWriter) finish(r uploadResult) error {
 		return r.err
 	}
 	if r.up.indexKey != "" {
+		w.keepETags(r.up)
 		if w.onIndex != nil {
 			w.onIndex()
 		}
 		if w.onIndexCommit != nil {
 			w.onIndexCommit(w.cfg.IndexPrefix, w.topic, w.partition, r.up.commit)
 		}
-		w.log.Debug("index object complete", "key", r.up.indexKey, "entries", r.up.entries, "commit", r.up.commit)
+		w.log.Debug("index object complete", "key", r.up.indexKey, "entries", len(r.up.entries), "commit", r.up.commit)
 	}
 	w.pending = max(r.up.commit, w.afterUpload)
 	w.afterUpload = -1
@@ -137,7 +145,8 @@ func (w *partitionWriter) cancelUpload() {
 }
 
 // runUpload commits up's objects in order and then writes its index
-// object. On a failure the objects not yet committed are aborted (those
+// object, whose entries it first gives the committed objects' ETags
+// (writeIndex). On a failure the objects not yet committed are aborted (those
 // committed before stay: a replay from the committed offset rewrites them
 // with the same bytes), and the error is a *StoreError. It uses only up
 // and w's immutable fields (cfg, store, log), so it may run beside the
@@ -163,9 +172,67 @@ func runUpload(ctx context.Context, w *partitionWriter, up upload) uploadResult 
 		}
 	}
 	if up.indexKey != "" {
-		r.err = putObject(ctx, w.store, up.indexKey, up.index)
+		r.err = writeIndex(ctx, w, up, r.stats)
 	}
 	return r
+}
+
+// writeIndex gives the objects of up's entries the ETags the store
+// answered when it committed them (stats: the objects up committed; an
+// object it did not commit, a restamp's, keeps the ETag its entry has),
+// then encodes the entries and writes up's index object. It changes only
+// up.entries, the upload's own copy.
+//
+// For a replay of the same records onto a store whose ETags are MD5s
+// (one PutObject: the MD5 of the bytes; multipart: the MD5 of the parts'
+// MD5s and "-<parts>", the same for the same bytes and s3.part.size), the
+// entries, and so the index object, are the same bytes. Under SSE-KMS or
+// SSE-C an ETag is no digest of the bytes: a replay records the new one.
+func writeIndex(ctx context.Context, w *partitionWriter, up upload, stats []FileStats) error {
+	etags := make(map[string]string, len(stats))
+	for _, s := range stats {
+		if s.ETag != "" {
+			etags[s.Key] = s.ETag
+		}
+	}
+	for i := range up.entries {
+		objs := up.entries[i].Objects
+		for j := range objs {
+			if etag, ok := etags[objs[j].Key]; ok {
+				objs[j].ETag = etag
+			}
+		}
+	}
+	data, err := index.Encode(up.entries)
+	if err != nil {
+		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+	}
+	return putObject(ctx, w.store, up.indexKey, data)
+}
+
+// keepETags makes the entries of the finished upload up, whose objects
+// carry their ETags, the writer's last entries when they are the ones
+// putIndex last handed over (the same commit: each index object of a
+// writer has a higher commit than the one before): a restamp then writes
+// them again with their ETags. When a rotation's putIndex has already
+// replaced the last entries with its own (it takes the running upload's
+// result only in startUpload), the commits differ and they stay. A
+// restamp takes the running upload's result before it reads them.
+func (w *partitionWriter) keepETags(up upload) {
+	if len(w.lastEntries) > 0 && w.lastEntries[0].Commit == up.commit {
+		w.lastEntries = up.entries
+	}
+}
+
+// cloneEntries copies entries and their objects, which an upload fills
+// with ETags (writeIndex); the runs and lost runs, never changed, are
+// shared.
+func cloneEntries(entries []index.Entry) []index.Entry {
+	out := slices.Clone(entries)
+	for i := range out {
+		out[i].Objects = slices.Clone(out[i].Objects)
+	}
+	return out
 }
 
 // fileStats describes o, an object of f, once complete. The parallel
@@ -176,7 +243,11 @@ func fileStats(f *openFile, o *object) FileStats {
 	if f.tombstone && o == f.keys {
 		part = ""
 	}
-	return FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()}
+	st := FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()}
+	if et, ok := o.obj.(s3store.ETagger); ok {
+		st.ETag = et.ETag()
+	}
+	return st
 }
 
 // abortFiles aborts every object of files.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,8 @@ func (g *gatedWriter) Commit(ctx context.Context) error {
 	}
 	return g.ObjectWriter.Commit(ctx)
 }
+
+func (g *gatedWriter) ETag() string { return g.ObjectWriter.(s3store.ETagger).ETag() }
 
 func uploadRecord(offset int64) *format.Record {
 	return &format.Record{Topic: "t", Offset: offset, Value: []byte(fmt.Sprintf(`{"n":%d}`, offset)), Timestamp: time.UnixMilli(1000 + offset)}
@@ -140,5 +143,79 @@ func TestSkipDuringUploadWaitsForIt(t *testing.T) {
 			t.Fatalf("pending %d after the upload, want 3 (the skipped offset 2 included)", w.pending)
 		}
 		cancel()
+	}
+}
+
+// indexObjectsOf decodes partition 0's index objects of topic t in store,
+// by commit.
+func indexObjectsOf(t *testing.T, store s3store.Store, writer string) map[int64][]index.Entry {
+	t.Helper()
+	out := map[int64][]index.Entry{}
+	for k, v := range snapshot(t, store) {
+		ik, err := index.ParseKey(k)
+		if err != nil || ik.Writer != writer {
+			continue
+		}
+		es, err := index.Decode(k, strings.NewReader(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ik.Commit] = es
+	}
+	return out
+}
+
+// TestRestampKeepsETags: an index object's entries carry the ETags the
+// store answered for their objects, and a restamp of those entries at a
+// higher commit keeps them, whether the rotation's upload ran inline,
+// or in the background and was still unreceived (its result not yet
+// taken by the worker) when the restamp came.
+func TestRestampKeepsETags(t *testing.T) {
+	for _, background := range []bool{false, true} {
+		t.Run(fmt.Sprintf("background=%v", background), func(t *testing.T) {
+			ctx := context.Background()
+			mem := s3store.NewMemory()
+			store := &gatedStore{Store: mem, gate: make(chan struct{})}
+			cfg := testConfig(nil, "t")
+			cfg.FlushSize = 2
+			cfg.IndexPrefix = index.DefaultPrefix
+			w := newPartitionWriter("t", 0, -1, &cfg, store, slog.New(slog.DiscardHandler))
+			if background {
+				w.slots = make(chan struct{}, 1)
+			} else {
+				close(store.gate)
+			}
+			for off := range int64(2) {
+				if err := w.write(ctx, uploadRecord(off)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if background {
+				close(store.gate) // the upload completes; its result waits in the channel
+			}
+			for off := int64(2); off < 4; off++ { // flush.size skipped offsets: a restamp at 4
+				if err := w.skip(ctx, off); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			key := "topics/t/partition=0/t+0+0000000000.json"
+			info, err := mem.Stat(ctx, key)
+			if err != nil || info.ETag == "" {
+				t.Fatalf("Stat(%q) = %+v, %v: want an ETag", key, info, err)
+			}
+			ixs := indexObjectsOf(t, mem, index.WriterOf(cfg.GroupID))
+			for _, commit := range []int64{2, 4} {
+				es := ixs[commit]
+				if len(es) != 1 || len(es[0].Objects) != 1 || es[0].Objects[0].ETag != info.ETag {
+					t.Errorf("index object at commit %d: %+v; want the one entry of %q with ETag %q", commit, es, key, info.ETag)
+				}
+			}
+			if len(ixs) != 2 {
+				t.Errorf("index objects at commits %v, want 2 and 4", slices.Sorted(maps.Keys(ixs)))
+			}
+		})
 	}
 }

@@ -135,11 +135,12 @@ func writeVerifyText(w io.Writer, rep *verify.Report) error {
 	if rep.IndexObjects == 0 && rep.Unindexed > 0 {
 		fmt.Fprintln(w, "note: no archive index under kafkas3.index.prefix: the archive was written without it (Confluent's connector, kafkas3.index.enabled=false, another prefix), so nothing can be proven")
 	}
-	mode := fmt.Sprintf("listing, sizes and the CRC32C the store keeps of %d objects", rep.ChecksumsCompared)
+	mode := fmt.Sprintf("listing and sizes; objects proven by their ETag %d, by the CRC32C the store keeps %d, by size only %d",
+		rep.ETagsCompared, rep.ChecksumsCompared, rep.NoChecksum)
 	switch {
 	case rep.Deep:
 		mode = fmt.Sprintf("listing, sizes, checksums and decoding of %d objects (%s)", rep.ObjectsRead, formatSize(rep.BytesRead))
-	case !rep.StoreChecksums:
+	case !rep.StoreChecksums && rep.ETagsCompared == 0:
 		mode = "listing and sizes"
 		fmt.Fprintln(w, "note: the store keeps no checksum (a local directory): plain verify compared sizes only; --deep reads every object")
 	case rep.NoChecksum > 0:

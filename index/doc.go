@@ -57,6 +57,9 @@
 //     and in v2 present only with kafkas3.index.digest=sha256 (or when the
 //     object replaced one that a v1 entry describes by its SHA-256 alone).
 //     Encode omits an empty one. A tombstone entry has no "" object.
+//     Optional "etag": the ETag the store answered when the sink
+//     committed the object (quotes stripped), which plain verify compares
+//     with the listing's; absent from older entries and local stores.
 //   - runs: the Kafka offsets the objects hold, as inclusive [first,last]
 //     runs in increasing order, disjoint and not touching: record i of
 //     each object has the i-th offset of the runs (Entry.Offset). Offsets

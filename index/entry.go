@@ -85,6 +85,12 @@ type Object struct {
 	// SHA256 is the SHA-256 of the object, lower case hex: required in v1
 	// entries, optional in v2 ones (kafkas3.index.digest=sha256).
 	SHA256 string `json:"sha256,omitempty"`
+	// ETag is the ETag the store answered when the sink committed the
+	// object (s3store.ETagger), quotes stripped: optional (v1 and older
+	// v2 entries lack it, a local directory gives none). Plain verify
+	// takes an object listed with the entry's size and ETag as the one
+	// the sink wrote, without a HEAD.
+	ETag string `json:"etag,omitempty"`
 }
 
 // FormatCRC32C prints a CRC32C as S3 does (x-amz-checksum-crc32c): the

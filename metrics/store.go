@@ -179,6 +179,15 @@ func (w *observedWriter) Commit(ctx context.Context) error {
 	return err
 }
 
+// ETag passes the committed object's ETag on (s3store.ETagger): "" when
+// the store's writer gives none.
+func (w *observedWriter) ETag() string {
+	if et, ok := w.w.(s3store.ETagger); ok {
+		return et.ETag()
+	}
+	return ""
+}
+
 func (w *observedWriter) Abort(ctx context.Context) error {
 	err := w.w.Abort(ctx)
 	w.close()

@@ -209,3 +209,37 @@ func TestObservedStorePassesChecksums(t *testing.T) {
 		t.Fatalf("observed: %q %v %v, want %q", got, ok, err, want)
 	}
 }
+
+// TestStorePassesETagsOn: the observed store's writer gives the store
+// writer's ETag (s3store.ETagger), which the sink records in the archive
+// index, and its listing the store's ETags.
+func TestStorePassesETagsOn(t *testing.T) {
+	s, _, _ := newTestSink(t)
+	mem := s3store.NewMemory()
+	st := s.Store(mem)
+	ctx := context.Background()
+	w, err := st.Create(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	et, ok := w.(s3store.ETagger)
+	info, _ := mem.Stat(ctx, "k")
+	if !ok || info.ETag == "" || et.ETag() != info.ETag {
+		t.Fatalf("observed writer ETagger %v, store's ETag %q", ok, info.ETag)
+	}
+	err = st.List(ctx, "", func(i s3store.ObjectInfo) error {
+		if i.ETag != info.ETag {
+			t.Errorf("listed ETag %q, want %q", i.ETag, info.ETag)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -60,6 +60,22 @@
 // change by someone on the path who also fixes the CRC: use HTTPS where
 // that matters (it also keeps the data confidential).
 //
+// # ETags
+//
+// ObjectInfo.ETag is the object's ETag, quotes stripped, from List,
+// ListAfter and Stat (S3; the memory store gives the hex MD5 of the
+// bytes; a local directory none), and a committed writer gives the ETag
+// the store answered for it (ETagger: the PutObject's or the
+// CompleteMultipartUpload's; when an earlier attempt completed the
+// upload and its response was lost, the HeadObject's). The sink records
+// it in the archive index and plain verify compares it with the listing's
+// instead of asking for each object's stored checksum. S3 without SSE-KMS
+// or SSE-C, and most S3-compatible servers, give MD5 ETags: the MD5 of
+// the bytes for one PutObject, the MD5 of the parts' MD5s and "-<parts>"
+// for a multipart upload, the same for the same bytes and s3.part.size.
+// Under SSE-KMS and SSE-C the ETag is no digest of the bytes: the same
+// bytes written again get another.
+//
 // # Retries
 //
 // The S3 store turns the SDK's retryer off and retries each request itself:

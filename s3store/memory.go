@@ -3,8 +3,10 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -26,6 +28,7 @@ type memObject struct {
 	data []byte
 	mod  time.Time
 	crc  uint32 // CRC32C of data, computed on commit
+	etag string // hex MD5 of data, as S3 gives an object of one PutObject
 }
 
 var (
@@ -83,7 +86,7 @@ func (m *Memory) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if !ok {
 		return ObjectInfo{}, fmt.Errorf("memory store: stat %q: %w", key, ErrNotExist)
 	}
-	return ObjectInfo{Key: key, Size: int64(len(o.data)), ModTime: o.mod}, nil
+	return ObjectInfo{Key: key, Size: int64(len(o.data)), ModTime: o.mod, ETag: o.etag}, nil
 }
 
 // List calls fn for each object under prefix in lexical key order. It works
@@ -98,7 +101,7 @@ func (m *Memory) ListAfter(ctx context.Context, prefix, after string, fn func(Ob
 	infos := make([]ObjectInfo, 0, len(m.objects))
 	for k, o := range m.objects {
 		if strings.HasPrefix(k, prefix) && k > after {
-			infos = append(infos, ObjectInfo{Key: k, Size: int64(len(o.data)), ModTime: o.mod})
+			infos = append(infos, ObjectInfo{Key: k, Size: int64(len(o.data)), ModTime: o.mod, ETag: o.etag})
 		}
 	}
 	m.mu.Unlock()
@@ -123,6 +126,19 @@ type memWriter struct {
 	buf       bytes.Buffer
 	done      bool
 	committed bool
+	etag      string // the committed object's
+}
+
+var _ ETagger = (*memWriter)(nil)
+
+// ETag returns the committed object's ETag: the hex MD5 of its bytes, as
+// S3 gives an object of one PutObject; "" before Commit returned nil.
+func (w *memWriter) ETag() string { return w.etag }
+
+// memETag is the memory store's ETag of data.
+func memETag(data []byte) string {
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
@@ -142,7 +158,8 @@ func (w *memWriter) Commit(ctx context.Context) error {
 	}
 	w.committed = true
 	w.m.mu.Lock()
-	w.m.objects[w.key] = memObject{data: bytes.Clone(w.buf.Bytes()), mod: time.Now(), crc: crc32.Checksum(w.buf.Bytes(), memCRC32C)}
+	w.etag = memETag(w.buf.Bytes())
+	w.m.objects[w.key] = memObject{data: bytes.Clone(w.buf.Bytes()), mod: time.Now(), crc: crc32.Checksum(w.buf.Bytes(), memCRC32C), etag: w.etag}
 	w.m.mu.Unlock()
 	w.buf = bytes.Buffer{}
 	return nil

@@ -344,7 +344,7 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
+	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: TrimETag(aws.ToString(out.ETag))}, nil
 }
 
 // StoredCRC32C is HeadObject with checksum mode enabled: the object's
@@ -421,7 +421,7 @@ func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(Object
 				return fmt.Errorf("s3 list %s: server returned key %q after %q, not in lexical order", s.url(prefix), key, last)
 			}
 			last = key
-			if err := fn(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)}); err != nil {
+			if err := fn(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}); err != nil {
 				return err
 			}
 		}

@@ -61,6 +61,21 @@ type s3Writer struct {
 
 	done bool
 	err  error // why the writer failed, if it did
+	// etag is the committed object's ETag (ETag), quotes stripped.
+	etag string
+}
+
+var _ ETagger = (*s3Writer)(nil)
+
+// ETag returns the ETag the store answered for the committed object: the
+// PutObject's or CompleteMultipartUpload's, or, for an upload an earlier
+// attempt completed (its response lost), the HeadObject's. "" before
+// Commit returned nil.
+func (w *s3Writer) ETag() string {
+	if !w.done || w.err != nil {
+		return ""
+	}
+	return w.etag
 }
 
 // spoolSum is the length and CRC32C of a spooled part (or of a whole
@@ -369,8 +384,12 @@ func (w *s3Writer) commit(ctx context.Context) error {
 				ChecksumCRC32C: &crc,
 			}
 			s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
-			_, err := s.client.PutObject(ctx, in, withOptions(unsignedPayload, fromFile)...)
-			return err
+			out, err := s.client.PutObject(ctx, in, withOptions(unsignedPayload, fromFile)...)
+			if err != nil {
+				return err
+			}
+			w.etag = TrimETag(aws.ToString(out.ETag))
+			return nil
 		})
 	}
 	if err := w.wait(); err != nil {
@@ -402,8 +421,12 @@ func (w *s3Writer) commit(ctx context.Context) error {
 			in.ChecksumCRC32C = aws.String(spoolSum{crc: w.whole}.base64())
 			in.ChecksumType = types.ChecksumTypeFullObject
 		}
-		_, err := s.client.CompleteMultipartUpload(ctx, in)
-		return err
+		out, err := s.client.CompleteMultipartUpload(ctx, in)
+		if err != nil {
+			return err
+		}
+		w.etag = TrimETag(aws.ToString(out.ETag))
+		return nil
 	})
 	if err != nil && attempts > 1 && errors.Is(err, ErrNotExist) {
 		// NoSuchUpload on a retry: an earlier attempt may have completed
@@ -413,6 +436,7 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		if info, serr := s.Stat(ctx, w.key); serr == nil && info.Size == w.total {
 			s.log.Info("multipart upload was completed by an earlier attempt", "key", w.key, "size", w.total)
 			w.uploadID = ""
+			w.etag = info.ETag
 			return nil
 		}
 	}

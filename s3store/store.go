@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -68,6 +69,24 @@ type ObjectInfo struct {
 	Key     string
 	Size    int64
 	ModTime time.Time
+	// ETag is the object's entity tag as the store prints it, without
+	// its quotes (S3: the MD5 of an object of one PutObject, the MD5 of
+	// its parts' MD5s and "-<parts>" for a multipart upload, an opaque
+	// value under SSE-KMS or SSE-C); "" for a store that has none (a
+	// local directory). Listings and Stat give it.
+	ETag string
+}
+
+// ETagger is an ObjectWriter that knows, once Commit has returned nil,
+// the ETag the store gave the object it committed (as ObjectInfo.ETag
+// prints it; "" when the store answered none).
+type ETagger interface {
+	ETag() string
+}
+
+// TrimETag strips the quotes S3 puts around an ETag.
+func TrimETag(etag string) string {
+	return strings.Trim(etag, `"`)
 }
 
 // ObjectWriter streams one object. The object becomes visible only when

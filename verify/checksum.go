@@ -14,8 +14,9 @@ import (
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
-// This file holds the checksums: the stored ones plain verification asks
-// the store for (one HEAD per object, in parallel) and compares with the
+// This file holds the checksums: the stored ones plain verification
+// knows from the listing's ETags or asks the store for (one HEAD per
+// object the ETags do not prove, in parallel) and compares with the
 // index, and the ones --deep computes while reading.
 
 // castagnoli is the CRC32C table (hardware accelerated by hash/crc32).
@@ -64,30 +65,41 @@ func (s *summer) check(o index.Object, n int64) (kind, detail string) {
 	return "", ""
 }
 
-// storedSum is what the store answered for an object's stored checksum.
+// storedSum is what the store answered for an object's stored checksum,
+// or what an ETag proves of it.
 type storedSum struct {
 	crc  string
 	has  bool // the store keeps a full-object CRC32C of it
 	gone bool // the object disappeared after the listing
+	// etag: the listing gives the object the ETag an index entry records
+	// for it (with the entry's size): it is the object the sink wrote
+	// then, whose bytes the store checked against the entry's CRC32C on
+	// receipt, so crc is the entry's, and no HEAD was asked.
+	etag bool
 }
 
-// fetchStored asks the store for the CRC32C it keeps of every listed
-// object that an index entry describes with a CRC32C and the listed size
-// (one HEAD each, up to Config.Concurrency at once), into v.stored. A
+// fetchStored fills v.stored for every listed object that an index entry
+// describes with the listed size. An object the listing gives the ETag an
+// entry records is proven by it, with no request (proveByETag). Of each
+// other one that an entry describes with a CRC32C, the store is asked the
+// CRC32C it keeps (one HEAD each, up to Config.Concurrency at once); a
 // store that keeps no checksum (no s3store.Checksummer) is asked nothing.
 // It returns an error only when the store fails.
 func (v *verifier) fetchStored(ix *index.Index) error {
+	v.stored = map[string]storedSum{}
+	v.proveByETag(ix)
 	cs, ok := v.store.(s3store.Checksummer)
 	if !ok {
 		return nil
 	}
-	v.stored = map[string]storedSum{}
 	var keys []string
-	seen := map[string]bool{}
 	for i := range ix.All {
 		for _, o := range ix.All[i].Objects {
-			if size, listed := v.listed[o.Key]; listed && size == o.Size && o.CRC32C != "" && !seen[o.Key] {
-				seen[o.Key] = true
+			if l, listed := v.listed[o.Key]; !listed || l.size != o.Size || o.CRC32C == "" {
+				continue
+			}
+			if _, known := v.stored[o.Key]; !known {
+				v.stored[o.Key] = storedSum{} // asked: filled below
 				keys = append(keys, o.Key)
 			}
 		}
@@ -99,20 +111,50 @@ func (v *verifier) fetchStored(ix *index.Index) error {
 	return err
 }
 
+// proveByETag records in v.stored, for every listed object that an index
+// entry describes with the listed size and ETag, the CRC32C of the first
+// such entry (the highest commit): the store's ETag proves the object is
+// the one the sink committed then. An ETag that differs proves nothing
+// (the same bytes written again may get another: SSE-KMS, SSE-C, another
+// s3.part.size); fetchStored asks for the stored checksum of those.
+func (v *verifier) proveByETag(ix *index.Index) {
+	for i := range ix.All {
+		for _, o := range ix.All[i].Objects {
+			if o.ETag == "" {
+				continue
+			}
+			l, listed := v.listed[o.Key]
+			if !listed || l.size != o.Size || l.etag != o.ETag {
+				continue
+			}
+			if _, known := v.stored[o.Key]; !known {
+				v.stored[o.Key] = storedSum{crc: o.CRC32C, has: o.CRC32C != "", etag: true}
+			}
+		}
+	}
+}
+
 // checkStored compares object o of the chosen entry e, listed at its
-// size, with the checksum the store keeps: a problem (report) when they
-// differ or the object is gone; counted in the report either way.
+// size, with the checksum the store keeps (or its ETag proves): a
+// problem (report) when they differ or the object is gone; counted in
+// the report either way.
 func (v *verifier) checkStored(e *index.Entry, o index.Object, report func(kind, detail string)) {
-	st, asked := v.stored[o.Key]
+	st := v.stored[o.Key]
 	switch {
-	case !asked || (!st.has && !st.gone):
-		v.rep.NoChecksum++
 	case st.gone:
 		report(KindMissing, "object disappeared from the store while verifying")
+	case st.etag && (o.ETag == v.listed[o.Key].etag || st.has && st.crc == o.CRC32C):
+		v.rep.ETagsCompared++
+	case !st.has: // not asked, or the store keeps none
+		v.rep.NoChecksum++
 	case st.crc != o.CRC32C:
 		v.rep.ChecksumsCompared++
-		report(KindChecksum, fmt.Sprintf("the store keeps CRC32C %s for the object, the index says %s (commit %d): the object was replaced or changed since the sink wrote it",
-			st.crc, o.CRC32C, e.Commit))
+		how := "the store keeps CRC32C " + st.crc
+		if st.etag {
+			how = "the store's ETag for it is that of an index entry with CRC32C " + st.crc
+		}
+		report(KindChecksum, fmt.Sprintf("%s for the object, the index says %s (commit %d): the object was replaced or changed since the sink wrote it",
+			how, o.CRC32C, e.Commit))
 	default:
 		v.rep.ChecksumsCompared++
 	}

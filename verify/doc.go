@@ -4,13 +4,15 @@
 //	rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix, Deep: deep}, store, log)
 //	if !rep.Clean { ... rep.Problems ... }
 //
-// Run loads the index and lists topics.dir (each chosen topic's folder, or
-// all of it; the index prefix is skipped when topics.dir is empty). For
+// Run loads the index and, beside it, lists topics.dir (each chosen
+// topic's folder, or all of it; the index prefix is skipped when
+// topics.dir is empty), keeping each object's size and ETag. For
 // each object key it takes the entry the stored objects match: the one
 // with the highest commit, unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
 // with fewer records under a lower commit) by size and the CRC32C the
-// store keeps, or with Deep by the checksums of its bytes; this is the
+// store keeps (or that an entry's ETag proves), or with Deep by the
+// checksums of its bytes; this is the
 // source planner's rule too. It reports, per
 // topic and partition, the coverage (index.Analyze) and every Problem:
 //
@@ -37,21 +39,33 @@
 //     else is checked then.
 //
 // Plain verification reads no object: it trusts the listing for presence
-// and size, as restic's check does, and the store for its checksums: of a
-// store that keeps them (s3store.Checksummer: S3, memory) it asks, for
-// every object a v2 entry describes with the listed size, the CRC32C the
-// store computed on receipt (one HEAD per object, Config.Concurrency at
-// once, default 32), and compares it with the entry's. Since the sink
-// sends the whole object's CRC32C with every upload (FULL_OBJECT for
-// multipart ones), this proves each object is the one the sink wrote
-// without downloading it. Report.StoreChecksums says whether the store
-// keeps checksums (a local directory keeps none: sizes alone are then
-// compared), Report.ChecksumsCompared and Report.NoChecksum count the
-// objects compared and those whose size alone could be (v1 entries, no
-// full-object CRC32C in the store). Config.Deep instead reads every
-// indexed object that passed the listing's checks, as restic's check
-// --read-data does, recomputing what its entry gives (CRC32C for v2,
-// SHA-256 for v1 and v2 entries that have one):
+// and size, as restic's check does, and the store for what it answered
+// and keeps. The listing (one request per 1,000 keys) gives each object's
+// ETag too: an object listed with the size and ETag its entry records
+// (index.Object.ETag, the store's answer when the sink committed it) is
+// the object the sink wrote, whose bytes the store checked on receipt
+// against the CRC32C the sink sent, the entry's: it is proven with no
+// request of its own. Every other object a v2 entry describes with the
+// listed size (an entry without an ETag: an older archive, a local
+// directory; or with another ETag than the listing's: the same bytes
+// written again under SSE-KMS or SSE-C, or with another s3.part.size)
+// goes through the CRC32C the store keeps, when it keeps them
+// (s3store.Checksummer: S3, memory): one HEAD per object,
+// Config.Concurrency at once, compared with the entry's. An ETag that
+// differs is never a problem by itself; a stored CRC32C that differs is
+// (checksum). Since the sink sends the whole object's CRC32C with every
+// upload (FULL_OBJECT for multipart ones), either proves each object is
+// the one the sink wrote without downloading it. Report.StoreChecksums
+// says whether the store keeps checksums (a local directory keeps none:
+// sizes alone are then compared); Report.ETagsCompared,
+// Report.ChecksumsCompared and Report.NoChecksum count the objects proven
+// by their ETag, by the stored CRC32C, and those whose size alone could
+// be compared (v1 entries, no full-object CRC32C in the store).
+//
+// Config.Deep instead reads every indexed object that passed the
+// listing's checks, as restic's check --read-data does, recomputing what
+// its entry gives (CRC32C for v2, SHA-256 for v1 and v2 entries that have
+// one):
 //
 //   - checksum: its CRC32C differs from the index (a flipped byte);
 //   - sha256: its SHA-256 differs from the index;

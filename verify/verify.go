@@ -59,7 +59,9 @@ type Config struct {
 	Progress func(done, total int, bytes, totalBytes int64)
 	// Concurrency bounds the store requests in flight: the index's
 	// listings and reads (index.LoadOptions) and plain verification's
-	// requests for stored checksums (HEADs); 0 means DefaultConcurrency.
+	// requests for stored checksums (HEADs, for the objects the listing's
+	// ETags do not prove); 0 means DefaultConcurrency. The listing of
+	// topics.dir, one request at a time, runs beside the index's load.
 	Concurrency int
 }
 
@@ -121,12 +123,19 @@ type Report struct {
 	BytesRead   int64 `json:"bytes_read"`
 	// StoreChecksums tells whether the store keeps a checksum of each
 	// object (s3store.Checksummer: S3, not a local directory). Without
-	// --deep, ChecksumsCompared objects had the CRC32C the store keeps
-	// compared with the index's (one HEAD each), and NoChecksum objects
-	// had only their size compared: the store keeps no full-object CRC32C
-	// for them (no StoreChecksums, a composite multipart checksum) or
-	// their entry gives none (a v1 entry, SHA-256 only).
+	// --deep, each object listed with its entry's size is proven one of
+	// three ways. ETagsCompared objects were listed with the ETag their
+	// entry records (the one the store answered when the sink committed
+	// them): the object the sink wrote, proven by the listing alone.
+	// ChecksumsCompared objects had the CRC32C the store keeps compared
+	// with the index's (one HEAD each): their entry records no ETag (an
+	// older archive) or another one (the same bytes written again, under
+	// SSE-KMS or another s3.part.size). NoChecksum objects had only their
+	// size compared: the store keeps no full-object CRC32C for them (no
+	// StoreChecksums, a composite multipart checksum) or their entry
+	// gives none (a v1 entry, SHA-256 only).
 	StoreChecksums    bool `json:"store_checksums"`
+	ETagsCompared     int  `json:"etags_compared"`
 	ChecksumsCompared int  `json:"checksums_compared"`
 	NoChecksum        int  `json:"no_checksum"`
 }
@@ -140,8 +149,13 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	rep := &Report{Deep: cfg.Deep, Partitions: []Partition{}, Problems: []Problem{}, Accepted: []Problem{}}
 	_, rep.StoreChecksums = store.(s3store.Checksummer)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listing := listAsync(lctx, cfg, store)
 	ix, err := index.LoadWith(ctx, store, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency})
 	if err != nil {
+		cancel()
+		_, _ = listing() // wait for it to end
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -153,7 +167,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
 
-	listed, err := listTopics(ctx, cfg, store)
+	listed, err := listing()
 	if err != nil {
 		return nil, err
 	}
@@ -188,9 +202,10 @@ type verifier struct {
 	cfg    Config
 	store  s3store.Store
 	rep    *Report
-	listed map[string]int64 // objects under topics.dir, by key, with their sizes
+	listed map[string]listedObject // objects under topics.dir, by key
 	// stored are the checksums the store keeps, by key (plain
-	// verification of a store that keeps them; fetchStored).
+	// verification: asked with a HEAD, or known from an entry whose ETag
+	// the listing gives; fetchStored).
 	stored map[string]storedSum
 	parts  map[partKey]*Partition
 	// Deep's progress: objects read and to read, bytes to read.
@@ -363,12 +378,12 @@ func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]find
 			objProblem := func(kind, detail string) {
 				v.problem(Problem{Kind: kind, Topic: e.Topic, Partition: e.Partition, Key: o.Key, First: e.First(), Last: e.Last(), Detail: detail})
 			}
-			size, ok := v.listed[o.Key]
+			l, ok := v.listed[o.Key]
 			switch {
 			case !ok:
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
-			case size != o.Size:
-				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", size, o.Size, e.Commit))
+			case l.size != o.Size:
+				objProblem(KindSize, fmt.Sprintf("object has %d bytes in the store, %d in the index (commit %d)", l.size, o.Size, e.Commit))
 			case !v.cfg.Deep:
 				v.checkStored(e, o, objProblem)
 			}
@@ -446,11 +461,38 @@ func (v *verifier) sortReport() {
 	rep.Clean = len(rep.Problems) == 0
 }
 
+// listAsync runs listTopics in the background, so that the listing of
+// topics.dir (one request per 1,000 keys, one after another) runs beside
+// the index's load; the function it returns waits for its result. Cancel
+// ctx to stop it.
+func listAsync(ctx context.Context, cfg Config, store s3store.Store) func() (map[string]listedObject, error) {
+	type result struct {
+		listed map[string]listedObject
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		listed, err := listTopics(ctx, cfg, store)
+		ch <- result{listed, err}
+	}()
+	return func() (map[string]listedObject, error) {
+		r := <-ch
+		return r.listed, r.err
+	}
+}
+
+// listedObject is what the listing gives of an object: its size and its
+// ETag ("" from a store that has none).
+type listedObject struct {
+	size int64
+	etag string
+}
+
 // listTopics lists the objects under topics.dir (each chosen topic's
 // folder, or everything under topics.dir), without the archive index, by
-// key with their sizes.
-func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[string]int64, error) {
-	out := map[string]int64{}
+// key with their sizes and ETags.
+func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[string]listedObject, error) {
+	out := map[string]listedObject{}
 	visit := func(info s3store.ObjectInfo) error {
 		if cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, cfg.IndexPrefix) {
 			return nil
@@ -461,7 +503,7 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 				return nil // another generation of a recreated topic
 			}
 		}
-		out[info.Key] = info.Size
+		out[info.Key] = listedObject{size: info.Size, etag: info.ETag}
 		return nil
 	}
 	if len(cfg.Topics) > 0 {
@@ -485,7 +527,7 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 // CRC32C.
 func (v *verifier) sized(e *index.Entry) bool {
 	for _, o := range e.Objects {
-		if size, ok := v.listed[o.Key]; !ok || size != o.Size {
+		if l, ok := v.listed[o.Key]; !ok || l.size != o.Size {
 			return false
 		}
 		if st, ok := v.stored[o.Key]; ok && st.has && o.CRC32C != "" && st.crc != o.CRC32C {
@@ -514,9 +556,9 @@ func (v *verifier) firstSized(es []*index.Entry) *index.Entry {
 }
 
 // sizedOnly reports whether every object of e is listed with e's size.
-func sizedOnly(e *index.Entry, listed map[string]int64) bool {
+func sizedOnly(e *index.Entry, listed map[string]listedObject) bool {
 	for _, o := range e.Objects {
-		if size, ok := listed[o.Key]; !ok || size != o.Size {
+		if l, ok := listed[o.Key]; !ok || l.size != o.Size {
 			return false
 		}
 	}
@@ -524,7 +566,7 @@ func sizedOnly(e *index.Entry, listed map[string]int64) bool {
 }
 
 // hasPrefixKey reports whether a key of m starts with prefix.
-func hasPrefixKey(m map[string]int64, prefix string) bool {
+func hasPrefixKey(m map[string]listedObject, prefix string) bool {
 	for k := range m {
 		if strings.HasPrefix(k, prefix) {
 			return true

@@ -68,6 +68,7 @@ func TestIntegrationChecksumsFullObject(t *testing.T) {
 			ContentLength  int64
 			ChecksumCRC32C string
 			ChecksumType   string
+			ETag           string
 		}
 		out := b.awsCLI(t, "s3api", "head-object", "--bucket", bucket, "--key", key, "--checksum-mode", "ENABLED")
 		if err := json.Unmarshal([]byte(out), &head); err != nil {
@@ -77,6 +78,9 @@ func TestIntegrationChecksumsFullObject(t *testing.T) {
 		if head.ChecksumType != "FULL_OBJECT" || head.ChecksumCRC32C != crc || entries[key].CRC32C != crc || entries[key].SHA256 != "" {
 			t.Fatalf("%s: the store reports %s CRC32C %q, its bytes have %q, the index says %q (sha256 %q)\n%s",
 				key, head.ChecksumType, head.ChecksumCRC32C, crc, entries[key].CRC32C, entries[key].SHA256, out)
+		}
+		if etag := strings.Trim(head.ETag, `"`); etag == "" || entries[key].ETag != etag {
+			t.Fatalf("%s: the store reports ETag %q, the index says %q", key, etag, entries[key].ETag)
 		}
 	}
 
@@ -88,7 +92,7 @@ func TestIntegrationChecksumsFullObject(t *testing.T) {
 		}
 		return p
 	}
-	if p := verifyRun("verify", 0); !strings.Contains(p.stdout(), "checked: listing, sizes and the CRC32C the store keeps of 2 objects") {
+	if p := verifyRun("verify", 0); !strings.Contains(p.stdout(), "checked: listing and sizes; objects proven by their ETag 2, by the CRC32C the store keeps 0, by size only 0") {
 		t.Fatalf("verify output:\n%s", p.stdout())
 	}
 
@@ -116,7 +120,7 @@ func TestIntegrationChecksumsFullObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Problems) != 1 || rep.Problems[0].Kind != verify.KindChecksum || rep.Problems[0].Key != multipart ||
-		rep.ObjectsRead != 0 || !rep.StoreChecksums || rep.ChecksumsCompared != 2 {
+		rep.ObjectsRead != 0 || !rep.StoreChecksums || rep.ETagsCompared != 1 || rep.ChecksumsCompared != 1 {
 		t.Fatalf("verify --json: %+v", rep)
 	}
 	if p := verifyRun("verify --deep", 1, "--deep"); !strings.Contains(p.stdout(), fmt.Sprintf("problem: checksum %s/0 %q: object's CRC32C is ", topic, multipart)) {

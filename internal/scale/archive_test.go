@@ -26,7 +26,7 @@ var value = []byte("v\n")
 
 // build writes into a new simStore an archive of n value objects of one
 // record each, spread over parts partitions: per object one index object
-// (one rotation: a v2 entry with the object's CRC32C, from its offset to
+// (one rotation: a v2 entry with the object's CRC32C and ETag, from its offset to
 // commit offset+1), and per partition its newest checkpoint, at the last
 // multiple of ckptInterval index objects that leaves ckptTail after it.
 // Older checkpoints are not written: a reader lists them (one listing
@@ -34,6 +34,7 @@ var value = []byte("v\n")
 func build(n, parts int, keys partition.KeyConfig, ext string) (*simStore, error) {
 	st := newSimStore()
 	crc := index.FormatCRC32C(crcOf(value))
+	etag := etagOf(value) // what the sink records: the store's answer to its PutObject
 	for p := range int32(parts) {
 		per := n / parts
 		if int(p) < n%parts {
@@ -43,7 +44,7 @@ func build(n, parts int, keys partition.KeyConfig, ext string) (*simStore, error
 		for i := range int64(per) {
 			key := keys.ObjectKey(partition.ObjectName{Topic: topic, Encoded: fmt.Sprintf("partition=%d", p), Partition: p, StartOffset: i, Ext: ext})
 			e := index.Entry{V: index.Version2, Topic: topic, Partition: p, Key: key,
-				Objects: []index.Object{{Key: key, Size: int64(len(value)), CRC32C: crc}},
+				Objects: []index.Object{{Key: key, Size: int64(len(value)), CRC32C: crc, ETag: etag}},
 				Runs:    []index.Run{{First: i, Last: i}}, Records: 1, From: i, Commit: i + 1}
 			b, err := index.Encode([]index.Entry{e})
 			if err != nil {

@@ -104,8 +104,14 @@ func steps(st *simStore, keys partition.KeyConfig, f format.Format) []step {
 		}},
 		{"verify.Run", func(ctx context.Context) (any, error) {
 			rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix}, st, nil)
-			if err == nil && len(rep.Problems) > 0 {
+			switch {
+			case err != nil:
+			case len(rep.Problems) > 0:
 				err = fmt.Errorf("verify found %d problems, first %+v", len(rep.Problems), rep.Problems[0])
+			case rep.ETagsCompared == 0 || rep.ChecksumsCompared+rep.NoChecksum > 0:
+				// Every entry records the ETag the store lists: no HEAD.
+				err = fmt.Errorf("verify proved %d objects by ETag, %d by stored checksum, %d by size only; want all by ETag",
+					rep.ETagsCompared, rep.ChecksumsCompared, rep.NoChecksum)
 			}
 			return rep, err
 		}},

@@ -3,8 +3,10 @@ package scale
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -31,6 +33,7 @@ type simStore struct {
 	keys    []string // sorted after seal
 	objects map[string][]byte
 	crc     map[string]uint32
+	etag    map[string]string // hex MD5, as S3 gives an object of one PutObject
 	lists   atomic.Int64
 	gets    atomic.Int64
 	heads   atomic.Int64
@@ -45,7 +48,7 @@ var (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func newSimStore() *simStore {
-	return &simStore{objects: map[string][]byte{}, crc: map[string]uint32{}}
+	return &simStore{objects: map[string][]byte{}, crc: map[string]uint32{}, etag: map[string]string{}}
 }
 
 // add stores an object directly in memory (no latency, not counted).
@@ -55,6 +58,13 @@ func (s *simStore) add(key string, data []byte) {
 	}
 	s.objects[key] = data
 	s.crc[key] = crc32.Checksum(data, castagnoli)
+	s.etag[key] = etagOf(data)
+}
+
+// etagOf is S3's ETag of data written with one PutObject.
+func etagOf(data []byte) string {
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // seal sorts the keys; call it once every object is added.
@@ -103,7 +113,7 @@ func (s *simStore) Stat(ctx context.Context, key string) (s3store.ObjectInfo, er
 	if !ok {
 		return s3store.ObjectInfo{}, fmt.Errorf("sim store: stat %q: %w", key, s3store.ErrNotExist)
 	}
-	return s3store.ObjectInfo{Key: key, Size: int64(len(b))}, nil
+	return s3store.ObjectInfo{Key: key, Size: int64(len(b)), ETag: s.etag[key]}, nil
 }
 
 func (s *simStore) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
@@ -138,7 +148,9 @@ func (s *simStore) ListAfter(ctx context.Context, prefix, after string, fn func(
 			return nil
 		}
 		k := s.keys[i]
-		if err := fn(s3store.ObjectInfo{Key: k, Size: int64(len(s.objects[k]))}); err != nil {
+		// Each listed ETag is a string of its own, as the SDK decodes
+		// each from the page's XML.
+		if err := fn(s3store.ObjectInfo{Key: k, Size: int64(len(s.objects[k])), ETag: strings.Clone(s.etag[k])}); err != nil {
 			return err
 		}
 		i++

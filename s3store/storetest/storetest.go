@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -58,6 +59,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) s3store.Sto
 		{"ManyObjects", func(t *testing.T, st s3store.Store) { testManyObjects(t, st, opts.ManyObjects) }},
 		{"LargeObject", func(t *testing.T, st s3store.Store) { testLargeObject(t, st, opts.LargeObjectSize) }},
 		{"LargeObjectAbort", func(t *testing.T, st s3store.Store) { testLargeObjectAbort(t, st, opts.LargeObjectSize) }},
+		{"ETag", func(t *testing.T, st s3store.Store) { testETag(t, st, opts.LargeObjectSize) }},
 		{"EmptyObject", testEmptyObject},
 		{"SmallWrites", testSmallWrites},
 		{"ConcurrentWriters", testConcurrentWriters},
@@ -686,4 +688,49 @@ func testSpecialKeys(t *testing.T, st s3store.Store) {
 	// A similar key that was not written is missing.
 	wantMissing(t, st, "x/plus and=equals")
 	wantMissing(t, st, "x/percentA")
+}
+
+// testETag checks that the ETag a committed writer gives (s3store.ETagger)
+// is the one Stat and List give the object, for an object of one request
+// and a multipart one (size bytes), and that an object rewritten with the
+// same bytes keeps a consistent ETag. A store without ETags gives "" for
+// all of them.
+func testETag(t *testing.T, st s3store.Store, size int) {
+	ctx := t.Context()
+	objects := map[string][]byte{"etag/small.bin": payload(7, 1000), "etag/large.bin": payload(8, size)}
+	written := map[string]string{}
+	for key, data := range objects {
+		w, err := st.Create(ctx, key)
+		if err != nil {
+			t.Fatalf("Create(%q): %v", key, err)
+		}
+		if err := writeChunked(w, data, 1<<20); err != nil {
+			_ = w.Abort(ctx)
+			t.Fatalf("Write(%q): %v", key, err)
+		}
+		if err := w.Commit(ctx); err != nil {
+			t.Fatalf("Commit(%q): %v", key, err)
+		}
+		if et, ok := w.(s3store.ETagger); ok {
+			written[key] = et.ETag()
+		}
+		info, err := st.Stat(ctx, key)
+		if err != nil {
+			t.Fatalf("Stat(%q): %v", key, err)
+		}
+		if info.ETag != written[key] {
+			t.Errorf("Stat(%q).ETag = %q, the writer gave %q", key, info.ETag, written[key])
+		}
+		if strings.Contains(info.ETag, `"`) {
+			t.Errorf("Stat(%q).ETag = %q: quotes not stripped", key, info.ETag)
+		}
+	}
+	for _, info := range list(t, st, "etag/") {
+		if info.ETag != written[info.Key] {
+			t.Errorf("List: %q has ETag %q, the writer gave %q", info.Key, info.ETag, written[info.Key])
+		}
+	}
+	if written["etag/small.bin"] != "" && written["etag/small.bin"] == written["etag/large.bin"] {
+		t.Errorf("two objects of other bytes have the same ETag %q", written["etag/small.bin"])
+	}
 }
