@@ -162,6 +162,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
+	fl.BoolVar(&f.ProveFirst, "prove-first", false,
+		"with an archive index: read and check every object before producing anything, so nothing is produced unless the whole archive is proven "+
+			"(default: check the archive from its index and the listing, and read each object once, when it is restored; damage found then stops the partition before that object)")
 	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
 		"restore partitions whose record order cannot be proven (objects in several folders, e.g. time-based or field layouts, without archive index or envelopes) "+
 			"object by object in start-offset order, and report them (default: stop before producing anything)")

@@ -168,8 +168,19 @@ func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Pla
 	if toRead == 0 {
 		logAt = slog.LevelDebug // follow mode: nothing new
 	}
-	r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
-		"bytes", objBytes, "indexed", ai != nil)
+	if r.oneRead && ai != nil {
+		unindexed := 0
+		for _, o := range objs {
+			if len(ai.byKey[o.Key]) == 0 && !o.unread {
+				unindexed++
+			}
+		}
+		r.log.Log(ctx, logAt, "checking the archive from its index; each object is read once, when it is restored",
+			"objects", len(objs), "read_now_without_index_entry", unindexed)
+	} else {
+		r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
+			"bytes", objBytes, "indexed", ai != nil)
+	}
 	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
 		return err
 	}
@@ -267,6 +278,10 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	entries, err := ai.listed(o)
 	if err != nil {
 		o.Damage = err
+		return nil
+	}
+	if len(entries) > 0 && r.oneRead {
+		proveFromIndex(o, entries)
 		return nil
 	}
 	if len(entries) > 0 {
