@@ -267,10 +267,12 @@ func (e *Entry) Validate() error {
 	if e.Commit <= e.Last() {
 		return fmt.Errorf("commit %d is not above the last offset %d", e.Commit, e.Last())
 	}
-	if e.MaxRecordBytes < 0 || e.NullKeys < 0 || e.NullKeys > e.Records || (e.NullKeys > 0 && e.MaxRecordBytes == 0) {
-		return fmt.Errorf("max_record_bytes %d and null_keys %d: want max_record_bytes >= 0 and, with null_keys, above 0, and 0 <= null_keys <= records %d",
-			e.MaxRecordBytes, e.NullKeys, e.Records)
-	}
+	return e.validateRest()
+}
+
+// validateRest checks the fields after commit: timestamps, topic id,
+// max_record_bytes and null_keys, lost.
+func (e *Entry) validateRest() error {
 	if e.MinTS > e.MaxTS {
 		return fmt.Errorf("min_ts %d is above max_ts %d", e.MinTS, e.MaxTS)
 	}
@@ -279,7 +281,21 @@ func (e *Entry) Validate() error {
 			return fmt.Errorf("topic_id: %w", err)
 		}
 	}
+	if err := e.validateRecordFacts(); err != nil {
+		return err
+	}
 	return e.validateLost()
+}
+
+// validateRecordFacts checks max_record_bytes and null_keys: not
+// negative, at most records null keys, and null keys only with
+// max_record_bytes (which says the sink recorded both).
+func (e *Entry) validateRecordFacts() error {
+	if e.MaxRecordBytes < 0 || e.NullKeys < 0 || e.NullKeys > e.Records || (e.NullKeys > 0 && e.MaxRecordBytes == 0) {
+		return fmt.Errorf("max_record_bytes %d and null_keys %d: want max_record_bytes >= 0 and, with null_keys, above 0, and 0 <= null_keys <= records %d",
+			e.MaxRecordBytes, e.NullKeys, e.Records)
+	}
+	return nil
 }
 
 // validateSums checks an object's checksums for the entry's version: v1
