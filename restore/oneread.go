@@ -119,10 +119,11 @@ func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectProof) err
 
 // recordAt names record idx of o for an error: "offset N", or, when the
 // index entry gave the size or count without saying which record (idx
-// -1), the object's offsets.
+// -1), the object's offsets: "offset F..L (the index entry does not say
+// which)".
 func recordAt(o Object, idx int64) string {
 	if idx >= 0 || len(o.Offsets) == 0 {
 		return fmt.Sprintf("offset %d", offsetAt(o.Offsets, idx))
 	}
-	return fmt.Sprintf("a record of offsets %d..%d", o.Offsets[0].First, o.Offsets[len(o.Offsets)-1].Last)
+	return fmt.Sprintf("offset %d..%d (the index entry does not say which)", o.Offsets[0].First, o.Offsets[len(o.Offsets)-1].Last)
 }

@@ -365,7 +365,7 @@ func TestOneReadRecordSizesFromEntries(t *testing.T) {
 				t.Fatalf("err = %v", err)
 			}
 			if recorded {
-				if !strings.Contains(err.Error(), "nothing was produced") || !strings.Contains(err.Error(), "a record of offsets 5..9") {
+				if !strings.Contains(err.Error(), "nothing was produced") || !strings.Contains(err.Error(), "src/0 offset 5..9 (the index entry does not say which)") {
 					t.Fatalf("err = %v, want the refusal before producing", err)
 				}
 				if n := targetRecords(t, brokers, "dst"); n != 0 {
