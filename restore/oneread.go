@@ -122,6 +122,9 @@ func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectProof) err
 // -1), the object's offsets: "offset F..L (the index entry does not say
 // which)".
 func recordAt(o Object, idx int64) string {
+	if len(o.Offsets) > 0 && o.Offsets[0] == o.Offsets[len(o.Offsets)-1] && o.Offsets[0].len() == 1 {
+		idx = 0 // one record: that one
+	}
 	if idx >= 0 || len(o.Offsets) == 0 {
 		return fmt.Sprintf("offset %d", offsetAt(o.Offsets, idx))
 	}
