@@ -77,10 +77,12 @@
 //
 // # The proof: what the plan checks before anything is produced
 //
-// Without Config.ReadOnce (kafkas3 source --prove-first), in a dry run, and
-// for every archive without index, Plan reads every object completely, once (modeProve: every record
-// decoded, nothing sent to a registry), with its .keys and .headers twins,
-// parallel over Config.Parallelism objects. The values of an object whose
+// Plan reads every object completely, once (modeProve: every record
+// decoded, nothing sent to a registry), with its .keys and .headers
+// twins, parallel over Config.Parallelism objects, unless Run reads each
+// object once (Config.ReadOnce, below; kafkas3 source without
+// --prove-first): always without an index, in a dry run, and with
+// behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose
 // records the proof does not keep (keep.go) are checked where the reader
 // decoded them, not copied (format.Transient). An object is damaged
 // (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
@@ -170,9 +172,10 @@
 // in memory, the rest in an unlinked temporary file in Config.TempDir),
 // and checks that its record count and its checksums, and those of its
 // .keys and .headers twins, are the proof's (sameAsProved; an error names
-// the object or twin that changed), or, read once, its index entry's. Only then is its first
-// record produced; an object that changed or broke in between stops the
-// restore with nothing of it produced. Objects whose offsets interleave
+// the object or twin that changed), or, read once, its index entry's
+// (checkEntry). Only then is its first record produced; an object that
+// changed or broke in between stops the restore with nothing of it
+// produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last
 // segment.
 //
