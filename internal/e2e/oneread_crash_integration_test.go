@@ -35,10 +35,10 @@ func TestIntegrationOneReadCrashExactlyOnce(t *testing.T) {
 	topic := srcUnique("oneread-crash")
 	target := "copy_of_" + topic
 	envCreateTopic(t, b, topic, envParts)
-	// The target keeps Kafka's default max.message.bytes (1 MB): the
+	// The target takes records of at most 64 KB (max.message.bytes): the
 	// restore's batches follow it, so an object of 20,000 records (about
-	// 5 MB) lands in several produce requests, and a kill can land in
-	// the middle of one.
+	// 5 MB) lands in about 80 produce requests, and a kill lands in the
+	// middle of one.
 	oneReadTarget(t, b, target)
 	oneReadProduce(t, b, topic, perPart)
 	bucket := b.s.CreateBucket(t)
@@ -89,13 +89,13 @@ func TestIntegrationOneReadCrashExactlyOnce(t *testing.T) {
 }
 
 // oneReadTarget creates target with retention.ms=-1 (the corpus's old
-// timestamps stay) and the broker's default max.message.bytes.
+// timestamps stay) and max.message.bytes=65536.
 func oneReadTarget(t *testing.T, b *bed, target string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(b.k.Client(t))
-	resp, err := adm.CreateTopic(ctx, envParts, 1, map[string]*string{"retention.ms": ptr("-1")}, target)
+	resp, err := adm.CreateTopic(ctx, envParts, 1, map[string]*string{"retention.ms": ptr("-1"), "max.message.bytes": ptr("65536")}, target)
 	if err == nil {
 		err = resp.Err
 	}
@@ -111,7 +111,8 @@ func oneReadTarget(t *testing.T, b *bed, target string) {
 }
 
 // oneReadProduce produces perPart records of the envelope corpus to each
-// partition of topic, in batches.
+// partition of topic, in batches; its three 300 KB values are cut to
+// 1,000 bytes (the target takes 64 KB records).
 func oneReadProduce(t *testing.T, b *bed, topic string, perPart int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -121,7 +122,11 @@ func oneReadProduce(t *testing.T, b *bed, topic string, perPart int) {
 		var recs []*kgo.Record
 		for p := range int32(envParts) {
 			for i := from; i < min(from+10_000, perPart); i++ {
-				recs = append(recs, envRecord(topic, p, i))
+				r := envRecord(topic, p, i)
+				if len(r.Value) > 1000 {
+					r.Value = r.Value[:1000]
+				}
+				recs = append(recs, r)
 			}
 		}
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
