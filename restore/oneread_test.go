@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -449,5 +450,75 @@ func TestOneReadResumeAfterCancel(t *testing.T) {
 	got := readTopic(t, brokers, "dst")
 	for p := range int32(4) {
 		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+}
+
+// TestOneReadDamageStopsEveryPartition: damage found in one partition's
+// object stops the run; every partition then holds an exact prefix of its
+// stream (the damaged one up to the object before), and after the repair
+// a re-run completes each exactly.
+func TestOneReadDamageStopsEveryPartition(t *testing.T) {
+	brokers := newCluster(t, 2, "dst")
+	a := newArchive(t, format.NewJSON())
+	want := map[int32][]*format.Record{}
+	var damaged string
+	for p := range int32(2) {
+		for o := range 4 {
+			recs := values(fmt.Sprintf("p%d", p), o*200, 200)
+			key := a.put("src", p, int64(o*200), recs)
+			a.writeIndex("src", p, int64(o*200+200), indexed{key: key, runs: []index.Run{{First: int64(o * 200), Last: int64(o*200 + 199)}}, from: int64(o * 200)})
+			want[p] = append(want[p], recs...)
+			if p == 0 && o == 2 {
+				damaged = key
+			}
+		}
+	}
+	orig := a.read(damaged)
+	a.damage(damaged, flip)
+	cfg := readOnceConfig(brokers, a)
+	cfg.CreateTopics = false
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0)}
+	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrDamagedObject) || !strings.Contains(err.Error(), damaged) || !strings.Contains(err.Error(), "dst/0 stopped before object") {
+		t.Fatalf("err = %v", err)
+	}
+	held := checkPrefix(t, brokers, "dst", want)
+	if got := len(readTopic(t, brokers, "dst")[0]); got > 400 {
+		t.Fatalf("dst/0 holds %d records, past the damaged object at 400", got)
+	}
+	a.putRaw(damaged, func(w io.Writer) { w.Write(orig) })
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.AlreadyPresent != int64(held) || sum.Records != int64(1600-held) {
+		t.Fatalf("re-run after the repair: %+v (held %d), %v", sum, held, err)
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(2) {
+		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+}
+
+// TestReadsOnceOnlyWhereSafe: one read per object needs Config.ReadOnce
+// and behavior.on.error=fail, and is off for a dry run, AllowGaps and
+// Until, whose plans read every object.
+func TestReadsOnceOnlyWhereSafe(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	for _, tc := range []struct {
+		name string
+		set  func(c *Config)
+		want bool
+	}{
+		{"read once", func(*Config) {}, true},
+		{"prove first", func(c *Config) { c.ReadOnce = false }, false},
+		{"dry run", func(c *Config) { c.DryRun = true }, false},
+		{"ignore", func(c *Config) { c.OnError = OnErrorIgnore }, false},
+		{"log", func(c *Config) { c.OnError = OnErrorLog }, false},
+		{"allow gaps", func(c *Config) { c.AllowGaps = true }, false},
+		{"until", func(c *Config) { c.Until = time.Now() }, false},
+	} {
+		cfg := readOnceConfig([]string{"localhost:9092"}, a)
+		tc.set(&cfg)
+		if got := mustNew(t, cfg, a, nil).readsOnce(); got != tc.want {
+			t.Errorf("%s: readsOnce %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
