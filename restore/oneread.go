@@ -32,11 +32,12 @@ import (
 // Run reads once (Restorer.oneRead) with Config.ReadOnce (kafkas3
 // source's default; --prove-first turns it off), except in a dry run and
 // with behavior.on.error ignore or log, Config.AllowGaps or Config.Until:
-// those keep the whole-archive proof, as an archive without index does. Skipping
-// a damaged object (ignore, log, AllowGaps) must be decided before the
-// first record of the partition is produced: the stream's record numbers,
-// and so the resume by count, depend on it. And a --until cut is refined
-// by the records' timestamps, which only a read gives.
+// those keep the whole-archive proof, as an archive without index does.
+// Skipping a damaged object (ignore, log, AllowGaps) must be decided
+// before the first record of the partition is produced: the stream's
+// record numbers, and so the resume by count, depend on it. And a --until
+// cut is refined by the records' timestamps, which only a read gives. The
+// plan still reads the objects that have no index entry.
 
 // readsOnce tells whether Run's plans read each indexed object once, when
 // it is restored, rather than first for a whole-archive proof.
