@@ -102,7 +102,8 @@ func TestIndexDescribesEveryObject(t *testing.T) {
 	e := ix.Entries[1] // partition 0, second object: offsets 3, 5, 6
 	want := index.Entry{V: index.Version, Topic: "ix", Partition: 0, Key: "topics/ix/partition=0/ix+0+0000000003.json",
 		Runs: []index.Run{{First: 3, Last: 3}, {First: 5, Last: 6}}, Records: 3, From: 3, Commit: 7,
-		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060, TopicID: topicIDOf(t, brokers, "ix")}
+		MinTS: 1_700_000_000_030, MaxTS: 1_700_000_000_060, TopicID: topicIDOf(t, brokers, "ix"),
+		MaxRecordBytes: index.RecordSize(2, 7, 0, 0)} // "k3" and {"i":3}, no headers; every record has a key
 	got := e
 	got.Objects = nil
 	if !reflect.DeepEqual(got, want) {

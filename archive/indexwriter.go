@@ -37,7 +37,7 @@ func (w *partitionWriter) entry(f *openFile) index.Entry {
 	e := index.Entry{
 		V: index.Version, Topic: w.topic, Partition: w.partition, Key: f.key,
 		Runs: f.runs, Records: f.records, MinTS: f.minTS, MaxTS: f.maxTS, Tombstone: f.tombstone,
-		Envelope: w.cfg.Envelope, TopicID: w.topicID,
+		Envelope: w.cfg.Envelope, TopicID: w.topicID, MaxRecordBytes: f.maxRecord, NullKeys: f.nullKeys,
 	}
 	for _, o := range f.objects() {
 		part := o.part

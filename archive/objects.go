@@ -67,6 +67,10 @@ type openFile struct {
 	// (Config.IndexPrefix): their offsets as runs and their timestamps.
 	runs         []index.Run
 	minTS, maxTS int64
+	// maxRecord is the largest record's size as a restore produces it
+	// (restoreSize), nullKeys the records a restore produces without a
+	// key: the entry's max_record_bytes and null_keys.
+	maxRecord, nullKeys int64
 }
 
 // add records that the file now holds the record at offset with timestamp

@@ -251,6 +251,7 @@ func (w *partitionWriter) writeValue(ctx context.Context, f *openFile, encoded s
 func (w *partitionWriter) added(ctx context.Context, f *openFile, r *format.Record, tomb bool, pl placement) error {
 	w.begin(r.Offset)
 	f.add(r.Offset, r.Timestamp.UnixMilli())
+	w.measure(f, r, tomb)
 	if w.count == 0 {
 		w.baseTS = r.Timestamp
 		w.tombstones = tomb
@@ -268,6 +269,43 @@ func (w *partitionWriter) added(ctx context.Context, f *openFile, r *format.Reco
 	w.last = r.Offset
 	return w.rotateOnFlushSize(ctx)
 }
+
+// measure notes r's size as a restore produces it and whether it comes
+// back without a key, for f's index entry (max_record_bytes, null_keys).
+// A restore produces what the objects keep: the key from a .keys object
+// (a tombstone object is one) or an envelope, else none; the headers from
+// a .headers object or an envelope; a typed value as its Avro bytes with
+// the 5-byte wire-format frame the restore puts on it, any other value as
+// received. The size is index.RecordSize of that.
+func (w *partitionWriter) measure(f *openFile, r *format.Record, tomb bool) {
+	var key, value, hb int64
+	keyKept := tomb || w.keys != nil || w.cfg.Envelope
+	if keyKept {
+		key = int64(len(r.Key))
+	}
+	if !keyKept || r.Key == nil {
+		f.nullKeys++
+	}
+	switch t := r.ValueTyped; {
+	case tomb:
+	case t != nil && t.Schema != nil && t.Raw != nil:
+		value = int64(len(t.Raw)) + wireFrame
+	default:
+		value = int64(len(r.Value))
+	}
+	headers := 0
+	if w.headers != nil || w.cfg.Envelope {
+		headers = len(r.Headers)
+		for _, h := range r.Headers {
+			hb += int64(len(h.Key) + len(h.Value))
+		}
+	}
+	f.maxRecord = max(f.maxRecord, index.RecordSize(key, value, hb, headers))
+}
+
+// wireFrame is the size of Confluent's wire-format frame (magic byte and
+// schema id) a restore puts on a typed value.
+const wireFrame = 5
 
 // bad wraps a record's data error.
 func (w *partitionWriter) bad(r *format.Record, err error) error {

@@ -49,17 +49,26 @@ store.kafka.headers) when the archive has them; typed keys are framed for
 key.converter.schema.registry.url when key.converter is avro, string and
 bytes keys are restored as their bytes.
 
-Before producing anything, the plan reads and checks every object once
-(decodes it to its end, compares sizes and the record counts of .keys and
-.headers objects, and size, SHA-256, count and offsets with the archive
-index under kafkas3.index.prefix when the sink wrote one) and works out each
-partition's source offsets: from the index, else from the names and record
-counts (consecutive offsets assumed; the plan says so). Each offset is
-restored once, in offset order, even when objects overlap. A gap
-(offsets no readable object holds) or a damaged object stops the run before
-anything is produced, unless --allow-gaps (or behavior.on.error ignore/log
-for damaged objects), which restores the rest and reports every gap.
---dry-run prints the same checks per partition.
+With the archive index the sink writes (kafkas3.index.prefix), the run
+checks the archive from the index and the listing before producing
+anything (every indexed object listed at its size, each partition's
+offsets, gaps, overlaps and order, record sizes and keys as the entries
+record them) and reads each object once, when it is restored: downloaded,
+checked against its entry (CRC32C, SHA-256 when given, record count,
+offsets) and decoded in full before its first record is produced. Damage
+found then stops the run at that object (nothing of it produced, exit 1
+naming it); a re-run resumes exactly. --prove-first, --dry-run,
+behavior.on.error ignore/log, --allow-gaps, --until and archives without
+index read and check every object before producing anything instead
+(decode to its end, sizes, the record counts of .keys and .headers objects,
+and the index entry when there is one). Source offsets come from the index,
+else from the names and record counts (consecutive offsets assumed; the
+plan says so). Each offset is restored once, in offset order, even when
+objects overlap. A gap (offsets no readable object holds) or a damaged
+object found before producing stops the run before anything is produced,
+unless --allow-gaps (or behavior.on.error ignore/log for damaged objects),
+which restores the rest and reports every gap. --dry-run prints the checks
+per partition.
 
 Every layout is restored: the default (partition=<n>), time-based, daily,
 hourly and field folders, at any depth (directory.delim): a partition's
@@ -162,6 +171,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
+	fl.BoolVar(&f.ProveFirst, "prove-first", false,
+		"with an archive index: read and check every object before producing anything, so nothing is produced unless the whole archive is proven "+
+			"(default: check the archive from its index and the listing, and read each object once, when it is restored; damage found then stops the partition before that object)")
 	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
 		"restore partitions whose record order cannot be proven (objects in several folders, e.g. time-based or field layouts, without archive index or envelopes) "+
 			"object by object in start-offset order, and report them (default: stop before producing anything)")
@@ -478,7 +490,8 @@ func sourceError(err error) error {
 // duplicates the archived records whose offsets another object holds
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
-// any); with --until, until and past_cut (untilFields) follow.
+// any); with --until, until and past_cut (untilFields) follow, then
+// unproven_order and damaged_found (when any).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -486,7 +499,17 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s)
+}
+
+// damagedFields is " damaged_found=N" when the restore found N damaged
+// objects while reading them to produce them (one read per object; the
+// run stopped before anything of them was produced), else empty.
+func damagedFields(s restore.Summary) string {
+	if len(s.DamagedFound) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" damaged_found=%d", len(s.DamagedFound))
 }
 
 // lostFields is " lost=N" when the archive index records N offsets of the

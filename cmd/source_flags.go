@@ -34,6 +34,8 @@ type sourceFlags struct {
 	TopicConfigs   []string
 	AllowSameTopic bool
 	AllowGaps      bool
+	// ProveFirst is --prove-first.
+	ProveFirst bool
 	// AllowUnprovenOrder is --allow-unproven-order.
 	AllowUnprovenOrder bool
 	// Timestamps is --timestamps: original or now.
@@ -80,6 +82,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	var errs flagProblems
 	cfg.AllowSameTopic, cfg.AllowGaps, cfg.AllowUnprovenOrder = f.AllowSameTopic, f.AllowGaps, f.AllowUnprovenOrder
 	cfg.CreateTopics, cfg.DryRun, cfg.Follow = f.CreateTopics, f.DryRun, f.Follow
+	cfg.ReadOnce = !f.ProveFirst
 	f.selection(cfg, &errs)
 	f.rename(cfg, &errs)
 	f.mode(cfg, &errs)

@@ -94,6 +94,20 @@
 //     carry (no index object at the committed offset the sink resumed
 //     from, and no record after the loss); the sink then only logs and
 //     counts it.
+//   - max_record_bytes: the size of the largest record as a restore
+//     produces it, RecordSize of what the objects keep of it (the key
+//     only with a keys object or the envelope, the headers only with a
+//     headers object or the envelope, a typed value as its Avro bytes plus
+//     the 5-byte wire-format frame), so a restore checks it against the
+//     target's max.message.bytes without reading the object; omitted in
+//     entries written before it was recorded.
+//   - null_keys: the records a restore produces without a key (all of
+//     them when no keys object or envelope keeps the keys), which a
+//     compacted target refuses; omitted when none. Known only with
+//     max_record_bytes (Entry.RecordsKnown): an entry without it says
+//     nothing about keys. Both are optional in v2: a reader older than
+//     them refuses an entry that has them (unknown fields), so archives
+//     written since need this reader or a later one.
 //
 // Decode reads one index object and refuses anything else: unknown fields,
 // a line that breaks a rule above (Entry.Validate), an entry of another

@@ -132,6 +132,42 @@ type Entry struct {
 	// it could read them (below the partition's log start: retention or
 	// DeleteRecords passed the sink), as runs; omitted when none.
 	Lost []Run `json:"lost,omitempty"`
+	// MaxRecordBytes is the size of the entry's largest record as a
+	// restore produces it, measured as RecordSize does (what the objects
+	// keep of it: the key only with a .keys object or an envelope, the
+	// headers only with a .headers object or an envelope, a typed value
+	// as its Avro bytes plus the 5-byte wire-format frame); omitted in
+	// entries written before sizes were recorded (then 0: unknown). A
+	// restore checks it against the target's max.message.bytes before
+	// producing anything.
+	MaxRecordBytes int64 `json:"max_record_bytes,omitempty"`
+	// NullKeys counts the records a restore produces without a key (a
+	// compacted target refuses them); omitted when none. It is known only
+	// when MaxRecordBytes is set: an entry without MaxRecordBytes says
+	// nothing about keys (RecordsKnown).
+	NullKeys int64 `json:"null_keys,omitempty"`
+}
+
+// RecordsKnown reports whether the entry records its largest record's
+// size and its records without a key (MaxRecordBytes, NullKeys): entries
+// written before they were recorded do not.
+func (e *Entry) RecordsKnown() bool { return e.MaxRecordBytes > 0 }
+
+// Fixed parts of RecordSize: a batch header of a batch of one record (61
+// bytes), the record's own fixed fields and length varints (at most 21 +
+// 2×5 + 5 bytes), and each header's two length varints (2×5).
+const (
+	recordOverhead = 61 + 21 + 2*5 + 5
+	headerOverhead = 2 * 5
+)
+
+// RecordSize is the size a record adds to a produce batch as Kafka
+// measures it against max.message.bytes, counted generously: key and
+// value bytes, headerBytes (the keys and values of its headers
+// together), headers × the two length varints of a header, and the fixed
+// overhead of a batch holding only this record.
+func RecordSize(keyBytes, valueBytes, headerBytes int64, headers int) int64 {
+	return recordOverhead + keyBytes + valueBytes + headerBytes + int64(headers)*headerOverhead
 }
 
 // First returns the entry's first offset.
@@ -237,6 +273,12 @@ func (e *Entry) Validate() error {
 	if e.Commit <= e.Last() {
 		return fmt.Errorf("commit %d is not above the last offset %d", e.Commit, e.Last())
 	}
+	return e.validateRest()
+}
+
+// validateRest checks the fields after commit: timestamps, topic id,
+// max_record_bytes and null_keys, lost.
+func (e *Entry) validateRest() error {
 	if e.MinTS > e.MaxTS {
 		return fmt.Errorf("min_ts %d is above max_ts %d", e.MinTS, e.MaxTS)
 	}
@@ -245,7 +287,21 @@ func (e *Entry) Validate() error {
 			return fmt.Errorf("topic_id: %w", err)
 		}
 	}
+	if err := e.validateRecordFacts(); err != nil {
+		return err
+	}
 	return e.validateLost()
+}
+
+// validateRecordFacts checks max_record_bytes and null_keys: not
+// negative, at most records null keys, and null keys only with
+// max_record_bytes (which says the sink recorded both).
+func (e *Entry) validateRecordFacts() error {
+	if e.MaxRecordBytes < 0 || e.NullKeys < 0 || e.NullKeys > e.Records || (e.NullKeys > 0 && e.MaxRecordBytes == 0) {
+		return fmt.Errorf("max_record_bytes %d and null_keys %d: want max_record_bytes >= 0 and, with null_keys, above 0, and 0 <= null_keys <= records %d",
+			e.MaxRecordBytes, e.NullKeys, e.Records)
+	}
+	return nil
 }
 
 // validateSums checks an object's checksums for the entry's version: v1

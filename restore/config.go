@@ -103,6 +103,17 @@ type Config struct {
 	// before producing anything; every gap is logged and counted.
 	AllowGaps bool
 
+	// ReadOnce checks an indexed archive from its index and the listing
+	// before anything is produced, and reads each object once, when it is
+	// restored (oneread.go; doc.go, "One read per object"): damage only a
+	// read finds then stops the restore at that object's boundary. It
+	// applies with behavior.on.error=fail, without AllowGaps and Until,
+	// and not to a dry run. The zero value keeps the whole-archive proof
+	// (every object read before anything is produced, nothing produced
+	// unless every byte is proven), as an archive without index always
+	// gets. kafkas3 source sets it unless --prove-first.
+	ReadOnce bool
+
 	// AllowUnprovenOrder restores partitions whose record order cannot be
 	// proven (PartitionPlan.Order is OrderUnproven: objects in several
 	// folders whose records carry no offsets) object by object in

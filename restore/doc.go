@@ -17,8 +17,9 @@
 // skipped keys; planTopics, pairParallel, addTombstones and addPartitions
 // build the per-partition object sets; prove (proof.go) loads the archive
 // index (indexed.go), reads every object once (proveObject, readObject in
-// load.go), and works out each partition's record stream, gaps and, with
-// Until, its cut (until.go). Run (restore.go) is the restore's outline:
+// load.go) or, in a Run with Config.ReadOnce, takes each indexed object's
+// entry for it (oneread.go), and works out each partition's record stream,
+// gaps and, with Until, its cut (until.go). Run (restore.go) is the restore's outline:
 // plan and check, plan the groups, then per pass check the targets
 // (checkPassTargets), read the markers (prepareTopic) and restore each
 // partition as a stream (partition.go).
@@ -76,9 +77,12 @@
 //
 // # The proof: what the plan checks before anything is produced
 //
-// Plan then reads every object completely, once (modeProve: every record
-// decoded, nothing sent to a registry), with its .keys and .headers twins,
-// parallel over Config.Parallelism objects. The values of an object whose
+// Plan reads every object completely, once (modeProve: every record
+// decoded, nothing sent to a registry), with its .keys and .headers
+// twins, parallel over Config.Parallelism objects, unless Run reads each
+// object once (Config.ReadOnce, below; kafkas3 source without
+// --prove-first): always without an index, in a dry run, and with
+// behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose
 // records the proof does not keep (keep.go) are checked where the reader
 // decoded them, not copied (format.Transient). An object is damaged
 // (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
@@ -127,16 +131,51 @@
 // except the objects the proof keeps, below), and each object's offset
 // runs stay in memory.
 //
+// # One read per object (Config.ReadOnce, oneread.go)
+//
+// kafkas3 source's default with an archive index: Run's plan reads no
+// indexed object. Each one the listing shows as its live entry says (every
+// part listed, at the entry's size) takes the entry's word: its record
+// count, its offsets (the runs), its largest record (max_record_bytes) and
+// its records without a key (null_keys). The record stream, duplicates,
+// gaps and order then come from the entries as above, and what needs no
+// download is checked before anything is produced: an entry whose objects
+// are not listed, or listed at another size, is a damaged (missing)
+// object, offsets no entry accounts for are gaps, and records larger than
+// a target accepts or without a key for a compacting target are refused
+// when the entries record them. Objects without an entry are still read
+// by the plan. The listing gives sizes only; checksums are checked on the
+// one read. Not with behavior.on.error ignore or log, AllowGaps or Until
+// (their plans read every object, as above): skipping a damaged object
+// must be decided before its partition's first record is produced, as
+// the stream's record numbers, and so resuming by count, depend on it;
+// and a cut is refined by the records' timestamps.
+//
+// Each object is then read once, to be produced (loadObject): downloaded,
+// its CRC32C (and SHA-256 when its entry gives one) computed, decoded in
+// full into its recordBuffer, and checked against its entry (checkEntry:
+// every part's checksums and size, the record count, carried offsets),
+// then against the target (checkSize, checkNullKeysLoaded), before its
+// first record is produced. Content damage found then (a flipped byte, a
+// decode error, another count) stops the partition at that object's
+// boundary, nothing of it produced, and, as any stream error, the run:
+// every other stream stops handing records over (what it handed over
+// lands, a prefix of its stream). Run returns ErrDamagedObject naming the
+// object, the target and source partition and the object's first offset,
+// and Summary.DamagedFound names it. Once the object is repaired, a
+// re-run resumes exactly (below). A dry run reads every object.
+//
 // # No partial objects
 //
-// To produce an object, loadObject reads it completely again, into a
-// recordBuffer (up to Config.SpillBytes of decoded records in memory, the
-// rest in an unlinked temporary file in Config.TempDir), and checks that
-// its record count and its checksums, and those of its .keys and .headers
-// twins, are the proof's (sameAsProved; an error names the object or twin
-// that changed). Only then is its first
-// record produced; an object that changed or broke in between stops the
-// restore with nothing of it produced. Objects whose offsets interleave
+// To produce an object, loadObject reads it completely (again, after a
+// proof), into a recordBuffer (up to Config.SpillBytes of decoded records
+// in memory, the rest in an unlinked temporary file in Config.TempDir),
+// and checks that its record count and its checksums, and those of its
+// .keys and .headers twins, are the proof's (sameAsProved; an error names
+// the object or twin that changed), or, read once, its index entry's
+// (checkEntry). Only then is its first record produced; an object that
+// changed or broke in between stops the restore with nothing of it
+// produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last
 // segment.
 //
@@ -151,7 +190,7 @@
 // file); the producer buffers at most 128 MiB of records until the broker
 // acknowledges them.
 //
-// The first object of each partition is read only once (keep.go): its
+// With a proof, the first object of each partition is read only once (keep.go): its
 // proof keeps the decoded records when they are what the restore produces
 // (no typed values, no Config.KeyEncoder) and fit in half of that memory
 // bound, and its stream produces them without reading the object again;
@@ -192,8 +231,14 @@
 // (kgo.ProducerBatchMaxBytesFn). A record larger than its target accepts
 // (ErrRecordTooLarge) is reported by topic, partition and offset before
 // anything is produced: the largest record of each object as the proof
-// measured it (typed values with their 5-byte frame), and again exactly for
-// each object after it is loaded and before it is produced.
+// measured it (typed values with their 5-byte frame), or, read once, as
+// its index entry records it (max_record_bytes, measured by the sink on
+// the record it received, as the archive keeps it: index.RecordSize; an
+// estimate where the format rewrites values, as JSON does; entries of an
+// older sink have none), and again exactly for each object after it is loaded and before
+// any of it is produced (then the run stops at that object's boundary). A
+// compacting target's null keys are checked the same way (null_keys, and
+// checkNullKeysLoaded).
 //
 // Admin steps (marker fetch and commit, topic creation and its metadata,
 // offsets, config description) retry transient cluster states (transient:
@@ -346,9 +391,9 @@
 //   - Committed offsets of an empty group expire after the broker's
 //     offsets.retention.minutes (7 days by default). Each run re-commits its
 //     markers, but a re-run after they expired appends the archive again.
-//   - Every run reads the whole archive once for its proof. Objects wholly
-//     restored before (and before the verification window) are not read a
-//     second time.
+//   - A run with a proof reads the whole archive once for it. Objects
+//     wholly restored before (and before the verification window) are not
+//     read a second time, nor, read once, at all.
 //   - The record stream is deterministic for a given archive. If the
 //     archive changes inside what was already restored (an object of a
 //     gap a run with AllowGaps skipped comes back, a damaged object is

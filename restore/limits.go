@@ -93,8 +93,8 @@ func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {
 				if o.proof == nil || o.proof.largestSize <= limit {
 					continue
 				}
-				bad = append(bad, fmt.Sprintf("%s/%d offset %d (%d bytes, object %q)", t.Source, pp.Partition,
-					offsetAt(o.Offsets, o.proof.largestIdx), o.proof.largestSize, o.Key))
+				bad = append(bad, fmt.Sprintf("%s/%d %s (%d bytes, object %q)", t.Source, pp.Partition,
+					recordAt(o, o.proof.largestIdx), o.proof.largestSize, o.Key))
 			}
 		}
 		if len(bad) > 0 {
@@ -139,7 +139,7 @@ func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target stri
 					continue
 				}
 				n += o.proof.nullKeys
-				bad = append(bad, fmt.Sprintf("%s/%d offset %d (object %q)", t.Source, pp.Partition, offsetAt(o.Offsets, o.proof.nullKeyIdx), o.Key))
+				bad = append(bad, fmt.Sprintf("%s/%d %s (object %q)", t.Source, pp.Partition, recordAt(o, o.proof.nullKeyIdx), o.Key))
 			}
 		}
 		if len(bad) > 0 {

@@ -429,14 +429,15 @@ const wireFrame = 5
 // batch header of a batch that holds only this record. In modeProve a
 // typed value is counted with the wire-format frame it will get.
 func produceSize(rec *format.Record, mode readMode) int64 {
-	n := int64(61 + 21 + len(rec.Key) + len(rec.Value) + 2*5 + 5)
+	value := int64(len(rec.Value))
 	if mode == modeProve && rec.ValueTyped != nil && rec.ValueTyped.Schema != nil {
-		n += wireFrame
+		value += wireFrame
 	}
+	var hb int64
 	for _, h := range rec.Headers {
-		n += int64(len(h.Key) + len(h.Value) + 2*5)
+		hb += int64(len(h.Key) + len(h.Value))
 	}
-	return n
+	return index.RecordSize(int64(len(rec.Key)), value, hb, len(rec.Headers))
 }
 
 // loadedObject is an object read completely and checked, whose records
@@ -456,8 +457,8 @@ type loadedObject struct {
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
 	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add, nil)
-	if err == nil && obj.proof != nil {
-		err = sameAsProved(&obj, proof, *obj.proof)
+	if err == nil {
+		err = checkLoaded(&obj, proof)
 	}
 	if err == nil {
 		err = buf.rewind()

@@ -3,6 +3,7 @@ package restore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,9 @@ type stream struct {
 	pre    *prefetcher           // loads the objects one ahead (nil until started)
 	res    partitionResult
 	obs    StreamObserver // Config.Observer's for the target partition
+	// damaged names the object whose damage, found when it was read to
+	// be produced, stopped the stream ("" if none).
+	damaged string
 }
 
 // verifies reports whether job j's stream checks the target's last
@@ -313,9 +317,20 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	}
 	lo, err := s.pre.take(s.ctx, i)
 	if err != nil {
+		if context.Cause(s.ctx) == nil {
+			if isDamage(err) && errors.Is(err, ErrDamagedObject) {
+				s.damaged = s.j.part.Objects[i].Key
+			}
+			err = stoppedAt(s.j, s.j.part.Objects[i], err)
+		}
 		return nil, err
 	}
-	if err := s.r.checkSize(s.j, s.j.part.Objects[i], lo.proof); err != nil {
+	obj := s.j.part.Objects[i]
+	err = s.r.checkSize(s.j, obj, lo.proof)
+	if err == nil {
+		err = s.r.checkNullKeysLoaded(s.j, obj, lo.proof)
+	}
+	if err != nil {
 		lo.buf.close()
 		return nil, err
 	}
@@ -331,11 +346,7 @@ func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
 	if buf := obj.kept.take(); buf != nil {
 		return &loadedObject{buf: buf, proof: *obj.proof}, nil // the proof's own read (keep.go)
 	}
-	lo, err := s.r.loadObject(ctx, obj, s.target, s.spill)
-	if err != nil {
-		return nil, fmt.Errorf("%s/%d: %w", s.target, s.p, err)
-	}
-	return lo, nil
+	return s.r.loadObject(ctx, obj, s.target, s.spill)
 }
 
 // take handles the next archived record of the partition: one the target

@@ -82,6 +82,10 @@ type Object struct {
 	// is neither read nor counted as restored. unread: the archive index
 	// showed that before the plan's proof, which did not read it either.
 	pastCut, unread bool
+	// fromIndex: the plan took the archive index entry's word for the
+	// object without reading it (one read per object, oneread.go); the
+	// read that produces it is checked against entry.
+	fromIndex bool
 	// kept holds the records the proof decoded, for the stream to produce
 	// without reading the object again (keep.go); nil when not kept.
 	kept *keptObject

@@ -159,22 +159,51 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 }
 
 // proveObjects proves every object of the plan (proveObject),
-// Config.Parallelism at a time, logging how much it reads.
+// Config.Parallelism at a time, logging how much it reads (logProving).
 func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
-	toRead, objBytes := r.unproved(objs)
 	began := time.Now()
-	logAt := slog.LevelInfo
-	if toRead == 0 {
-		logAt = slog.LevelDebug // follow mode: nothing new
-	}
-	r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
-		"bytes", objBytes, "indexed", ai != nil)
+	logAt, toRead := r.logProving(ctx, ai, objs)
 	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
 		return err
 	}
-	r.log.Log(ctx, logAt, "archive checked", "objects", toRead, "seconds", time.Since(began).Seconds())
+	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
 	return nil
+}
+
+// logProving logs how the plan checks objs, and returns the level (Debug
+// in follow mode when nothing is new) and how many objects it reads: every
+// object this process has not proved, or, reading each object once
+// (Restorer.oneRead, with an index), those without an index entry.
+func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
+	toRead, objBytes := r.unproved(objs)
+	if !r.oneRead || ai == nil {
+		logAt := slog.LevelInfo
+		if toRead == 0 {
+			logAt = slog.LevelDebug // follow mode: nothing new
+		}
+		r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
+			"bytes", objBytes, "indexed", ai != nil)
+		return logAt, toRead
+	}
+	unindexed, fresh := 0, 0
+	r.mu.Lock()
+	for _, o := range objs {
+		if len(ai.byKey[o.Key]) == 0 && !o.unread {
+			unindexed++
+		}
+		if size, ok := r.covered[o.Key]; !ok || size != o.Size {
+			fresh++
+		}
+	}
+	r.mu.Unlock()
+	logAt := slog.LevelInfo
+	if fresh == 0 {
+		logAt = slog.LevelDebug // follow mode: nothing new
+	}
+	r.log.Log(ctx, logAt, "checking the archive from its index; each object is read once, when it is restored",
+		"objects", len(objs), "not_restored_yet", fresh, "read_now_without_index_entry", unindexed)
+	return logAt, min(unindexed, toRead)
 }
 
 // objects returns every object of the plan, in plan order.
@@ -267,6 +296,10 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	entries, err := ai.listed(o)
 	if err != nil {
 		o.Damage = err
+		return nil
+	}
+	if len(entries) > 0 && r.oneRead {
+		proveFromIndex(o, entries)
 		return nil
 	}
 	if len(entries) > 0 {

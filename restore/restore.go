@@ -69,6 +69,9 @@ type Restorer struct {
 	// take (keep.go); keepProofs is set by Run: its plans keep them.
 	keepBudget *memBudget
 	keepProofs bool
+	// oneRead is set by Run (readsOnce): its plans read each indexed
+	// object once, when it is restored (oneread.go).
+	oneRead bool
 	// noKeep turns keeping off (tests that cancel a run at a given object
 	// read need every object read again).
 	noKeep bool
@@ -225,6 +228,7 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}()
 
 	r.keepProofs = !r.cfg.DryRun && !r.noKeep
+	r.oneRead = r.readsOnce()
 	plan, err := r.firstPlan(ctx)
 	if err != nil {
 		return sum, err
@@ -706,6 +710,11 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 		s := r.producePartition(ctx, cl, j, progress)
 		if err := context.Cause(s.ctx); err != nil {
 			cancel(err) // stop the others now, not once this one's records are acknowledged
+		}
+		if s.damaged != "" {
+			mu.Lock()
+			sum.DamagedFound = append(sum.DamagedFound, s.damaged)
+			mu.Unlock()
 		}
 		acks.Go(func() {
 			res, err := s.finish()

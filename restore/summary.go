@@ -34,6 +34,10 @@ type Summary struct {
 	// (behavior.on.error ignore or log, or AllowGaps); none of their
 	// records is restored.
 	ObjectsSkipped int
+	// DamagedFound names the damaged objects found while restoring (one
+	// read per object: damage the index and the listing cannot show);
+	// each stopped the restore before anything of it was produced.
+	DamagedFound []string
 	// Gaps are the offset ranges the restore did not bring back (AllowGaps,
 	// or left by skipped objects), by topic and partition; GapOffsets
 	// counts their offsets where the extent is known.
@@ -79,6 +83,9 @@ func (s Summary) String() string {
 	line := fmt.Sprintf("%s %d records (%s) from %d objects of %d topics, %d partitions in %.1fs; already present: %d records; keys skipped: %s; duplicates: %d; damaged objects skipped: %d; gaps: %d (%d offsets)",
 		verb, s.Records, formatBytes(s.Bytes), s.Objects, s.Topics, s.Partitions, s.Duration.Seconds(),
 		s.AlreadyPresent, formatSkipped(s.KeysSkipped), s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets)
+	if len(s.DamagedFound) > 0 {
+		line += fmt.Sprintf("; damaged objects found while restoring: %d (%s), nothing of them produced", len(s.DamagedFound), strings.Join(limitList(s.DamagedFound, 10), ", "))
+	}
 	if s.LostOffsets > 0 {
 		line += fmt.Sprintf("; lost before archiving: %d offsets", s.LostOffsets)
 	}

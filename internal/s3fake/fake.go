@@ -66,6 +66,7 @@ type Server struct {
 	deny        bool
 	down        bool
 	counts      map[string]int
+	keyCounts   map[string]int // by operation and key (CountKeys)
 	headers     map[string]http.Header
 	history     map[string][]http.Header // every request's headers, by operation
 	regions     map[string]bucketRegion  // SetBucketRegion
@@ -106,6 +107,7 @@ func New() *Server {
 		buckets:     map[string]map[string]*object{},
 		uploads:     map[string]*upload{},
 		counts:      map[string]int{},
+		keyCounts:   map[string]int{},
 		headers:     map[string]http.Header{},
 		history:     map[string][]http.Header{},
 		regions:     map[string]bucketRegion{},
@@ -205,6 +207,21 @@ func (s *Server) Count(op string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[op]
+}
+
+// CountKeys returns how many requests of operation op the server has
+// received for each object key (including failed and injected-fault
+// ones).
+func (s *Server) CountKeys(op string) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range s.keyCounts {
+		if key, ok := strings.CutPrefix(k, op+" "); ok {
+			out[key] = n
+		}
+	}
+	return out
 }
 
 // PendingUploads returns the number of multipart uploads in bucket that were
@@ -314,6 +331,9 @@ func (s *Server) injected(r *http.Request, op string) (*s3Error, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts[op]++
+	if _, key, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok {
+		s.keyCounts[op+" "+key]++
+	}
 	s.headers[op] = r.Header.Clone()
 	s.history[op] = append(s.history[op], r.Header.Clone())
 	if s.down {

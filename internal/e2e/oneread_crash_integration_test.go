@@ -1,0 +1,200 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestIntegrationOneReadCrashExactlyOnce (issue 19, items 4 and 9): the
+// hostile envelope corpus (envRecord: nil and empty keys, tombstones,
+// binary values, duplicate and nil headers, old timestamps), 3 partitions
+// of 100,000 records, archived by `sink --once` with store.envelope and the
+// archive index in objects of 20,000 records (flush.size), is restored by
+// `source` with one read per object (the default with an index: the log
+// says so). The source is SIGKILLed at random moments, most of them in the
+// middle of an object's production, and re-run each time (at least three
+// kills), then run to the end. The target then equals the source record by
+// record: partition, offset, key, value, headers, timestamp and its type.
+//
+// KAFKAS3_E2E_SEED=<n> replays a run's kill schedule.
+func TestIntegrationOneReadCrashExactlyOnce(t *testing.T) {
+	b := newBed(t)
+	const perPart, flush = 100_000, 20_000
+	const total = envParts * perPart
+	topic := srcUnique("oneread-crash")
+	target := "copy_of_" + topic
+	envCreateTopic(t, b, topic, envParts)
+	// The target takes records of at most 64 KB (max.message.bytes): the
+	// restore's batches follow it, so an object of 20,000 records (about
+	// 5 MB) lands in about 80 produce requests, and a kill lands in the
+	// middle of one.
+	oneReadTarget(t, b, target)
+	oneReadProduce(t, b, topic, perPart)
+	bucket := b.s.CreateBucket(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", strconv.Itoa(flush), "store.envelope", "true").write(t)
+	if sum, _ := runOnce(t, "sink --once", cfg); sum.records != total {
+		t.Fatalf("sink archived %d records, want %d", sum.records, total)
+	}
+
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("KAFKAS3_E2E_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("KAFKAS3_E2E_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	adm := kadm.NewClient(b.k.Client(t))
+	landed := func() int64 {
+		ends, err := srcEndsWith(adm, target)
+		if err != nil {
+			return 0
+		}
+		return srcSum(ends)
+	}
+	args := []string{"--topic-rename", "copy_of_$0"}
+	prev, midObject := oneReadKills(t, b, cfg, target, args, rng, seed, landed, total, flush)
+	if midObject == 0 {
+		t.Fatalf("no kill left a partition in the middle of an object; seed %d", seed)
+	}
+
+	final, fp := srcRunOK(t, "source final run", cfg, args...)
+	if final.records+final.present != total || final.present != prev {
+		t.Fatalf("final run: records=%d already_present=%d; want already_present=%d (landed before it) and records=%d",
+			final.records, final.present, prev, total-prev)
+	}
+	if !strings.Contains(fp.stderr(), "checking the archive from its index; each object is read once, when it is restored") {
+		t.Fatalf("the final run does not say it reads each object once\n%s", fp.logs())
+	}
+	if bad := envSame(t, "restored copy", envDump(t, b, target, total), envDump(t, b, topic, total)); bad > 0 {
+		t.Fatalf("%d records differ between %s and %s; seed %d", bad, target, topic, seed)
+	}
+	t.Logf("%s equals %s record by record (%d records: partition, offset, key, value, headers, timestamp)", target, topic, total)
+	again, _ := srcRunOK(t, "source after completion", cfg, args...)
+	if again.records != 0 || again.present != total {
+		t.Fatalf("run after completion: records=%d already_present=%d, want 0 and %d", again.records, again.present, total)
+	}
+}
+
+// oneReadTarget creates target with retention.ms=-1 (the corpus's old
+// timestamps stay) and max.message.bytes=65536.
+func oneReadTarget(t *testing.T, b *bed, target string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(b.k.Client(t))
+	resp, err := adm.CreateTopic(ctx, envParts, 1, map[string]*string{"retention.ms": ptr("-1"), "max.message.bytes": ptr("65536")}, target)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create %s: %v", target, err)
+	}
+	if !waitFor(30*time.Second, 100*time.Millisecond, func() bool {
+		td, err := adm.ListTopics(ctx, target)
+		return err == nil && td[target].Err == nil && len(td[target].Partitions) == envParts && allLeaders(td[target].Partitions)
+	}) {
+		t.Fatalf("topic %s has no leaders", target)
+	}
+}
+
+// oneReadProduce produces perPart records of the envelope corpus to each
+// partition of topic, in batches; its three 300 KB values are cut to
+// 1,000 bytes (the target takes 64 KB records).
+func oneReadProduce(t *testing.T, b *bed, topic string, perPart int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl := b.k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8_000_000))
+	for from := 0; from < perPart; from += 10_000 {
+		var recs []*kgo.Record
+		for p := range int32(envParts) {
+			for i := from; i < min(from+10_000, perPart); i++ {
+				r := envRecord(topic, p, i)
+				if len(r.Value) > 1000 {
+					r.Value = r.Value[:1000]
+				}
+				recs = append(recs, r)
+			}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// oneReadKills runs the source and SIGKILLs it up to five times, the rule
+// of TestIntegrationSourceCrashExactlyOnce: kill 1 after a random start-up
+// delay (20..450 ms) or once 30 % has landed, kills 2..5 when a random
+// share (5..30 %) of what is left has landed, and a kill after the first
+// two only while a tenth of the archive is still to restore (a run can
+// finish between the poll and the signal). At least three kills must hit
+// an unfinished restore. It returns what landed before the final run and
+// how many kills left a partition in the middle of an object (its end
+// offset not a multiple of flush).
+func oneReadKills(t *testing.T, b *bed, cfg, target string, args []string, rng *rand.Rand, seed uint64, landed func() int64, total, flush int64) (prev int64, midObject int) {
+	t.Helper()
+	kills := 0
+	for k := 1; k <= 5; k++ {
+		if k > 2 && total-prev < total/10 {
+			t.Logf("no kill %d: only %d records of %d left to restore", k, total-prev, total)
+			break
+		}
+		kills = k
+		label := "source run " + strconv.Itoa(k)
+		p := srcStart(t, label, cfg, args...)
+		var delay time.Duration
+		threshold := prev + int64(float64(total-prev)*(0.05+0.25*rng.Float64()))
+		if k == 1 {
+			delay, threshold = time.Duration(20+rng.IntN(431))*time.Millisecond, total*3/10
+		}
+		for !(k == 1 && time.Since(p.started) >= delay) && landed() < threshold {
+			if p.exited() {
+				t.Fatalf("%s exited (code %d) before its kill point (delay %v, threshold %d, landed %d)\n%s",
+					label, p.cmd.ProcessState.ExitCode(), delay, threshold, landed(), p.logs())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		at, before := time.Since(p.started), landed()
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%s: not killed by SIGKILL: %v\n%s", label, p.cmd.ProcessState, p.logs())
+		}
+		if before >= total {
+			t.Fatalf("kill %d came after the restore had finished (landed %d of %d); seed %d", k, before, total, seed)
+		}
+		time.Sleep(200 * time.Millisecond) // let requests already on the wire land
+		after := landed()
+		if after > total || after < prev {
+			t.Fatalf("after kill %d the target holds %d records (before it %d, archive %d)", k, after, prev, total)
+		}
+		ends := b.srcEnds(t, target)
+		mid := false
+		for _, e := range ends {
+			mid = mid || e%flush != 0
+		}
+		if mid {
+			midObject++
+		}
+		t.Logf("kill %d: SIGKILL %v after start (rule: %s); landed %d at the kill, %d after it (per partition %s; mid-object %v)",
+			k, at.Round(time.Millisecond), killRule(k, delay, threshold), before, after, srcFmt(ends), mid)
+		prev = after
+	}
+	if kills < 3 {
+		t.Fatalf("only %d kills hit an unfinished restore, want at least 3; seed %d", kills, seed)
+	}
+	return prev, midObject
+}
