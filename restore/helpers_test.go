@@ -75,6 +75,21 @@ type archive struct {
 	// the SHA-256 (v2, kafkas3.index.digest=sha256), "v1" the SHA-256 in a
 	// v1 entry (an older kafkas3's).
 	digest string
+	// blind restores through blindStore: a store that shows no ETag and
+	// keeps no checksum, so damage is found only by reading.
+	blind bool
+}
+
+// blindStore is a store that lists no ETag and keeps no checksum (it is
+// not an s3store.Checksummer), as a local directory: damage in it is
+// found only by reading the object, as bit rot at rest is on any store.
+type blindStore struct{ s3store.Store }
+
+func (b blindStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	return b.Store.List(ctx, prefix, func(info s3store.ObjectInfo) error {
+		info.ETag = ""
+		return fn(info)
+	})
 }
 
 func newArchive(t *testing.T, f format.Format) *archive {

@@ -72,6 +72,14 @@ func (a *archive) describe(key string) index.Object {
 	case "v1":
 		o.CRC32C, o.SHA256 = "", hex.EncodeToString(sum[:])
 	}
+	if a.digest != "v1" {
+		// The ETag the store answered, as the sink records it.
+		info, err := a.store.Stat(context.Background(), key)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		o.ETag = info.ETag
+	}
 	return o
 }
 

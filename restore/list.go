@@ -37,6 +37,7 @@ type parallelPair struct{ keys, headers *parallelObject }
 type parallelObject struct {
 	key, ext string // ext: the format's extension after the infix
 	size     int64
+	etag     string
 	name     partition.ObjectName
 }
 
@@ -113,7 +114,7 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 		return r.skipMalformed(l, info.Key, err)
 	}
 	k := topicPartition{name.Topic, name.Partition}
-	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset, Folder: name.Encoded})
+	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset, Folder: name.Encoded, etag: info.ETag})
 	return nil
 }
 
@@ -126,7 +127,7 @@ func (l *listing) addParallel(info s3store.ObjectInfo, name partition.ObjectName
 		pp = &parallelPair{}
 		l.parallel[base] = pp
 	}
-	po := &parallelObject{key: info.Key, ext: ext, size: info.Size, name: name}
+	po := &parallelObject{key: info.Key, ext: ext, size: info.Size, etag: info.ETag, name: name}
 	if infix == keysInfix {
 		pp.keys = po
 	} else {
@@ -186,11 +187,11 @@ func (l *listing) pairParallel(topics map[string]*TopicPlan) {
 				continue
 			}
 			if pp.keys != nil {
-				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize = pp.keys.key, pp.keys.ext, pp.keys.size
+				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize, objs[i].keysETag = pp.keys.key, pp.keys.ext, pp.keys.size, pp.keys.etag
 				t.KeysObjects++
 			}
 			if pp.headers != nil {
-				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize, objs[i].headersETag = pp.headers.key, pp.headers.ext, pp.headers.size, pp.headers.etag
 				t.HeadersObjects++
 			}
 			delete(l.parallel, base)
@@ -216,9 +217,9 @@ func (r *Restorer) addTombstones(l *listing, topics map[string]*TopicPlan) {
 		pp := l.parallel[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
 			n := pp.keys.name
-			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, keysExt: pp.keys.ext}
+			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, keysExt: pp.keys.ext, etag: pp.keys.etag}
 			if pp.headers != nil {
-				o.HeadersKey, o.headersExt, o.HeadersSize = pp.headers.key, pp.headers.ext, pp.headers.size
+				o.HeadersKey, o.headersExt, o.HeadersSize, o.headersETag = pp.headers.key, pp.headers.ext, pp.headers.size, pp.headers.etag
 			}
 			k := topicPartition{n.Topic, n.Partition}
 			l.objects[k] = append(l.objects[k], o)

@@ -78,7 +78,9 @@ func threeIndexed(a *archive) []string {
 
 // TestOneReadDamageFoundAtProduction: with one read per object, an object
 // whose bytes differ from its index entry at the same size (a flipped
-// byte: only the CRC32C, or the SHA-256, tells) passes the plan; reading
+// byte: only the CRC32C, or the SHA-256, tells) on a store that shows no
+// ETag and keeps no checksum (blindStore: a local directory, or bit rot
+// at rest on any store) passes the plan; reading
 // it to produce it finds the damage, and the run stops before anything
 // of it is produced, naming the object, the partition and its first
 // offset, with the records before it restored. Once the object is
@@ -90,6 +92,7 @@ func TestOneReadDamageFoundAtProduction(t *testing.T) {
 			brokers := newCluster(t, 1)
 			a := newArchive(t, format.NewJSON())
 			a.digest = digest
+			a.blind = true // the store cannot tell: only the read finds the damage
 			keys := threeIndexed(a)
 			orig := a.read(keys[1])
 			a.damage(keys[1], flip)
@@ -123,6 +126,7 @@ func TestOneReadDamageFoundAtProduction(t *testing.T) {
 func TestOneReadDamageNothingPartial(t *testing.T) {
 	brokers := newCluster(t, 1)
 	a := newArchive(t, format.NewJSON())
+	a.blind = true
 	keys := threeIndexed(a)
 	a.damage(keys[2], func(b []byte) []byte { b[len(b)-3] ^= 0x01; return b })
 	_, err := mustNew(t, readOnceConfig(brokers, a), a, nil).Run(testContext(t), nil)
@@ -460,6 +464,7 @@ func TestOneReadResumeAfterCancel(t *testing.T) {
 func TestOneReadDamageStopsEveryPartition(t *testing.T) {
 	brokers := newCluster(t, 2, "dst")
 	a := newArchive(t, format.NewJSON())
+	a.blind = true
 	want := map[int32][]*format.Record{}
 	var damaged string
 	for p := range int32(2) {
@@ -521,4 +526,80 @@ func TestReadsOnceOnlyWhereSafe(t *testing.T) {
 			t.Errorf("%s: readsOnce %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// checksumCounting is a countingStore that also keeps checksums (an
+// s3store.Checksummer, as S3 is) and counts the HEADs asking for them.
+type checksumCounting struct {
+	*countingStore
+	cs    s3store.Checksummer
+	heads map[string]int
+}
+
+func (c *checksumCounting) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {
+	c.mu.Lock()
+	if c.heads == nil {
+		c.heads = map[string]int{}
+	}
+	c.heads[key]++
+	c.mu.Unlock()
+	return c.cs.StoredCRC32C(ctx, key)
+}
+
+// TestOneReadStoreToldRewrite: what the store says without a download
+// decides whether the one-read plan takes an object's entry at its word.
+// An object written again after the sink wrote it (a flipped byte, put
+// again: the listing's ETag and the store's CRC32C differ from the
+// entry's) is read by the plan and refused before anything is produced,
+// as without one read; no other object is read. An entry whose ETag
+// differs but whose CRC32C the store confirms (the same bytes written
+// again under another ETag) is taken at its word after one HEAD, and
+// every object is read once.
+func TestOneReadStoreToldRewrite(t *testing.T) {
+	run := func(t *testing.T, a *archive) (*checksumCounting, Summary, error) {
+		brokers := newCluster(t, 1)
+		store := &checksumCounting{countingStore: &countingStore{Store: a.store}, cs: a.store}
+		r, err := New(readOnceConfig(brokers, a), store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := r.Run(testContext(t), nil)
+		if err == nil {
+			checkOffsets(t, "dst/0", readTopic(t, brokers, "dst")[0], [2]int{0, 14})
+		}
+		return store, sum, err
+	}
+	t.Run("other bytes", func(t *testing.T) {
+		a := newArchive(t, format.NewJSON())
+		keys := threeIndexed(a)
+		a.damage(keys[1], flip)
+		store, _, err := run(t, a)
+		if !errors.Is(err, ErrDamagedObject) || !strings.Contains(err.Error(), "nothing was produced") || !strings.Contains(err.Error(), keys[1]) {
+			t.Fatalf("err = %v, want %q refused before anything is produced", err, keys[1])
+		}
+		// No other object was opened: nothing was produced.
+		if n := store.dataOpens(); n != 1 || store.opens[keys[1]] != 1 {
+			t.Errorf("%d data objects read (%v), want only %q, once", n, store.opens, keys[1])
+		}
+		if store.heads[keys[1]] != 1 || len(store.heads) != 1 {
+			t.Errorf("HEADs %v, want one of %q", store.heads, keys[1])
+		}
+	})
+	t.Run("same bytes, other ETag", func(t *testing.T) {
+		a := newArchive(t, format.NewJSON())
+		keys := threeIndexed(a)
+		a.editIndex("src", 0, 10, func(e *index.Entry) { e.Objects[0].ETag = "0123456789abcdef0123456789abcdef" })
+		store, sum, err := run(t, a)
+		if err != nil || sum.Records != 15 {
+			t.Fatalf("%+v, %v", sum, err)
+		}
+		for _, k := range keys {
+			if store.opens[k] != 1 {
+				t.Errorf("%q read %d times, want once (opens %v)", k, store.opens[k], store.opens)
+			}
+		}
+		if store.heads[keys[1]] != 1 || len(store.heads) != 1 {
+			t.Errorf("HEADs %v, want one of %q", store.heads, keys[1])
+		}
+	})
 }

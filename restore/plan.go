@@ -54,6 +54,10 @@ type Object struct {
 	KeysKey, HeadersKey   string
 	keysExt, headersExt   string // their extensions after the infix
 	KeysSize, HeadersSize int64
+	// etag, keysETag and headersETag are the ETags the listing gave the
+	// value (or tombstone) object and its twins ("" from a store without
+	// ETags): the one-read plan compares them with the index entry's.
+	etag, keysETag, headersETag string
 
 	// Tombstone marks a tombstone object: Key is a keys-only object in the
 	// tombstone folder (behavior.on.null.values=write), each record of

@@ -299,8 +299,16 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		return nil
 	}
 	if len(entries) > 0 && r.oneRead {
-		proveFromIndex(o, entries)
-		return nil
+		same, err := r.unchanged(ctx, o, entries[0])
+		if err != nil {
+			return err
+		}
+		if same {
+			proveFromIndex(o, entries)
+			return nil
+		}
+		// The store says o is not what its entry describes: it is read
+		// now, as without one read, and refused if damaged.
 	}
 	if len(entries) > 0 {
 		o.envelope = envelopeMode(entries[0])

@@ -40,7 +40,11 @@ func mustNew(t *testing.T, cfg Config, a *archive, log *logBuffer) *Restorer {
 	if log == nil {
 		log = &logBuffer{}
 	}
-	r, err := New(cfg, a.store, log.logger())
+	var st s3store.Store = a.store
+	if a.blind {
+		st = blindStore{a.store}
+	}
+	r, err := New(cfg, st, log.logger())
 	if err != nil {
 		t.Fatal(err)
 	}
