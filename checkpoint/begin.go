@@ -3,8 +3,10 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // BeginResult is what one Begin did.
@@ -36,7 +38,9 @@ type BeginResult struct {
 //     or below from (Write's), or, when it has none there (a new writer),
 //     a checkpoint with no entry at commit from. Both are functions of
 //     p.Writer's log up to from, so writing one again, or another writer
-//     writing it, gives the same bytes.
+//     writing it, gives the same bytes. Before it, every other writer of
+//     the log without any checkpoint (an older kafkas3's) gets its
+//     checkpoint over its whole log (start).
 //  2. It voids p.Writer's checkpoints above from (Void): the run writes
 //     index objects at commits above from, which they would cover.
 //
@@ -75,9 +79,30 @@ func Begin(ctx context.Context, st Store, p Partition, from int64, concurrency i
 
 // start writes p.Writer's start checkpoint at from (see Begin), given the
 // partition's checkpoints, none of p.Writer's at or below from live.
+// First, as Write does for a writer's first checkpoint, it checkpoints
+// every other writer of the log without any checkpoint (an older
+// kafkas3's), over its whole log: its index objects may lie below
+// p.Writer's, where readers no longer list.
 func start(ctx context.Context, st Store, p Partition, ckpts map[string][]int64, from int64, concurrency int) (BeginResult, error) {
-	r, err := writeWith(ctx, st, p, ckpts, nil, from, concurrency, true)
-	res := BeginResult{Start: r.Key, Others: r.Others, Read: r.Read}
+	var res BeginResult
+	others, err := writersWithout(ctx, st, p, ckpts)
+	if err != nil {
+		return res, err
+	}
+	for _, w := range others {
+		o := p
+		o.Writer = w
+		r, err := write(ctx, st, o, -1, concurrency, false)
+		if err != nil {
+			return res, fmt.Errorf("checkpoint of writer %q (no checkpoint of its own): %w", w, err)
+		}
+		if r.Key != "" {
+			res.Others = append(res.Others, r.Key)
+		}
+		res.Read += r.Read
+	}
+	r, err := writeWith(ctx, st, p, ckpts, nil, from, concurrency, false)
+	res.Start, res.Read = r.Key, res.Read+r.Read
 	if err != nil || r.Key != "" {
 		return res, err
 	}
@@ -87,4 +112,29 @@ func start(ctx context.Context, st Store, p Partition, ckpts map[string][]int64,
 	}
 	res.Start = key
 	return res, nil
+}
+
+// writersWithout lists the partition's whole log (keys only) and returns
+// its writers, p.Writer aside, without any checkpoint in ckpts, sorted.
+func writersWithout(ctx context.Context, st Store, p Partition, ckpts map[string][]int64) ([]string, error) {
+	seen := map[string]bool{}
+	err := st.List(ctx, index.PartitionDir(p.Prefix, p.Topic, p.Partition), func(info s3store.ObjectInfo) error {
+		kn, err := index.ParseKey(info.Key)
+		if err != nil {
+			return err
+		}
+		if kn.Writer != p.Writer && len(ckpts[kn.Writer]) == 0 {
+			seen[kn.Writer] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the archive index of topic %s partition %d: %w", p.Topic, p.Partition, err)
+	}
+	out := make([]string, 0, len(seen))
+	for w := range seen {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out, nil
 }

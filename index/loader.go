@@ -164,18 +164,17 @@ func (pp *partPlan) listFrom(prefix string) string {
 }
 
 // listLog lists the partition's log from pp.listFrom on (keys only, about
-// 1,000 a listing request; no index object is read here).
+// 1,000 a listing request; no index object is read here). When that
+// listing shows a writer without any checkpoint (a sink of an older
+// kafkas3 writing after the others checkpointed), its index objects may
+// lie below too: the whole log is listed.
 func (l *loader) listLog(ctx context.Context, pp *partPlan) error {
 	pp.after = pp.listFrom(l.prefix)
-	err := s3store.ListAfter(ctx, l.st, PartitionDir(l.prefix, pp.p.topic, pp.p.part), pp.after, func(info s3store.ObjectInfo) error {
-		kn, err := ParseKey(info.Key)
-		if err != nil {
-			return err
-		}
-		pp.listed++
-		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
-		return nil
-	})
+	err := l.list(ctx, pp)
+	if err == nil && pp.after != "" && pp.unknownWriter() {
+		pp.after, pp.logs = "", map[string][]logObject{}
+		err = l.list(ctx, pp)
+	}
 	seen := map[string]bool{}
 	for w := range pp.ckpts {
 		seen[w] = true
@@ -189,6 +188,30 @@ func (l *loader) listLog(ctx context.Context, pp *partPlan) error {
 	}
 	sort.Strings(pp.writer)
 	return err
+}
+
+// list lists the partition's log after pp.after into pp.logs.
+func (l *loader) list(ctx context.Context, pp *partPlan) error {
+	return s3store.ListAfter(ctx, l.st, PartitionDir(l.prefix, pp.p.topic, pp.p.part), pp.after, func(info s3store.ObjectInfo) error {
+		kn, err := ParseKey(info.Key)
+		if err != nil {
+			return err
+		}
+		pp.listed++
+		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
+		return nil
+	})
+}
+
+// unknownWriter tells whether the listed log holds a writer without any
+// checkpoint.
+func (pp *partPlan) unknownWriter() bool {
+	for w := range pp.logs {
+		if _, ok := pp.ckpts[w]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // ListCheckpoints lists the checkpoints of a partition under prefix and
