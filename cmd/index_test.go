@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,6 +130,13 @@ func TestIndexRebuildFromObjects(t *testing.T) {
 		}
 		got := loadLocal(t, dir)
 		sameObjects(t, fmt.Sprintf("envelope %v", envelope), got.Entries, want.Entries)
+		for i, e := range got.Entries {
+			// Envelopes hold the timestamps; plain objects none (any time).
+			w := want.Entries[i]
+			if envelope && (e.MinTS != w.MinTS || e.MaxTS != w.MaxTS) || !envelope && (e.MinTS != math.MinInt64 || e.MaxTS != math.MaxInt64) {
+				t.Fatalf("envelope %v: %s: timestamps [%d,%d], the sink's [%d,%d]", envelope, e.Key, e.MinTS, e.MaxTS, w.MinTS, w.MaxTS)
+			}
+		}
 		if got.Checkpoints != 2 || got.FullListings != 0 || len(keysUnder(t, dir, index.Dir(index.DefaultPrefix)+"orders/0/")) != 4 {
 			t.Fatalf("the rebuilt index: %d checkpoints read, %d full listings", got.Checkpoints, got.FullListings)
 		}

@@ -27,7 +27,10 @@
 //     index shows them as gaps (a deleted object, or offsets Kafka did not
 //     have), never as absent.
 //   - min_ts, max_ts: the records' timestamps when the format holds them
-//     (envelopes); 0 otherwise.
+//     (envelopes); otherwise the widest range, math.MinInt64 and
+//     math.MaxInt64 (any time): `kafkas3 source --until` then looks at the
+//     records, which have no timestamps, and refuses to cut there, as it
+//     does for an archive without an index.
 //   - no topic_id, no lost runs: the objects do not say.
 //
 // The entries are written as index objects, one per commit (entries of

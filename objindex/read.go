@@ -9,6 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -57,8 +58,8 @@ type decoded struct {
 	records  int64
 	envelope bool
 	offsets  []int64 // an envelope object's, in order
-	minTS    int64   // the records' timestamps, when the format holds them
-	maxTS    int64
+	minTS    int64   // the records' timestamps, when the format holds them; else
+	maxTS    int64   // math.MinInt64 and math.MaxInt64
 }
 
 // entry reads o, an object of partition p, and its parallel objects, and
@@ -162,6 +163,9 @@ func readDecoded(ctx context.Context, st index.Store, opt Options, key, part str
 // read counts rd's records and, when env (rd, when not nil) finds
 // envelopes, notes their offsets and timestamps.
 func (d *decoded) read(rd format.RecordReader, env *format.EnvelopeReader, key string) error {
+	// Without a timestamp the range is unbounded: any time (see the
+	// package doc).
+	d.minTS, d.maxTS = math.MinInt64, math.MaxInt64
 	tsSeen := false
 	for {
 		rec, err := rd.Read()
