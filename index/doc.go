@@ -208,7 +208,11 @@
 // rebuild or after a sink of this version checkpointed the partition,
 // when they all lie below the lowest live checkpoint (its group far
 // behind the others, or moved back). Those are not listed; `kafkas3 index
-// rebuild` again checkpoints them and makes the load whole.
+// rebuild` again checkpoints them and makes the load whole. Nor can a
+// checkpoint show what such a sink rewrites below it (a kafkas3 without
+// checkpoints writes no void checkpoint when its group is moved back):
+// deleting that writer's checkpoints and running `kafkas3 index rebuild`
+// makes them its log's again.
 //
 // Load keeps, for every object key, the entry with the highest commit
 // (of two with the same commit, the one of the index object whose key

@@ -152,6 +152,10 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		return rep, nil
 	}
 	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
+	if ix.FullListings > 0 {
+		log.Info("partitions of the archive index were listed in full (no checkpoint, or a writer without one): kafkas3 index rebuild makes reading them cheap",
+			"partitions", ix.FullListings, "index_keys_listed", ix.Listed)
+	}
 
 	listed, err := listTopics(ctx, cfg, store)
 	if err != nil {
