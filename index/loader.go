@@ -11,8 +11,10 @@ import (
 )
 
 // This file holds LoadWith's steps: find the partitions of the log
-// (discover), list what to read of each (plan), read it (read) and merge
-// the entries (mergeResults).
+// (discover), list each one's checkpoints (planCheckpoints), read each
+// writer's live checkpoint (readCheckpoint), list the log from the lowest
+// of them on (listLog), read the index objects above each writer's
+// (tail, read) and merge the entries (mergeResults).
 
 // loader is one LoadWith.
 type loader struct {
