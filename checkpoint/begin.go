@@ -14,8 +14,8 @@ type BeginResult struct {
 	// Start is the start checkpoint written, "" when p.Writer already had
 	// a live checkpoint at or below the offset the run starts from.
 	Start string
-	// Others are the checkpoints written for other writers without one
-	// (Write's sweep, when Start is p.Writer's first checkpoint).
+	// Others are the checkpoints written, with Start, for the other
+	// writers of the log without any checkpoint (see start).
 	Others []string
 	// Voided are p.Writer's checkpoints above that offset, made void.
 	Voided []string
@@ -28,8 +28,8 @@ type BeginResult struct {
 // offset read when it has none). It establishes the invariant readers
 // rely on to list only the log after the lowest live checkpoint (see the
 // index package doc, "Reading an archive"): every index object of
-// p.Writer that no checkpoint covers has a commit at or above the commit
-// of p.Writer's live checkpoint.
+// p.Writer that no checkpoint covers has a commit above the commit of
+// p.Writer's live checkpoint.
 //
 //  1. Unless p.Writer has a live checkpoint at or below from (counting
 //     only its checkpoints at or below from, the ones step 2 leaves
