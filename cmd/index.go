@@ -65,12 +65,16 @@ each object once (value, .keys and .headers), checksums it (CRC32C; with
 its records. An envelope object's records give their offsets; any other
 object's records are taken to hold consecutive offsets from the start
 offset its name gives (exact for topics without compaction or
-transactions). It writes one index object per object (per commit) and a
-checkpoint per partition under the fixed writer of the group name
-"kafkas3 index rebuild --from-objects" (its entries without "envelope"
-have assumed offsets); the same objects give the same bytes. Offsets
-between objects that no object holds show as gaps in kafkas3 verify.
-Partitions that have index objects are left to the checkpoint rebuild.
+transactions). A partition whose objects without envelopes lie in more
+than one folder (a field or time partitioner), or that has tombstone
+objects, is left without an index ("left without an index: ..."): their
+records need not be consecutive offsets. It writes one index object per
+object (per commit) and a checkpoint per partition under the fixed writer
+of the group name "kafkas3 index rebuild --from-objects" (its entries
+without "envelope" have assumed offsets); the same objects give the same
+bytes. Offsets between objects that no object holds show as gaps in
+kafkas3 verify. Partitions that have index objects are left to the
+checkpoint rebuild.
 
 It reads each writer's newest checkpoint and the index objects after it, so
 running it again writes nothing new (idempotent); it needs no Kafka and
@@ -157,6 +161,9 @@ func runFromObjects(ctx context.Context, f *indexRebuildFlags, a *openedArchive,
 	for _, p := range res.Partitions {
 		fmt.Fprintf(streams.Out, "%s %s from its objects\n", verb, p)
 	}
+	for _, why := range res.Underivable {
+		fmt.Fprintf(streams.Out, "left without an index: %s\n", why)
+	}
 	if err != nil {
 		return err
 	}
@@ -165,7 +172,7 @@ func runFromObjects(ctx context.Context, f *indexRebuildFlags, a *openedArchive,
 		skipped = append(skipped, fmt.Sprintf("%s: %d", reason, n))
 	}
 	sort.Strings(skipped)
-	fmt.Fprintf(streams.Out, "kafkas3 index rebuild --from-objects: partitions=%d already_indexed=%d objects=%d index_objects=%d checkpoints=%d skipped=[%s] (%s)\n",
-		len(res.Partitions), res.Indexed, res.Objects, res.IndexObjects, len(res.Checkpoints), strings.Join(skipped, ", "), verb)
+	fmt.Fprintf(streams.Out, "kafkas3 index rebuild --from-objects: partitions=%d already_indexed=%d underivable=%d objects=%d index_objects=%d checkpoints=%d skipped=[%s] (%s)\n",
+		len(res.Partitions), res.Indexed, len(res.Underivable), res.Objects, res.IndexObjects, len(res.Checkpoints), strings.Join(skipped, ", "), verb)
 	return nil
 }

@@ -125,7 +125,7 @@ func TestIndexRebuildFromObjects(t *testing.T) {
 			t.Fatalf("--dry-run:\n%s", r.out)
 		}
 		r = mustRun(t, ctx, ExitOK, "index", "rebuild", "-c", cfg, "--from-objects")
-		if !strings.Contains(r.out, "partitions=2 already_indexed=0 objects=8 index_objects=8 checkpoints=2") {
+		if !strings.Contains(r.out, "partitions=2 already_indexed=0 underivable=0 objects=8 index_objects=8 checkpoints=2") {
 			t.Fatalf("envelope %v: rebuild --from-objects:\n%s\n%s", envelope, r.out, r.err)
 		}
 		got := loadLocal(t, dir)
@@ -152,7 +152,7 @@ func TestIndexRebuildFromObjects(t *testing.T) {
 			t.Fatalf("envelope %v: the plan from the rebuilt index\n%s\nfrom the sink's\n%s", envelope, plan, planWant)
 		}
 		r = mustRun(t, ctx, ExitOK, "index", "rebuild", "-c", cfg, "--from-objects")
-		if !strings.Contains(r.out, "partitions=0 already_indexed=2 objects=0") || !strings.Contains(r.out, "checkpoints=0 index_objects_read=0") {
+		if !strings.Contains(r.out, "partitions=0 already_indexed=2 underivable=0 objects=0") || !strings.Contains(r.out, "checkpoints=0 index_objects_read=0") {
 			t.Fatalf("a second rebuild:\n%s", r.out)
 		}
 	}

@@ -46,6 +46,10 @@ type Result struct {
 	// Skipped counts the keys under topics.dir not indexed, by reason
 	// (Skip*, and restore's Skip* for keys in no topic folder).
 	Skipped map[string]int
+	// Underivable are the partitions left without an index because the
+	// offsets of their objects cannot be derived (see the package doc),
+	// as "<topic>/<partition>: <why>"; they are in Partitions too.
+	Underivable []string
 }
 
 // Build writes the archive index of every Kafka partition of the chosen
@@ -156,6 +160,10 @@ func buildPartition(ctx context.Context, st checkpoint.Store, opt Options, p tp,
 	if err != nil {
 		return fmt.Errorf("index topic %s partition %d from its objects: %w", p.topic, p.part, err)
 	}
+	if why := underivable(entries, empty, objs); why != "" {
+		res.Underivable = append(res.Underivable, fmt.Sprintf("%s/%d: %s", p.topic, p.part, why))
+		return nil
+	}
 	byCommit := map[int64][]index.Entry{}
 	for i, e := range entries {
 		if empty[i] {
@@ -209,4 +217,38 @@ func putIndex(ctx context.Context, st checkpoint.Store, prefix string, p tp, com
 		return fmt.Errorf("store index object %q: %w", key, err)
 	}
 	return nil
+}
+
+// underivable tells why the offsets of a partition's objects cannot be
+// derived, "" when they can: every object is an envelope object (its
+// records carry their offsets), or all lie in one folder and none is a
+// tombstone object. Otherwise an object's records need not be
+// consecutive offsets (a field or time partitioner spreads a partition's
+// records over folders, tombstone objects hold the null values between
+// the others), and assumed runs could overlap where the records do not:
+// a reader would drop records as duplicates.
+func underivable(entries []index.Entry, empty []bool, objs []*object) string {
+	folders := map[string]bool{}
+	plain, tombstones := 0, 0
+	for i, e := range entries {
+		if empty[i] {
+			continue
+		}
+		folders[objs[i].folder] = true
+		if e.Tombstone {
+			tombstones++
+		}
+		if !e.Envelope {
+			plain++
+		}
+	}
+	switch {
+	case plain == 0:
+		return ""
+	case len(folders) > 1:
+		return fmt.Sprintf("%d objects without envelopes in %d folders: their records' offsets are unknown", plain, len(folders))
+	case tombstones > 0:
+		return fmt.Sprintf("%d tombstone objects: their records' offsets are unknown", tombstones)
+	}
+	return ""
 }

@@ -63,15 +63,15 @@ func envelopes(t *testing.T) format.Format {
 }
 
 // archive writes the objects of partition 0 of "orders": an envelope
-// object at 0 holding offsets 0, 1 and 3, a plain one at 5 with 3
-// records and its .keys object, a tombstone (.keys) object at 8, a lone
-// .headers object and a key of another extension.
+// object at 0 holding offsets 0, 1 and 3, plain ones at 5 with 3 records
+// and its .keys object and at 8 with one, a lone .headers object and a key
+// of another extension.
 func archive(t *testing.T, st s3store.Store) {
 	const dir = "topics/orders/partition=0/orders+0+"
 	put(t, st, dir+"0000000000.json", encoded(t, envelopes(t), 0, 1, 3))
 	put(t, st, dir+"0000000005.json", encoded(t, format.NewJSON(), 5, 6, 7))
 	put(t, st, dir+"0000000005.keys.json", []byte("\"k5\"\n\"k6\"\n\"k7\"\n"))
-	put(t, st, "topics/orders/tombstones/orders+0+0000000008.keys.json", []byte("\"k8\"\n"))
+	put(t, st, dir+"0000000008.json", encoded(t, format.NewJSON(), 8))
 	put(t, st, dir+"0000000020.headers.json", []byte("[]\n"))
 	put(t, st, dir+"0000000030.txt", []byte("x"))
 }
@@ -101,8 +101,8 @@ func snapshot(t *testing.T, st s3store.Store) map[string]string {
 }
 
 // TestBuildFromObjects: the entries of an envelope object (its offsets,
-// a hole included), a plain one (offsets from its name) with its .keys
-// object, and a tombstone object; one index object per commit and a
+// a hole included), plain ones (offsets from their names), one with its
+// .keys object; one index object per commit and a
 // checkpoint under the rebuild's writer; the same archive gives the same
 // bytes; a second Build finds the partition indexed.
 func TestBuildFromObjects(t *testing.T) {
@@ -131,7 +131,7 @@ func TestBuildFromObjects(t *testing.T) {
 	want := []string{
 		"topics/orders/partition=0/orders+0+0000000000.json [0-1 3] 3 [0,4) env=true tomb=false parts=1",
 		"topics/orders/partition=0/orders+0+0000000005.json [5-7] 3 [5,8) env=false tomb=false parts=2",
-		"topics/orders/tombstones/orders+0+0000000008.keys.json [8] 1 [8,9) env=false tomb=true parts=1",
+		"topics/orders/partition=0/orders+0+0000000008.json [8] 1 [8,9) env=false tomb=false parts=1",
 	}
 	if !reflect.DeepEqual(got, want) || ix.Checkpoints != 1 || ix.FullListings != 0 {
 		t.Fatalf("entries\n%s\nwant\n%s\n(%d checkpoints, %d full listings)", strings.Join(got, "\n"), strings.Join(want, "\n"), ix.Checkpoints, ix.FullListings)
@@ -221,5 +221,47 @@ func TestBuildErrorsNameTheObject(t *testing.T) {
 	}
 	if s := snapshot(t, st); len(s) != 0 {
 		t.Fatalf("wrote %v", s)
+	}
+}
+
+// TestBuildRefusesUnderivableOffsets: objects without envelopes in two
+// folders of one partition, or a tombstone object, leave the partition
+// without an index (their records need not be consecutive offsets);
+// envelope objects in two folders are indexed.
+func TestBuildRefusesUnderivableOffsets(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		keys map[string][]byte
+		why  string
+	}{
+		{"two folders", map[string][]byte{
+			"topics/orders/a=1/orders+0+0000000000.json": encoded(t, format.NewJSON(), 0, 1),
+			"topics/orders/a=2/orders+0+0000000001.json": encoded(t, format.NewJSON(), 1),
+		}, "orders/0: 2 objects without envelopes in 2 folders"},
+		{"a tombstone object", map[string][]byte{
+			"topics/orders/partition=0/orders+0+0000000000.json":      encoded(t, format.NewJSON(), 0, 1),
+			"topics/orders/partition=0/orders+0+0000000002.keys.json": []byte("\"k\"\n"),
+		}, "orders/0: 1 tombstone objects"},
+		{"envelopes in two folders", map[string][]byte{
+			"topics/orders/a=1/orders+0+0000000000.json": encoded(t, envelopes(t), 0, 2),
+			"topics/orders/a=2/orders+0+0000000001.json": encoded(t, envelopes(t), 1),
+		}, ""},
+	} {
+		st := s3store.NewMemory()
+		for k, b := range tc.keys {
+			put(t, st, k, b)
+		}
+		res, err := Build(ctx, st, options())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		wrote := len(snapshot(t, st)) > 0
+		switch {
+		case tc.why == "" && (len(res.Underivable) != 0 || !wrote || res.Objects != 2):
+			t.Fatalf("%s: %+v, wrote %v; want the partition indexed", tc.name, res, wrote)
+		case tc.why != "" && (len(res.Underivable) != 1 || !strings.HasPrefix(res.Underivable[0], tc.why) || wrote):
+			t.Fatalf("%s: %+v, wrote %v; want %q and nothing written", tc.name, res, wrote, tc.why)
+		}
 	}
 }

@@ -11,17 +11,25 @@
 // decodes it with the format (format.ReadEnvelopes detects envelope
 // objects). Its .keys and .headers objects are checksummed too and become
 // parts of its entry; a .keys object without a value object is a
-// tombstone object (behavior.on.null.values=write) and its own entry.
+// tombstone object (behavior.on.null.values=write).
 //
 // Each value object gives one entry (index.Version2):
 //
 //   - runs: an envelope object's records carry their offsets, which give
 //     the runs exactly. Any other object's records are taken to hold
 //     consecutive offsets from the start offset its name gives (record i
-//     at start+i). That is what Confluent's connector writes for a topic
-//     without compaction or transactions; where Kafka skipped offsets the
-//     runs are wrong, and nothing in the objects can tell. The entry
-//     format has no field to say so: the writer (below) does.
+//     at start+i). That is what Confluent's connector writes, with the
+//     default partitioner, for a topic without compaction or
+//     transactions; where Kafka skipped offsets the runs are wrong (too
+//     short: they show gaps, never overlaps that are not there), and
+//     nothing in the objects can tell. The entry format has no field to
+//     say so: the writer (below) does. A partition whose objects without
+//     envelopes lie in more than one folder (a field or time
+//     partitioner), or that has tombstone objects (the null values
+//     between the others' offsets), is left without an index
+//     (Result.Underivable): its records need not be consecutive, assumed
+//     runs could overlap where the records do not, and a reader would
+//     drop records as duplicates.
 //   - from: the entry's first offset, commit: its last plus one. Offsets
 //     between two objects that neither holds are not claimed as read: the
 //     index shows them as gaps (a deleted object, or offsets Kafka did not

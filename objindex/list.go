@@ -31,8 +31,9 @@ const (
 // objects.
 type object struct {
 	key       string
-	start     int64 // the start offset its name gives
-	tombstone bool  // key is the .keys object's
+	folder    string // its encoded partition ("partition=0")
+	start     int64  // the start offset its name gives
+	tombstone bool   // key is the .keys object's
 	keys      *twin
 	headers   *twin
 }
@@ -40,8 +41,8 @@ type object struct {
 // twin is a .keys or .headers object; ext is the format's extension after
 // the infix (".json" of ".keys.json").
 type twin struct {
-	key, ext string
-	start    int64
+	key, ext, folder string
+	start            int64
 }
 
 // tp is a Kafka partition.
@@ -109,7 +110,7 @@ func (l *listing) visit(key string) {
 	base := strings.TrimSuffix(key, name.Ext)
 	p := tp{name.Topic, name.Partition}
 	if name.Ext == l.ext {
-		l.values[base] = &object{key: key, start: name.StartOffset}
+		l.values[base] = &object{key: key, folder: name.Encoded, start: name.StartOffset}
 		l.parts[base] = p
 		return
 	}
@@ -120,7 +121,7 @@ func (l *listing) visit(key string) {
 				pair = &[2]*twin{}
 				l.twins[base] = pair
 			}
-			pair[i] = &twin{key: key, ext: rest, start: name.StartOffset}
+			pair[i] = &twin{key: key, ext: rest, folder: name.Encoded, start: name.StartOffset}
 			l.parts[base] = p
 			return
 		}
@@ -137,7 +138,7 @@ func (l *listing) partitions() map[tp][]*object {
 		switch {
 		case o != nil:
 		case pair[0] != nil:
-			o = &object{key: pair[0].key, start: pair[0].start, tombstone: true}
+			o = &object{key: pair[0].key, folder: pair[0].folder, start: pair[0].start, tombstone: true}
 			l.values[base] = o
 		default:
 			l.skipped[SkipHeadersOnly]++
