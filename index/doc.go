@@ -214,6 +214,12 @@
 // deleting that writer's checkpoints and running `kafkas3 index rebuild`
 // makes them its log's again.
 //
+// An index rebuilt from the objects of an archive without one (`kafkas3
+// index rebuild --from-objects`, package objindex) is written under the
+// writer FromObjectsWriter; its entries of objects without envelopes hold
+// offsets assumed from the objects' names, and Load counts the live ones
+// in Index.Assumed (kafkas3 verify warns of them).
+//
 // Load keeps, for every object key, the entry with the highest commit
 // (of two with the same commit, the one of the index object whose key
 // sorts first): a replay after a crash rewrites an object under the same

@@ -47,6 +47,11 @@ type Index struct {
 	// Listed counts the keys of the log listed (the tail after the lowest
 	// live checkpoint of each partition, or its whole log).
 	Listed int
+	// Assumed counts the live entries whose offsets were assumed: written
+	// by `kafkas3 index rebuild --from-objects` (FromObjectsWriter) for
+	// objects without envelopes, whose records are taken to hold
+	// consecutive offsets from the start offset of their names.
+	Assumed int
 	// FullListings counts the partitions whose whole log was listed: no
 	// checkpoint (an archive of an older kafkas3: `kafkas3 index rebuild`
 	// makes its reads cheap), or a writer with checkpoints but none live.
@@ -59,6 +64,15 @@ type Index struct {
 	// commit.
 	All []Entry
 }
+
+// FromObjectsGroup is the group name whose writer (FromObjectsWriter)
+// names the index objects and checkpoints that `kafkas3 index rebuild
+// --from-objects` writes (package objindex). Its entries without envelope
+// have assumed offsets (Index.Assumed).
+const FromObjectsGroup = "kafkas3 index rebuild --from-objects"
+
+// FromObjectsWriter is WriterOf(FromObjectsGroup).
+func FromObjectsWriter() string { return WriterOf(FromObjectsGroup) }
 
 // Load is LoadWith with the default options.
 func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -368,8 +369,12 @@ func mergeResults(res []readResult) *Index {
 		ix.All[i] = kept[i].e
 	}
 	ix.Entries = make([]Entry, 0, len(live))
+	assumed := "-" + FromObjectsWriter() + ext
 	for _, s := range live {
 		ix.Entries = append(ix.Entries, s.e)
+		if !s.e.Envelope && strings.HasSuffix(s.src, assumed) {
+			ix.Assumed++
+		}
 	}
 	sortAll(ix.Entries)
 	return ix

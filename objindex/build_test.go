@@ -133,8 +133,9 @@ func TestBuildFromObjects(t *testing.T) {
 		"topics/orders/partition=0/orders+0+0000000005.json [5-7] 3 [5,8) env=false tomb=false parts=2",
 		"topics/orders/partition=0/orders+0+0000000008.json [8] 1 [8,9) env=false tomb=false parts=1",
 	}
-	if !reflect.DeepEqual(got, want) || ix.Checkpoints != 1 || ix.FullListings != 0 {
-		t.Fatalf("entries\n%s\nwant\n%s\n(%d checkpoints, %d full listings)", strings.Join(got, "\n"), strings.Join(want, "\n"), ix.Checkpoints, ix.FullListings)
+	if !reflect.DeepEqual(got, want) || ix.Checkpoints != 1 || ix.FullListings != 0 || ix.Assumed != 2 {
+		t.Fatalf("entries\n%s\nwant\n%s\n(%d checkpoints, %d full listings, %d assumed; want 1, 0, 2)",
+			strings.Join(got, "\n"), strings.Join(want, "\n"), ix.Checkpoints, ix.FullListings, ix.Assumed)
 	}
 	for k := range snapshot(t, st) {
 		if !strings.Contains(k, "-"+Writer()+".") {

@@ -23,7 +23,8 @@
 //     transactions; where Kafka skipped offsets the runs are wrong (too
 //     short: they show gaps, never overlaps that are not there), and
 //     nothing in the objects can tell. The entry format has no field to
-//     say so: the writer (below) does. A partition whose objects without
+//     say so: the writer (below) does, and index.Load counts such entries
+//     (Index.Assumed). A partition whose objects without
 //     envelopes lie in more than one folder (a field or time
 //     partitioner), or that has tombstone objects (the null values
 //     between the others' offsets), is left without an index
@@ -53,8 +54,10 @@ package objindex
 import "github.com/kafkas3/kafkas3/index"
 
 // WriterGroup is the group name whose writer (index.WriterOf) names the
-// index objects and checkpoints Build writes.
-const WriterGroup = "kafkas3 index rebuild --from-objects"
+// index objects and checkpoints Build writes: index.FromObjectsGroup.
+// index.Load counts the entries of that writer without envelopes in
+// Index.Assumed.
+const WriterGroup = index.FromObjectsGroup
 
 // Writer is index.WriterOf(WriterGroup).
-func Writer() string { return index.WriterOf(WriterGroup) }
+func Writer() string { return index.FromObjectsWriter() }
