@@ -13,14 +13,16 @@ import (
 // background, off the record path: a partition's checkpoint is due after
 // CheckpointInterval index objects, and at its first commit of a run when
 // the sink has written none yet this run (a writer's first checkpoint of a
-// partition also checkpoints the writers without one, checkpoint.Write;
-// readers see every writer anyway, see the index package doc), and is
-// written only up to the offset the group has committed, so that a replay
-// never rewrites an index object a checkpoint covers (an offset moved back
-// below one voids it first: voidCheckpoints, indexwriter.go). --once writes the remaining ones after its
-// final commit (flush). A failure is a warning; the index stays correct
-// (the previous checkpoint and a longer tail), and the next commit
-// retries.
+// partition also checkpoints the writers without one, checkpoint.Write),
+// and is written only up to the offset the group has committed, so that a
+// replay never rewrites an index object a checkpoint covers. Before its
+// first index object of a partition in a run the sink writes its start
+// checkpoint when it needs one and voids its checkpoints above the offset
+// it starts from (beginCheckpoints, indexwriter.go; written with
+// checkpoints off too: readers list the log only after the lowest live
+// checkpoint). --once writes the remaining ones after its final commit
+// (flush). A failure is a warning; the index stays correct (the previous
+// checkpoint and a longer tail), and the next commit retries.
 
 // checkpointReadConcurrency bounds the index objects read at once to
 // build one checkpoint.

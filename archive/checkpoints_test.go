@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kafkas3/kafkas3/index"
@@ -102,11 +104,13 @@ func slicesContain(ss []string, s string) bool {
 	return false
 }
 
-// refuseCheckpoints fails every checkpoint's creation.
+// refuseCheckpoints fails every checkpoint's creation but the start
+// checkpoint of a new writer (commit 0), which a run needs before its
+// first index object (checkpoint.Begin; TestSinkNeedsItsStartCheckpoint).
 type refuseCheckpoints struct{ s3store.Store }
 
 func (r refuseCheckpoints) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
-	if strings.HasPrefix(key, index.CheckpointDir(index.DefaultPrefix)) {
+	if strings.HasPrefix(key, index.CheckpointDir(index.DefaultPrefix)) && !strings.Contains(key, "/00000000000000000000-") {
 		return nil, errors.New("store refuses checkpoints")
 	}
 	return r.Store.Create(ctx, key)
@@ -129,8 +133,8 @@ func TestSinkCheckpointFailureIsAWarning(t *testing.T) {
 	if sum.Records != 9 || !strings.Contains(log, "checkpoint not written") {
 		t.Fatalf("records %d; log:\n%s", sum.Records, log)
 	}
-	if keys := checkpointKeys(t, mem); len(keys) != 0 {
-		t.Fatalf("checkpoints %v", keys)
+	if keys := checkpointKeys(t, mem); len(keys) != 1 || !strings.Contains(keys[0], "/00000000000000000000-") {
+		t.Fatalf("checkpoints %v, want the start checkpoint alone", keys)
 	}
 	ix := sameAsLog(t, mem)
 	if len(ix.Entries) != 3 {
@@ -139,8 +143,8 @@ func TestSinkCheckpointFailureIsAWarning(t *testing.T) {
 	// The next run (the store healed) checkpoints the whole log.
 	produceRecs(t, brokers, &kgo.Record{Topic: "cf", Value: []byte(`{"i":9}`)})
 	runSink(t, cfg, mem)
-	if keys := checkpointKeys(t, mem); len(keys) != 1 || !strings.Contains(keys[0], "00000000000000000010-") {
-		t.Fatalf("checkpoints %v, want one at 10", keys)
+	if keys := checkpointKeys(t, mem); len(keys) != 2 || !strings.Contains(keys[1], "00000000000000000010-") {
+		t.Fatalf("checkpoints %v, want the start checkpoint and one at 10", keys)
 	}
 	sameAsLog(t, mem)
 }
@@ -228,5 +232,118 @@ func TestSinkVoidsCheckpointsAboveItsOffset(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.All, want.All) || got.Checkpoints != 1 {
 		t.Fatalf("with %d checkpoints: %d entries; from the log: %d", got.Checkpoints, len(got.Entries), len(want.Entries))
+	}
+}
+
+// orderStore records the order in which objects are stored.
+type orderStore struct {
+	s3store.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (o *orderStore) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
+	w, err := o.Store.Create(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &orderWriter{ObjectWriter: w, o: o, key: key}, nil
+}
+
+type orderWriter struct {
+	s3store.ObjectWriter
+	o   *orderStore
+	key string
+}
+
+func (w *orderWriter) Commit(ctx context.Context) error {
+	if err := w.ObjectWriter.Commit(ctx); err != nil {
+		return err
+	}
+	w.o.mu.Lock()
+	w.o.keys = append(w.o.keys, w.key)
+	w.o.mu.Unlock()
+	return nil
+}
+
+// firstUnder returns the position of the first key stored under dir, -1
+// when none is.
+func (o *orderStore) firstUnder(dir string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, k := range o.keys {
+		if strings.HasPrefix(k, dir) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestSinkWritesItsStartCheckpointFirst: with checkpoints off, a new
+// group's sink stores its start checkpoint (no entry, at the offset it
+// starts from) before its first index object, and the index is read
+// from it without a full listing. Then the group's offset is moved back
+// below every checkpoint of the writer: the next run writes a start
+// checkpoint there before its first index object and voids the others.
+func TestSinkWritesItsStartCheckpointFirst(t *testing.T) {
+	brokers := newCluster(t, 1, "sc")
+	var recs []*kgo.Record
+	for i := range 20 {
+		recs = append(recs, &kgo.Record{Topic: "sc", Value: fmt.Appendf(nil, `{"i":%d}`, i)})
+	}
+	produceRecs(t, brokers, recs...)
+	cfg := indexConfig(brokers, "sc")
+	w := index.WriterOf("connect-" + cfg.Name)
+	commitAt := func(at int64) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var offs kadm.Offsets
+		offs.Add(kadm.Offset{Topic: "sc", Partition: 0, At: at, LeaderEpoch: -1})
+		if _, err := kadm.NewClient(cl).CommitOffsets(t.Context(), "connect-"+cfg.Name, offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commitAt(10)
+	cfg.CheckpointInterval = 0
+	store := &orderStore{Store: s3store.NewMemory()}
+	runSink(t, cfg, store)
+	start := index.CheckpointKey(index.DefaultPrefix, "sc", 0, 10, w)
+	if keys := checkpointKeys(t, store); fmt.Sprint(keys) != fmt.Sprint([]string{start}) {
+		t.Fatalf("checkpoints %v, want the start checkpoint %s alone (checkpoints off)", keys, start)
+	}
+	if c, i := store.firstUnder(index.CheckpointDir(index.DefaultPrefix)), store.firstUnder(index.Dir(index.DefaultPrefix)); c < 0 || i < 0 || c > i {
+		t.Fatalf("the start checkpoint stored at %d, the first index object at %d", c, i)
+	}
+	if ix := sameAsLog(t, store); ix.FullListings != 0 || ix.Checkpoints != 1 {
+		t.Fatalf("full listings %d, checkpoints %d; want 0 and 1", ix.FullListings, ix.Checkpoints)
+	}
+
+	// Checkpoints on, then the offset moved back below all of them.
+	produceRecs(t, brokers, &kgo.Record{Topic: "sc", Value: []byte(`{"i":20}`)})
+	cfg.CheckpointInterval = 1
+	runSink(t, cfg, store)
+	commitAt(4)
+	store.keys = nil
+	_, log := runSinkLogged(t, cfg, store)
+	if !strings.Contains(log, "void") {
+		t.Fatalf("no warning of the voided checkpoints:\n%s", log)
+	}
+	start = index.CheckpointKey(index.DefaultPrefix, "sc", 0, 4, w)
+	if c, i := slices.Index(store.keys, start), store.firstUnder(index.Dir(index.DefaultPrefix)); c < 0 || i < 0 || c > i {
+		t.Fatalf("the start checkpoint at 4 stored at %d, the first index object at %d: %v", c, i, store.keys)
+	}
+	got, err := index.Load(t.Context(), store, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := index.Load(t.Context(), logOnly{store}, index.DefaultPrefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Entries, want.Entries) || !reflect.DeepEqual(got.All, want.All) || got.FullListings != 0 {
+		t.Fatalf("with %d checkpoints, %d full listings: %d entries; from the log: %d", got.Checkpoints, got.FullListings, len(got.Entries), len(want.Entries))
 	}
 }

@@ -152,7 +152,8 @@ type Config struct {
 	// IndexPrefix, the sink writes a partition's checkpoint
 	// (checkpoint.Write) after this many index objects, once their offsets
 	// are committed, at a partition's first commit of a run when it has no
-	// checkpoint, and at the end of Once. 0 writes none.
+	// checkpoint, and at the end of Once. 0 writes none but the start
+	// checkpoints (checkpoint.Begin), which are written whatever it is.
 	CheckpointInterval int
 	// TopicCheckInterval is how often a sink without Once describes the
 	// archived topics again (at start always) and records, under

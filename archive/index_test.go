@@ -234,12 +234,13 @@ func asWriter(snap map[string]string, from, to string) map[string]string {
 }
 
 // refuseIndex fails every commit of an index object, as a store that
-// denies writes under the index prefix.
+// denies writes under the index's log folder (the start checkpoint,
+// under the checkpoints folder, is written).
 type refuseIndex struct{ s3store.Store }
 
 func (r refuseIndex) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
 	w, err := r.Store.Create(ctx, key)
-	if err != nil || !strings.HasPrefix(key, index.DefaultPrefix) {
+	if err != nil || !strings.HasPrefix(key, index.Dir(index.DefaultPrefix)) {
 		return w, err
 	}
 	return deniedWriter{w}, nil
@@ -419,8 +420,13 @@ func TestIndexRotateWithoutFiles(t *testing.T) {
 	if err := w.rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if w.pending != 9 || fmt.Sprint(keysOf(snapshot(t, store))) != "["+index.Key(index.DefaultPrefix, "t", 0, 9, index.WriterOf(cfg.GroupID))+"]" {
-		t.Fatalf("pending %d, objects %v; want 9 and the restamped index object", w.pending, keysOf(snapshot(t, store)))
+	// Before it, the writer's start checkpoint at 7 (checkpoint.Begin).
+	wantKeys := []string{
+		index.CheckpointKey(index.DefaultPrefix, "t", 0, 7, index.WriterOf(cfg.GroupID)),
+		index.Key(index.DefaultPrefix, "t", 0, 9, index.WriterOf(cfg.GroupID)),
+	}
+	if w.pending != 9 || fmt.Sprint(keysOf(snapshot(t, store))) != fmt.Sprint(wantKeys) {
+		t.Fatalf("pending %d, objects %v; want 9, the start checkpoint and the restamped index object", w.pending, keysOf(snapshot(t, store)))
 	}
 }
 

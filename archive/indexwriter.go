@@ -81,17 +81,18 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 		abortFiles(ctx, w, files)
 		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
 	}
-	if err := w.voidCheckpoints(ctx); err != nil {
-		abortFiles(ctx, w, files)
-		return err
-	}
 	key := index.Key(w.cfg.IndexPrefix, w.topic, w.partition, commit, w.indexWriter)
-	// The upload, which may run beside the worker, gets its own copy;
-	// finish makes it the last entries, with its ETags (keepETags).
+	// The upload, which may run beside the worker, gets its own copy of
+	// the entries; finish makes it the last entries, with its ETags
+	// (keepETags). The run's first index object of the partition: its
+	// upload writes the start checkpoint and the voids first
+	// (beginCheckpoints).
+	up := upload{files: files, indexKey: key, entries: cloneEntries(entries), commit: commit, begin: !w.checkedCkpts, from: w.from}
+	w.checkedCkpts = true
 	w.lastEntries = entries
 	w.from = commit
 	w.lost = nil
-	return w.startUpload(ctx, upload{files: files, indexKey: key, entries: cloneEntries(entries), commit: commit})
+	return w.startUpload(ctx, up)
 }
 
 // restamp commits skipped offsets up to commit when no file is open: it
@@ -153,26 +154,33 @@ func (w *partitionWriter) startEntries(ctx context.Context) ([]index.Entry, erro
 	return entries, nil
 }
 
-// voidCheckpoints runs before the first index object of the partition in
-// a run: the run writes index objects at commits above w.from (the
-// offset it started from), so every checkpoint of this sink's writer
-// above it (an operator moved the group's offset back under one) is made
-// void (checkpoint.Void) before the replay rewrites the log it covers;
-// readers then use the newest checkpoint at or below w.from. Usually
-// there is none to void: the sink checkpoints committed offsets only.
-func (w *partitionWriter) voidCheckpoints(ctx context.Context) error {
-	if w.checkedCkpts {
-		return nil
-	}
+// beginCheckpoints runs before the first index object of the partition
+// in a run (checkpoint.Begin), in its upload, whether the sink writes
+// checkpoints or not: the run writes index objects at commits above from
+// (the offset it started from), so this sink's writer gets a live
+// checkpoint at or below from (its start checkpoint, when it has none:
+// empty for a new writer), and every checkpoint of its writer above from
+// (an operator moved the group's offset back under one) is made void
+// before the replay rewrites the log it covers; readers then use the
+// newest checkpoint at or below from. Readers list the log only from the
+// lowest live checkpoint on, so the start checkpoint must exist before the
+// first index object. It uses only w's immutable fields (runUpload).
+func (w *partitionWriter) beginCheckpoints(ctx context.Context, from int64) error {
 	p := checkpoint.Partition{Prefix: w.cfg.IndexPrefix, Topic: w.topic, Partition: w.partition, Writer: w.indexWriter}
-	voided, err := checkpoint.Void(ctx, w.store, p, w.from)
+	r, err := checkpoint.Begin(ctx, w.store, p, from, checkpointReadConcurrency)
 	if err != nil {
-		return fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+		err = fmt.Errorf("topic %s partition %d: archive index: %w", w.topic, w.partition, err)
+		if errors.Is(err, index.ErrMalformed) {
+			return err
+		}
+		return storeError(err) // as the index object's: retried when transient
 	}
-	if len(voided) > 0 {
+	if r.Start != "" {
+		w.log.Debug("archive index start checkpoint written", "key", r.Start, "others", r.Others, "read", r.Read)
+	}
+	if len(r.Voided) > 0 {
 		w.log.Warn("the group's offset is below this sink's checkpoints of the archive index; they are void until the replay passes them",
-			"topic", w.topic, "partition", w.partition, "offset", w.from, "voided", voided)
+			"topic", w.topic, "partition", w.partition, "offset", from, "voided", r.Voided)
 	}
-	w.checkedCkpts = true
 	return nil
 }

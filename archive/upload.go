@@ -36,6 +36,10 @@ type upload struct {
 	// upload they are the worker's (finish).
 	entries []index.Entry
 	commit  int64 // the offset that is committable once the upload is done
+	// begin: the partition's first index object of the run, written after
+	// its start checkpoint and voids at from (beginCheckpoints).
+	begin bool
+	from  int64
 }
 
 // uploadResult is what an upload did: the objects it completed (even when
@@ -106,6 +110,9 @@ func (w *partitionWriter) finish(r uploadResult) error {
 	w.inflight = nil
 	w.done = append(w.done, r.stats...)
 	if r.err != nil {
+		if r.up.begin {
+			w.checkedCkpts = false // the next index object begins again
+		}
 		return r.err
 	}
 	if r.up.indexKey != "" {
@@ -142,6 +149,9 @@ func (w *partitionWriter) cancelUpload() {
 	r := <-w.inflight.done
 	w.inflight = nil
 	w.done = append(w.done, r.stats...)
+	if r.err != nil && r.up.begin {
+		w.checkedCkpts = false
+	}
 }
 
 // runUpload commits up's objects in order and then writes its index
@@ -169,6 +179,11 @@ func runUpload(ctx context.Context, w *partitionWriter, up upload) uploadResult 
 				r.err = err
 				return r
 			}
+		}
+	}
+	if up.begin {
+		if r.err = w.beginCheckpoints(ctx, up.from); r.err != nil {
+			return r
 		}
 	}
 	if up.indexKey != "" {

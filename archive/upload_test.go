@@ -86,7 +86,10 @@ func TestRotationUploadsOffTheWorker(t *testing.T) {
 			}
 			want := []string{"topics/t/partition=0/t+0+0000000000.json"}
 			if indexed {
-				want = append(want, index.Key(index.DefaultPrefix, "t", 0, 2, index.WriterOf(cfg.GroupID)))
+				// The index object, and before it the writer's start
+				// checkpoint (checkpoint.Begin, in the upload).
+				want = append(want, index.Key(index.DefaultPrefix, "t", 0, 2, index.WriterOf(cfg.GroupID)),
+					index.CheckpointKey(index.DefaultPrefix, "t", 0, 0, index.WriterOf(cfg.GroupID)))
 			}
 			slices.Sort(want)
 			if w.pending != 2 || fmt.Sprint(keysOf(snapshot(t, mem))) != fmt.Sprint(want) {

@@ -77,8 +77,9 @@ type partitionWriter struct {
 	// (index.WriterOf), so another group's sink into the same bucket
 	// never overwrites them.
 	indexWriter string
-	// checkedCkpts tells whether this run voided the writer's checkpoints
-	// of the partition above its span's first offset (voidCheckpoints).
+	// checkedCkpts tells whether this run wrote the writer's start
+	// checkpoint of the partition and voided its checkpoints above its
+	// span's first offset (beginCheckpoints).
 	checkedCkpts bool
 	// topicID is the topic's Kafka id (index.FormatTopicID), recorded in
 	// the entries; "" when unknown.

@@ -2,8 +2,8 @@
 // format and the readers are index's: index.CheckpointWriter,
 // index.ReadCheckpoint, index.LoadWith): the sink's, every
 // kafkas3.index.checkpoint.interval index objects of a partition and at
-// the end of --once (Write), and those of `kafkas3 index rebuild`, from
-// the log of every writer (Rebuild).
+// the end of --once (Write), its start checkpoints (Begin), and those of
+// `kafkas3 index rebuild`, from the log of every writer (Rebuild).
 //
 // A checkpoint is derived data. Write builds writer W's checkpoint of a
 // partition from W's newest checkpoint (streamed, never held) and W's
@@ -12,4 +12,11 @@
 // before it, leaves the previous checkpoint and a longer tail of the log,
 // which readers read: the index stays correct, only slower to read.
 // Writing it again gives the same bytes.
+//
+// Begin is not derived data: a sink writes its start checkpoint (and the
+// voids) before its first index object of a partition in a run, so that
+// every index object no checkpoint covers lies above its writer's live
+// checkpoint, the invariant readers rely on to list only the log after
+// the lowest live checkpoint (the index package doc, "Reading an
+// archive"). A failure to write it fails the index object.
 package checkpoint

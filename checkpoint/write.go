@@ -64,7 +64,14 @@ func write(ctx context.Context, st Store, p Partition, upTo int64, concurrency i
 	if err != nil {
 		return Result{}, fmt.Errorf("list the checkpoints of topic %s partition %d: %w", p.Topic, p.Partition, err)
 	}
-	prev, err := live(ctx, st, p, ckpts[p.Writer])
+	return writeWith(ctx, st, p, ckpts, ckpts[p.Writer], upTo, concurrency, sweep)
+}
+
+// writeWith is write given the partition's checkpoints (ckpts) and the
+// commits of p.Writer's checkpoints to start from (own: all of them, or
+// those at or below the offset a run starts from, see Begin).
+func writeWith(ctx context.Context, st Store, p Partition, ckpts map[string][]int64, own []int64, upTo int64, concurrency int, sweep bool) (Result, error) {
+	prev, err := live(ctx, st, p, own)
 	if err != nil || (upTo >= 0 && prev.Commit >= upTo) {
 		return Result{}, err
 	}
@@ -201,8 +208,13 @@ func Void(ctx context.Context, st Store, p Partition, below int64) ([]string, er
 	if err != nil {
 		return nil, fmt.Errorf("list the checkpoints of topic %s partition %d: %w", p.Topic, p.Partition, err)
 	}
+	return voidAbove(ctx, st, p, ckpts[p.Writer], below)
+}
+
+// voidAbove is Void given the commits of p.Writer's checkpoints.
+func voidAbove(ctx context.Context, st Store, p Partition, commits []int64, below int64) ([]string, error) {
 	var voided []string
-	for _, c := range ckpts[p.Writer] {
+	for _, c := range commits {
 		if c <= below {
 			continue
 		}

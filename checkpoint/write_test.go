@@ -178,20 +178,30 @@ func (h hideCheckpoints) List(ctx context.Context, prefix string, fn func(s3stor
 	})
 }
 
-// counting counts a store's requests.
+// counting counts a store's requests, and the keys of the log listed.
 type counting struct {
 	s3store.Store
-	lists, opens, ckptOpens atomic.Int64
+	lists, opens, ckptOpens, logListed atomic.Int64
 }
 
 func (c *counting) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
 	c.lists.Add(1)
-	return c.Store.List(ctx, prefix, fn)
+	return c.Store.List(ctx, prefix, c.count(fn))
 }
 
 func (c *counting) ListAfter(ctx context.Context, prefix, after string, fn func(s3store.ObjectInfo) error) error {
 	c.lists.Add(1)
-	return s3store.ListAfter(ctx, c.Store, prefix, after, fn)
+	return s3store.ListAfter(ctx, c.Store, prefix, after, c.count(fn))
+}
+
+// count counts the keys of the log fn is given.
+func (c *counting) count(fn func(s3store.ObjectInfo) error) func(s3store.ObjectInfo) error {
+	return func(info s3store.ObjectInfo) error {
+		if strings.HasPrefix(info.Key, index.Dir(prefix)) {
+			c.logListed.Add(1)
+		}
+		return fn(info)
+	}
 }
 
 func (c *counting) Open(ctx context.Context, key string) (io.ReadCloser, error) {

@@ -299,10 +299,11 @@ func TestSinkCmdOnceArchivesAndResumes(t *testing.T) {
 		t.Errorf("topic descriptions %q, want one of orders", firstDescs)
 	}
 
-	// One index checkpoint per partition, at its last commit (--once's end).
+	// Per partition the start checkpoint (at 0, before the first index
+	// object) and one at its last commit (--once's end).
 	ckpts := keysUnder(t, dir, index.CheckpointDir(index.DefaultPrefix))
-	if len(ckpts) != 2 || !strings.Contains(ckpts[0], "/00000000000000000005-") {
-		t.Errorf("checkpoints %q, want one per partition at 5", ckpts)
+	if len(ckpts) != 4 || !strings.Contains(ckpts[0], "/00000000000000000000-") || !strings.Contains(ckpts[1], "/00000000000000000005-") {
+		t.Errorf("checkpoints %q, want per partition one at 0 and one at 5", ckpts)
 	}
 
 	// A second run has nothing new: it writes nothing.

@@ -129,9 +129,11 @@
 // of W's log up to C, so anyone may write it: W's sink, `kafkas3 index
 // rebuild`, and another writer's first checkpoint of the partition, which
 // also writes the checkpoint of every writer its listing of the log shows
-// without any (checkpoint.Write): two sinks (two groups) never write
-// different bytes under one key. C is the commit of W's last index object
-// it covers. It is gzip'd JSON lines (the same entries give the same bytes):
+// without any (checkpoint.Write, checkpoint.Begin): two sinks (two
+// groups) never write different bytes under one key. C is the commit of
+// W's last index object it covers, or, for a start checkpoint (below),
+// the offset a sink's run starts from. It is gzip'd JSON lines (the same
+// entries give the same bytes; a checkpoint may hold no entry):
 //
 //	{"checkpoint":1,"topic":"orders","partition":0,"writer":"<12 hex>","commit":1200,"log_objects":240}
 //	<one entry per line, as in an index object, by first offset, key, then commit descending>
@@ -147,13 +149,33 @@
 // A void checkpoint ({"checkpoint":1,...,"log_objects":0,"void":B}, no
 // entry; VoidCheckpoint) says that W's log above B is being written
 // again: W's group offset was moved back to B, under its checkpoints, and
-// the replay writes index objects at commits they cover. Before its first
-// index object of a partition in a run, a sink overwrites each of its
-// writer's checkpoints above the offset it starts from with a void one
-// (checkpoint.Void; no delete permission needed). W's live checkpoint
-// (ReadLiveCheckpoint) is its newest, or, when that is void, its newest
-// at or below B, and so on. A checkpoint that is not void was written
-// after every move back below its commit, so it is a function of W's log.
+// the replay writes index objects at commits they cover. W's live
+// checkpoint (ReadLiveCheckpoint) is its newest, or, when that is void,
+// its newest at or below B, and so on. A checkpoint that is not void was
+// written after every move back below its commit, so it is a function of
+// W's log.
+//
+// Before its first index object of a partition in a run that starts at
+// offset S (its group's committed offset, or the first offset it reads
+// when the group has none), a sink (checkpoint.Begin), whether it writes
+// checkpoints or not (kafkas3.index.checkpoint.interval 0):
+//
+//  1. writes its start checkpoint unless W has a live checkpoint at or
+//     below S (counting its checkpoints at or below S only): W's
+//     checkpoint of its log up to S, at the commit of its last index
+//     object at or below S, or, for a writer with none there (a new
+//     group), a checkpoint with no entry at S. Both are functions of W's
+//     log up to S. Before it, every other writer of the log without any
+//     checkpoint (an older kafkas3's) gets its checkpoint over its whole
+//     log, as a writer's first checkpoint does in checkpoint.Write;
+//  2. overwrites each of W's checkpoints above S with a void one
+//     (checkpoint.Void; no delete permission needed).
+//
+// So every index object of W that no checkpoint covers has a commit above
+// W's live checkpoint's, at all times: the run's index objects have
+// commits above S, and a crash between the steps, or before the first
+// index object, leaves a checkpoint more (an empty one at worst), never a
+// writer without one. Readers rely on it ("Reading an archive").
 //
 // The sink writes its checkpoint of a partition (package checkpoint) every
 // kafkas3.index.checkpoint.interval index objects and at the end of
@@ -168,25 +190,52 @@
 // Load (LoadWith: at most LoadOptions.Concurrency requests at a time)
 // finds the partitions of the log by a skip scan (one listing request per
 // partition: the first key after each partition's folder), then per
-// partition lists its checkpoints and its whole log (keys only: one
-// listing request per 1,000 index objects, no read), and per writer of
-// either listing reads its live checkpoint and its index objects above
-// that checkpoint's commit (all of them when it has none).
+// partition lists its checkpoints (keys only, one per writer per
+// kafkas3.index.checkpoint.interval index objects), reads each writer's
+// live checkpoint, and lists the log with StartAfter set below the lowest
+// live checkpoint's commit (S3 ListObjectsV2 StartAfter; keys sort by the
+// 20-digit commit): one listing request per 1,000 index objects of the
+// tail, none for the history the checkpoints cover. Of the tail it reads
+// each writer's index objects above its own live checkpoint's commit, and
+// every index object of a writer without any checkpoint. The cost is
+// O(checkpoints + tail), not O(index objects): for a partition of 1,000
+// index objects and a checkpoint at the last, 6 keys listed instead of
+// 1,005 (Index.Listed).
 //
-// The rule that makes this always the result of a read of the whole log:
-// every writer is found in the listing, whatever its commits, and each of
-// its index objects is read unless its live checkpoint covers it (a
-// checkpoint covers, by definition, the writer's log up to its commit,
-// and a move back under it voids it before the log changes). Listing
-// only the log after the lowest checkpoint would be cheaper but is not
-// correct: a writer without a checkpoint (an older kafkas3, a sink with
-// checkpoints off, one that crashed before its first, a group renamed)
-// may write index objects at any commit, and its objects below every
-// other writer's checkpoint would never be seen. The listing is keys
-// only; the reads, the cost that grows with the archive, stay one per
-// checkpoint and tail object. A writer without a checkpoint is read in
-// full until it has one: its own, the next writer's first checkpoint of
-// the partition (which checkpoints it too), or `kafkas3 index rebuild`.
+// This is a read of the whole log because of the invariant the sink keeps
+// (see Checkpoints: every index object of a writer that no checkpoint
+// covers lies above its live checkpoint's commit). It holds for every
+// archive written by this version of kafkas3, and for archives written by
+// older ones once `kafkas3 index rebuild` has checkpointed every writer
+// (or once a sink of this version ran on the partition: its start
+// checkpoint checkpoints the writers without one). The load falls back to
+// a listing of the partition's whole log, and counts it in
+// Index.FullListings, where it cannot rely on it:
+//
+//   - a partition without any checkpoint (an archive of an older kafkas3;
+//     `kafkas3 index rebuild` makes its reads cheap);
+//   - a writer with checkpoints but none live (an older kafkas3 voided
+//     them without a start checkpoint);
+//   - a writer without any checkpoint in the listed tail (a sink of an
+//     older kafkas3 writing after the others checkpointed): its index
+//     objects may lie below too.
+//
+// What it cannot see: the index objects of a sink of an older kafkas3
+// (without start checkpoints) that writes into the same bucket after a
+// rebuild or after a sink of this version checkpointed the partition,
+// when they all lie below the lowest live checkpoint (its group far
+// behind the others, or moved back). Those are not listed; `kafkas3 index
+// rebuild` again checkpoints them and makes the load whole. Nor can a
+// checkpoint show what such a sink rewrites below it (a kafkas3 without
+// checkpoints writes no void checkpoint when its group is moved back):
+// deleting that writer's checkpoints and running `kafkas3 index rebuild`
+// makes them its log's again.
+//
+// An index rebuilt from the objects of an archive without one (`kafkas3
+// index rebuild --from-objects`, package objindex) is written under the
+// writer FromObjectsWriter; its entries of objects without envelopes hold
+// offsets assumed from the objects' names, and Load counts the live ones
+// in Index.Assumed (kafkas3 verify warns of them).
 //
 // Load keeps, for every object key, the entry with the highest commit
 // (of two with the same commit, the one of the index object whose key

@@ -44,6 +44,18 @@ type Index struct {
 	IndexObjects int
 	// Checkpoints counts the checkpoints read.
 	Checkpoints int
+	// Listed counts the keys of the log listed (the tail after the lowest
+	// live checkpoint of each partition, or its whole log).
+	Listed int
+	// Assumed counts the live entries whose offsets were assumed: written
+	// by `kafkas3 index rebuild --from-objects` (FromObjectsWriter) for
+	// objects without envelopes, whose records are taken to hold
+	// consecutive offsets from the start offset of their names.
+	Assumed int
+	// FullListings counts the partitions whose whole log was listed: no
+	// checkpoint (an archive of an older kafkas3: `kafkas3 index rebuild`
+	// makes its reads cheap), or a writer with checkpoints but none live.
+	FullListings int
 	// All holds every entry of the log, superseded ones included, sorted
 	// like Entries and, for the same key, by decreasing commit, but for
 	// entries that only restamp a newer one (Restamped). An object may
@@ -53,20 +65,31 @@ type Index struct {
 	All []Entry
 }
 
+// FromObjectsGroup is the group name whose writer (FromObjectsWriter)
+// names the index objects and checkpoints that `kafkas3 index rebuild
+// --from-objects` writes (package objindex). Its entries without envelope
+// have assumed offsets (Index.Assumed).
+const FromObjectsGroup = "kafkas3 index rebuild --from-objects"
+
+// FromObjectsWriter is WriterOf(FromObjectsGroup).
+func FromObjectsWriter() string { return WriterOf(FromObjectsGroup) }
+
 // Load is LoadWith with the default options.
 func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index, error) {
 	return LoadWith(ctx, st, prefix, topics, LoadOptions{})
 }
 
 // LoadWith reads the archive index under prefix (of topics, when given):
-// for each partition, each writer's newest checkpoint and the index
-// objects of the log that no checkpoint covers (see the package doc), at
-// most opt.Concurrency requests at a time. It keeps, for each object key,
-// the entry with the highest commit. An object under the index folder
-// that is not an index object, or an index object or checkpoint that does
-// not decode, fails the load (the error names its key and line, the first
-// such in key order); so does a store failure. The result is the one a
-// read of every index object of the log gives.
+// for each partition, each writer's live checkpoint and the index
+// objects of the log that no checkpoint covers, listed from the lowest
+// live checkpoint on (the whole log of a partition without checkpoints;
+// see the package doc, "Reading an archive"), at most opt.Concurrency
+// requests at a time. It keeps, for each object key, the entry with the
+// highest commit. An object under the index folder that is not an index
+// object, or an index object or checkpoint that does not decode, fails
+// the load (the error names its key and line, the first such in key
+// order); so does a store failure. The result is the one a read of every
+// index object of the log gives.
 func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions) (*Index, error) {
 	n := opt.Concurrency
 	if n <= 0 {
@@ -79,45 +102,75 @@ func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt
 	}
 	plans := make([]*partPlan, len(parts))
 	err = parallel.Each(ctx, n, len(parts), func(i int) error {
-		pp, err := l.plan(ctx, parts[i])
+		pp, err := l.planCheckpoints(ctx, parts[i])
 		plans[i] = pp
 		return wrapDir(parts[i].dir, err)
 	})
 	if err != nil {
 		return nil, err
 	}
-	var wps []writerPart
-	for _, pp := range plans {
-		for _, w := range pp.writer {
-			wps = append(wps, writerPart{pp: pp, w: w})
-		}
+	ckpts, err := l.readCheckpoints(ctx, plans)
+	if err != nil {
+		return nil, err
 	}
-	// Each writer's live checkpoint, then the index objects above it.
-	ckpts := make([]readResult, len(wps))
-	tails := make([][]readJob, len(wps))
-	err = parallel.Each(ctx, n, len(wps), func(i int) error {
-		r, commit, err := l.readCheckpoint(ctx, wps[i])
-		ckpts[i], tails[i] = r, wps[i].tail(commit)
-		return wrapDir(wps[i].pp.p.dir, err)
+	err = parallel.Each(ctx, n, len(plans), func(i int) error {
+		return wrapDir(plans[i].p.dir, l.listLog(ctx, plans[i]))
 	})
 	if err != nil {
 		return nil, err
 	}
+	res, err := l.readTails(ctx, plans)
+	if err != nil {
+		return nil, err
+	}
+	ix := mergeResults(append(res, ckpts...))
+	for _, pp := range plans {
+		ix.Listed += pp.listed
+		if pp.after == "" {
+			ix.FullListings++
+		}
+	}
+	return ix, nil
+}
+
+// readCheckpoints reads the live checkpoint of every writer with
+// checkpoints of every partition, and notes its commit in the plan.
+func (l *loader) readCheckpoints(ctx context.Context, plans []*partPlan) ([]readResult, error) {
+	var wps []writerPart
+	for _, pp := range plans {
+		for w := range pp.ckpts {
+			wps = append(wps, writerPart{pp: pp, w: w})
+		}
+	}
+	res := make([]readResult, len(wps))
+	commits := make([]int64, len(wps))
+	err := parallel.Each(ctx, l.n, len(wps), func(i int) error {
+		r, commit, err := l.readCheckpoint(ctx, wps[i])
+		res[i], commits[i] = r, commit
+		return wrapDir(wps[i].pp.p.dir, err)
+	})
+	for i, wp := range wps {
+		wp.pp.lives[wp.w] = commits[i]
+	}
+	return res, err
+}
+
+// readTails reads every writer's listed index objects above its live
+// checkpoint.
+func (l *loader) readTails(ctx context.Context, plans []*partPlan) ([]readResult, error) {
 	var jobs []readJob
-	for _, t := range tails {
-		jobs = append(jobs, t...)
+	for _, pp := range plans {
+		for _, w := range pp.writer {
+			jobs = append(jobs, writerPart{pp: pp, w: w}.tail()...)
+		}
 	}
 	res := make([]readResult, len(jobs))
-	err = parallel.Each(ctx, n, len(jobs), func(i int) error {
+	err := parallel.Each(ctx, l.n, len(jobs), func(i int) error {
 		r, err := l.read(ctx, jobs[i])
 		res[i] = r
 		return wrapDir(jobs[i].dir, err)
 	})
-	if err != nil {
-		return nil, err
-	}
-	res = append(res, ckpts...)
-	return mergeResults(res), nil
+	return res, err
 }
 
 // wrapDir names the folder a load failed under.

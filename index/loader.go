@@ -11,8 +11,10 @@ import (
 )
 
 // This file holds LoadWith's steps: find the partitions of the log
-// (discover), list what to read of each (plan), read it (read) and merge
-// the entries (mergeResults).
+// (discover), list each one's checkpoints (planCheckpoints), read each
+// writer's live checkpoint (readCheckpoint), list the log from the lowest
+// of them on (listLog), read the index objects above each writer's
+// (tail, read) and merge the entries (mergeResults).
 
 // loader is one LoadWith.
 type loader struct {
@@ -105,13 +107,20 @@ func (l *loader) scan(ctx context.Context, d string) ([]logPartition, error) {
 	}
 }
 
-// partPlan is what a listing of one partition found: every writer's
-// checkpoints (commits in increasing order) and index objects (in key
-// order, so by commit).
+// partPlan is what LoadWith knows of one partition: every writer's
+// checkpoints (commits in increasing order), the live checkpoint's commit
+// of each writer that has checkpoints (-1 when none is live), and the
+// index objects of the listed part of the log (in key order, so by
+// commit).
 type partPlan struct {
-	p      logPartition
-	ckpts  map[string][]int64
-	logs   map[string][]logObject
+	p     logPartition
+	ckpts map[string][]int64
+	lives map[string]int64
+	logs  map[string][]logObject
+	// after is where the listing of the log started (s3store.ListAfter);
+	// "" for the whole log. listed counts the keys it gave.
+	after  string
+	listed int
 	writer []string // the writers of ckpts and logs, sorted
 }
 
@@ -121,37 +130,86 @@ type logObject struct {
 	commit int64
 }
 
-// plan lists one partition: its checkpoints and its whole log (keys
-// only, about 1,000 a listing request; no index object is read here).
-// Listing the whole log is what makes the load see every writer: a
-// writer without a checkpoint may have index objects at any commit (see
-// the package doc, "Reading an archive").
-func (l *loader) plan(ctx context.Context, p logPartition) (*partPlan, error) {
+// planCheckpoints lists one partition's checkpoints (keys only).
+func (l *loader) planCheckpoints(ctx context.Context, p logPartition) (*partPlan, error) {
 	ckpts, err := ListCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
-	if err != nil {
-		return nil, err
+	return &partPlan{p: p, ckpts: ckpts, lives: map[string]int64{}, logs: map[string][]logObject{}}, err
+}
+
+// listFrom returns where the listing of a partition's log starts, given
+// every checkpointed writer's live commit (pp.lives): after the keys below
+// the lowest live commit, or "" (the whole log) when the partition has no
+// checkpoint, or a writer with checkpoints has none live (an archive of an
+// older kafkas3 voided it). See the package doc, "Reading an archive":
+// by the sink's start checkpoint, a writer's index objects that no
+// checkpoint covers lie above its live checkpoint.
+func (pp *partPlan) listFrom(prefix string) string {
+	if len(pp.lives) == 0 {
+		return ""
 	}
-	pp := &partPlan{p: p, ckpts: ckpts, logs: map[string][]logObject{}}
-	err = l.st.List(ctx, PartitionDir(l.prefix, p.topic, p.part), func(info s3store.ObjectInfo) error {
-		kn, err := ParseKey(info.Key)
-		if err != nil {
-			return err
+	low := int64(-1)
+	for _, c := range pp.lives {
+		if c < 0 {
+			return ""
 		}
-		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
-		return nil
-	})
+		if low < 0 || c < low {
+			low = c
+		}
+	}
+	// "<commit, 20 digits>" sorts before every key of that commit and
+	// after every key of a lower one.
+	return PartitionDir(prefix, pp.p.topic, pp.p.part) + stamp(low, "")
+}
+
+// listLog lists the partition's log from pp.listFrom on (keys only, about
+// 1,000 a listing request; no index object is read here). When that
+// listing shows a writer without any checkpoint (a sink of an older
+// kafkas3 writing after the others checkpointed), its index objects may
+// lie below too: the whole log is listed.
+func (l *loader) listLog(ctx context.Context, pp *partPlan) error {
+	pp.after = pp.listFrom(l.prefix)
+	err := l.list(ctx, pp)
+	if err == nil && pp.after != "" && pp.unknownWriter() {
+		pp.after, pp.logs = "", map[string][]logObject{}
+		err = l.list(ctx, pp)
+	}
 	seen := map[string]bool{}
-	for w := range ckpts {
+	for w := range pp.ckpts {
 		seen[w] = true
 	}
 	for w := range pp.logs {
 		seen[w] = true
 	}
+	pp.writer = pp.writer[:0]
 	for w := range seen {
 		pp.writer = append(pp.writer, w)
 	}
 	sort.Strings(pp.writer)
-	return pp, err
+	return err
+}
+
+// list lists the partition's log after pp.after into pp.logs.
+func (l *loader) list(ctx context.Context, pp *partPlan) error {
+	return s3store.ListAfter(ctx, l.st, PartitionDir(l.prefix, pp.p.topic, pp.p.part), pp.after, func(info s3store.ObjectInfo) error {
+		kn, err := ParseKey(info.Key)
+		if err != nil {
+			return err
+		}
+		pp.listed++
+		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
+		return nil
+	})
+}
+
+// unknownWriter tells whether the listed log holds a writer without any
+// checkpoint.
+func (pp *partPlan) unknownWriter() bool {
+	for w := range pp.logs {
+		if _, ok := pp.ckpts[w]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // ListCheckpoints lists the checkpoints of a partition under prefix and
@@ -233,8 +291,13 @@ func (l *loader) readCheckpoint(ctx context.Context, wp writerPart) (readResult,
 	return r, h.Commit, nil
 }
 
-// tail returns the jobs that read the writer's index objects above commit.
-func (wp writerPart) tail(commit int64) []readJob {
+// tail returns the jobs that read the writer's listed index objects
+// above its live checkpoint (all of them when it has none).
+func (wp writerPart) tail() []readJob {
+	commit, ok := wp.pp.lives[wp.w]
+	if !ok {
+		commit = -1
+	}
 	var jobs []readJob
 	for _, o := range wp.pp.logs[wp.w] {
 		if o.commit > commit {

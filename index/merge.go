@@ -104,8 +104,12 @@ func mergeResults(res []readResult) *Index {
 	live := liveOf(ix.All, m.ws[:kept])
 	ix.Superseded = total - len(live)
 	ix.Entries = make([]Entry, len(live))
+	rebuilt := FromObjectsWriter()
 	for i, p := range live {
 		ix.Entries[i] = ix.All[p]
+		if !ix.All[p].Envelope && m.ws[p] == rebuilt {
+			ix.Assumed++
+		}
 	}
 	sortAll(ix.Entries)
 	return ix

@@ -166,6 +166,14 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		return rep, nil
 	}
 	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
+	if ix.Assumed > 0 {
+		log.Warn("the offsets of objects of the archive index were assumed: kafkas3 index rebuild --from-objects took their records (no envelopes) to hold consecutive offsets from the start offsets of their names",
+			"entries", ix.Assumed)
+	}
+	if ix.FullListings > 0 {
+		log.Info("partitions of the archive index were listed in full (no checkpoint, or a writer without one): kafkas3 index rebuild makes reading them cheap",
+			"partitions", ix.FullListings, "index_keys_listed", ix.Listed)
+	}
 
 	listed, err := listing()
 	if err != nil {

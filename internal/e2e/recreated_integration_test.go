@@ -246,7 +246,13 @@ func (r *recrTest) checkOldArchive(t *testing.T, objs map[string]object) {
 func (r *recrTest) checkNothingOfRecr(t *testing.T, added []string) {
 	t.Helper()
 	for _, k := range added {
-		if strings.Contains(k, "/"+r.recr+"/") {
+		switch {
+		case strings.HasPrefix(k, indexPrefix+"checkpoints/"+r.recr+"/") && strings.Contains(k, fmt.Sprintf("/%020d-", recrOld)):
+			// The checkpoint of the old topic's index at its commit
+			// (derived data): a continuous run writes the one of its
+			// first commit after that commit, which may come after the
+			// listing of the first run (as in checkGen2Added).
+		case strings.Contains(k, "/"+r.recr+"/"):
 			t.Errorf("the stopped topic got a new object %s", k)
 		}
 	}
