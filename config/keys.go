@@ -684,7 +684,7 @@ func declare(d *declarer) *Keys {
 		S3PollIntervalMs: d.int(Spec{Name: "s3.poll.interval.ms", Default: "60000", Min: 1, Max: maxInt64, Commands: Source,
 			Doc: "How often the source looks for new objects, in milliseconds."}),
 		ReadConcurrency: d.int(Spec{Name: "kafkas3.read.concurrency", Default: "64", Min: 1, Max: 1024, Commands: Source,
-			Doc: "kafkas3 only: how many store requests kafkas3 source, kafkas3 verify and kafkas3 index rebuild keep in flight while they read the archive index (index objects, checkpoints, listings) and, in verify, the stored checksums of the objects its listing's ETags do not prove (one HEAD each). A store that answers in tens of milliseconds is read about this many times faster than one request at a time."}),
+			Doc: "kafkas3 only: how many store requests kafkas3 source, kafkas3 verify and kafkas3 index rebuild keep in flight while they read the archive index (index objects, checkpoints, listings) and, in verify, the stored checksums of the objects its listing's ETags do not prove (one HEAD each); in the source, also the objects its proof reads before a restore (a dry run, --prove-first; objects of 16 MiB or more, with their .keys and .headers objects, are read 8 at a time, as a restore reads them) and the HEADs of its one-read check. A store that answers in tens of milliseconds is read about this many times faster than one request at a time."}),
 		RecordBatchMaxSize: d.int(Spec{Name: "record.batch.max.size", Default: "200", Min: 1, Max: maxInt32, Commands: Source,
 			Doc: "Accepted for compatibility with the Confluent source connector and range-checked, but it has no effect: " +
 				"kafkas3 produces through franz-go, which batches by bytes (each batch at most the target topic's " +

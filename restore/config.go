@@ -166,14 +166,16 @@ type Config struct {
 	BatchSize int
 
 	// ReadConcurrency is kafkas3.read.concurrency: the store requests
-	// kept in flight while the archive index is read (index.LoadOptions);
-	// 0 means index.DefaultConcurrency.
+	// kept in flight while the archive index is read (index.LoadOptions)
+	// and the objects the plan's proof reads at once (eachObject: objects
+	// of 16 MiB or more Parallelism at a time); 0 means
+	// index.DefaultConcurrency.
 	ReadConcurrency int
 	// Parallelism bounds how many target partitions are read and handed
 	// to the producer at once (a partition whose records are all handed
 	// over waits for their acknowledgements without counting), and how
-	// many objects the plan's proof reads at once. Zero means
-	// DefaultParallelism.
+	// many large objects the plan's proof reads at once (eachObject).
+	// Zero means DefaultParallelism.
 	Parallelism int
 
 	// VerifyRecords is how many already-restored records at the end of a

@@ -79,7 +79,7 @@
 //
 // Plan reads every object completely, once (modeProve: every record
 // decoded, nothing sent to a registry), with its .keys and .headers
-// twins, parallel over Config.Parallelism objects, unless Run reads each
+// twins, up to Config.ReadConcurrency objects at once (large ones Config.Parallelism at a time: eachObject), unless Run reads each
 // object once (Config.ReadOnce, below; kafkas3 source without
 // --prove-first): always without an index, in a dry run, and with
 // behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -238,11 +239,25 @@ func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 	return n, bytes
 }
 
-// eachObject calls fn for each object, Config.Parallelism at a time. The
-// first error stops it (objects not started yet are skipped) and is
-// returned; so is the context's error.
+// proofWeight is the most an object weighs in the proof's read budget
+// (eachObject): objects of this size or more are read Config.Parallelism
+// at a time, as a restore reads them; smaller ones (most objects of a
+// long archive) more at once, up to Config.ReadConcurrency, so a store
+// that answers in tens of milliseconds is kept busy.
+const proofWeight = 16 << 20
+
+// eachObject calls fn for each object, at most Config.ReadConcurrency (or
+// Config.Parallelism, when higher) at a time and at most
+// Config.Parallelism × proofWeight bytes of objects (with their twins) at
+// a time. The first error stops it (objects not started yet are skipped)
+// and is returned; so is the context's error.
 func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(context.Context, *Object) error) error {
-	work := make(chan *Object)
+	type item struct {
+		o *Object
+		w int64
+	}
+	work := make(chan item)
+	released := make(chan int64, len(objs))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -250,10 +265,10 @@ func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(conte
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for range min(r.cfg.Parallelism, len(objs)) {
+	for range min(max(r.cfg.Parallelism, r.readConcurrency()), len(objs)) {
 		wg.Go(func() {
-			for o := range work {
-				if err := fn(ctx, o); err != nil {
+			for it := range work {
+				if err := fn(ctx, it.o); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -261,13 +276,27 @@ func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(conte
 					mu.Unlock()
 					cancel()
 				}
+				released <- it.w
 			}
 		})
 	}
+	free := int64(r.cfg.Parallelism) * proofWeight
+feed:
 	for _, o := range objs {
+		w := min(max(o.Size+o.KeysSize+o.HeadersSize, 1), proofWeight)
+		for free < w {
+			select {
+			case n := <-released:
+				free += n
+			case <-ctx.Done():
+				break feed
+			}
+		}
 		select {
-		case work <- o:
+		case work <- item{o, w}:
+			free -= w
 		case <-ctx.Done():
+			break feed
 		}
 	}
 	close(work)
@@ -276,6 +305,12 @@ func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(conte
 		return firstErr
 	}
 	return ctx.Err()
+}
+
+// readConcurrency is Config.ReadConcurrency, index.DefaultConcurrency
+// when zero.
+func (r *Restorer) readConcurrency() int {
+	return cmp.Or(r.cfg.ReadConcurrency, index.DefaultConcurrency)
 }
 
 // proveObject proves one object: it reads it completely in modeProve (or
