@@ -378,10 +378,13 @@ func (pp *PartitionPlan) ProofText() string {
 }
 
 // Plan lists the archive and builds the restore plan. It reads only the
-// store. A malformed key inside a topic folder fails the plan under
+// store: with Config.ReadOnce (and an index, outside a dry run, see
+// readsOnce) the index and what the store says of each object without a
+// download, else every object as well (the proof). A malformed key inside a topic folder fails the plan under
 // behavior.on.error=fail (the error quotes the key) and is skipped and
 // counted otherwise.
 func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
+	r.oneRead = r.readsOnce()
 	l, err := r.list(ctx)
 	if err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ type Restorer struct {
 	// take (keep.go); keepProofs is set by Run: its plans keep them.
 	keepBudget *memBudget
 	keepProofs bool
-	// oneRead is set by Run (readsOnce): its plans read each indexed
+	// oneRead is set by Plan (readsOnce): its plans read each indexed
 	// object once, when it is restored (oneread.go).
 	oneRead bool
 	// noKeep turns keeping off (tests that cancel a run at a given object
@@ -228,7 +228,6 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	}()
 
 	r.keepProofs = !r.cfg.DryRun && !r.noKeep
-	r.oneRead = r.readsOnce()
 	plan, err := r.firstPlan(ctx)
 	if err != nil {
 		return sum, err

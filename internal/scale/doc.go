@@ -20,8 +20,10 @@
 //
 // It measures, each as wall time, requests by kind and heap: index.LoadWith
 // (checkpoints and tail), verify.Run (plain, no --deep) and the restore's
-// plan (restore.Restorer.Plan, what `kafkas3 source --dry-run` runs; it
-// needs no broker). Heap is HeapInuse sampled every 20 ms, less the
+// plan (restore.Restorer.Plan; it needs no broker) twice: "restore.Plan"
+// as `kafkas3 source` plans (one read per object: the index and what the
+// store says of each object, no object read) and "restore.Plan(proof)" as
+// `--dry-run` and `--prove-first` plan (every object read). Heap is HeapInuse sampled every 20 ms, less the
 // HeapInuse after a GC before the step (the store and its archive), so it
 // is the step's own, garbage not yet collected included; "retained" is
 // what stays after a GC with the step's result (index, report, plan)

@@ -115,17 +115,26 @@ func steps(st *simStore, keys partition.KeyConfig, f format.Format) []step {
 			}
 			return rep, err
 		}},
-		{"restore.Plan", func(ctx context.Context) (any, error) {
-			r, err := restore.New(restore.Config{Brokers: []string{"127.0.0.1:9"}, Topics: []string{topic}, Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix}, st, nil)
-			if err != nil {
-				return nil, err
-			}
-			plan, err := r.Plan(ctx)
-			if err == nil && plan.Objects() == 0 {
-				err = fmt.Errorf("plan has no objects")
-			}
-			return plan, err
-		}},
+		{"restore.Plan", planStep(st, keys, f, true)},
+		{"restore.Plan(proof)", planStep(st, keys, f, false)},
+	}
+}
+
+// planStep is the restore's plan: with readOnce, a restore's (kafkas3
+// source: the index and what the store says of each object, no object
+// read), else the whole-archive proof of --prove-first and --dry-run.
+func planStep(st *simStore, keys partition.KeyConfig, f format.Format, readOnce bool) func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		r, err := restore.New(restore.Config{Brokers: []string{"127.0.0.1:9"}, Topics: []string{topic}, Keys: keys, Format: f,
+			IndexPrefix: index.DefaultPrefix, ReadOnce: readOnce}, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := r.Plan(ctx)
+		if err == nil && plan.Objects() == 0 {
+			err = fmt.Errorf("plan has no objects")
+		}
+		return plan, err
 	}
 }
 
@@ -173,7 +182,7 @@ func TestSmall(t *testing.T) {
 // KAFKAS3_SIM_OBJECTS objects (default 1,000,000) in KAFKAS3_SIM_PARTITIONS
 // partitions (default 100) behind KAFKAS3_SIM_LATENCY_MS per request
 // (default 20). KAFKAS3_SIM_STEPS, a comma-separated list of step names
-// (index.Load, verify.Run, restore.Plan), runs only those. It runs only
+// (index.Load, verify.Run, restore.Plan, restore.Plan(proof)), runs only those. It runs only
 // with -bench; -short caps it at 10,000 objects.
 func BenchmarkArchive(b *testing.B) {
 	n := envInt(b, "KAFKAS3_SIM_OBJECTS", 1_000_000)
