@@ -9,6 +9,19 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 )
 
+// Envelopes
+//
+// Objects the sink wrote with store.envelope are recognised per object by
+// their archive index entry's envelope flag, or without an entry by their
+// content (format.ReadEnvelopes), and yield every archived property: the
+// records' own offsets (Record.Offset), keys, values (typed ones framed for
+// the target registry as above), headers and timestamps, produced as
+// archived unless Config.Timestamps is TimestampsNow. An envelope record
+// of another partition than its object's is ErrEnvelopePartition. Producers
+// send CreateTime timestamps only: a LogAppendTime record comes back with
+// its original time as CreateTime, and a target topic with
+// message.timestamp.type=LogAppendTime restamps everything.
+
 // Timestamps is --timestamps: which timestamp restored envelope records get.
 type Timestamps string
 

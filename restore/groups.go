@@ -15,6 +15,33 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// Consumer groups (Config.RestoreGroups)
+//
+// The sink snapshots the committed offsets of the consumer groups on each
+// archived topic (index.Snapshot under Config.IndexPrefix). With
+// RestoreGroups, Run picks each topic's snapshot before producing anything
+// (chooseSnapshot: the newest, or with Until the one the cuts come from,
+// TopicPlan.UntilSnapshot; none is ErrNoSnapshot), renames the groups
+// (GroupRenameRegex, GroupRename: whole-name match, Java replacement), and
+// translates every group offset through the plan's record stream: a group
+// at source offset O on partition p gets E0 + the number of restored
+// records of p whose source offset is below O (recordsBefore, counted over
+// PartitionPlan.segments, the runs of the deduplicated stream; no list of
+// offsets is kept). By the resume protocol that is the target offset of the
+// first restored record whose source offset is >= O, or, when there is
+// none, the end of the restored data: exact across offsets the archive
+// does not hold (transaction markers, compaction, a --until cut), into a
+// target that held records before (E0 > 0), and after a resumed restore
+// (E0 is the marker's). A partition the archive holds no record of gets
+// the target's end offset. Groups with members on the target (DescribeGroups,
+// and ConsumerGroupDescribe for KIP-848 groups) are refused by name
+// (ErrGroupActive) before anything is produced and again before the first
+// commit; the commits come after the pass, each group in one OffsetCommit,
+// with metadata naming the snapshot; a translated offset past the target's
+// end offset is refused. A re-run produces nothing and commits the same
+// offsets. Not with Follow. DryRunGroups and WriteGroupsText give the dry
+// run's "source offset -> target offset" per group and partition.
+
 // Errors of --restore-groups.
 var (
 	// ErrNoSnapshot: a topic has no group offset snapshot to restore the

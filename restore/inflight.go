@@ -9,6 +9,33 @@ import (
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
+// Follow mode
+//
+// With Config.Follow, Run re-plans every PollInterval and restores what is
+// new: new objects, and new folders (time periods, field values) the same
+// way, since every pass lists the whole topic folder. Within one process it
+// remembers each object's proof (by key and size) and where each partition
+// ended, so later passes neither re-read old objects nor re-verify the
+// target.
+//
+// Each pass's stream must be a prefix of the next one's. A sink commits a
+// rotation as: upload every open folder's object, write their index
+// entries, commit the offset; a pass can fall in between (inflight.go).
+// An object the index names that the listing missed (uploaded while
+// listing, the index read after) is looked up (completeListing), not taken
+// for missing. In follow mode, objects of indexed topics that have no
+// entry and start at or after their partition's last indexed commit are
+// a rotation under way: deferInFlight leaves them for a later pass
+// (Plan.Deferred), when their entries say where their records go. Without
+// an index, follow mode restores what each pass lists; with several
+// folders that is not proven in order (see above). Whatever the archive,
+// each pass checks that every partition's stream starts with what the
+// previous pass restored (checkStreams; the last object may have grown);
+// when it does not (an object appeared that belongs before records
+// already produced, as a half-uploaded rotation without index can cause),
+// the run stops with ErrStreamChanged before producing anything of that
+// pass, instead of resuming by count into skipped and repeated records.
+
 // The sink commits a rotation in three steps: it uploads every object of
 // the rotation (one per open folder of the Kafka partition: time periods,
 // field values), then writes their index entries in one index object,

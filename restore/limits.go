@@ -10,6 +10,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
+// Record sizes and transient errors
+//
+// Before producing, the targets' max.message.bytes are read
+// (DescribeConfigs) and the producer's batches follow them
+// (kgo.ProducerBatchMaxBytesFn). A record larger than its target accepts
+// (ErrRecordTooLarge) is reported by topic, partition and offset before
+// anything is produced: the largest record of each object as the proof
+// measured it (typed values with their 5-byte frame), or, read once, as
+// its index entry records it (max_record_bytes, measured by the sink on
+// the record it received, as the archive keeps it: index.RecordSize; an
+// estimate where the format rewrites values, as JSON does; entries of an
+// older sink have none), and again exactly for each object after it is loaded and before
+// any of it is produced (then the run stops at that object's boundary). A
+// compacting target's null keys are checked the same way (null_keys, and
+// checkNullKeysLoaded).
+//
+// Admin steps (marker fetch and commit, topic creation and its metadata,
+// offsets, config description) retry transient cluster states (transient:
+// outage.Transient, that is kerr.IsRetriable, NOT_CONTROLLER, refused or
+// broken connections, but not an expired deadline) for
+// Config.RetryTimeout (DefaultRetryTimeout, 60 s) each, with a growing
+// pause.
+
 // ErrRecordTooLarge is wrapped when an archived record is larger than its
 // target topic accepts (max.message.bytes). It is reported, naming the
 // topic, partition and offset, before anything is produced.

@@ -10,6 +10,51 @@ import (
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
+// Tombstones
+//
+// Under behavior.on.null.values=write the sink archives a tombstone (a
+// record with a null value) as a record of a keys-only object
+// "<topic>+<partition>+<start>.keys<ext>" (and of its .headers object)
+// under the encoded partition tombstone.encoded.partition
+// (Config.TombstonePartition, "tombstone" by default), and a switch between
+// tombstones and other records always rotates. So each object holds a run
+// of one kind, and the value objects and tombstone objects of a Kafka
+// partition, sorted together by start offset, are the partition's records
+// in order. Plan makes each keys-only object of the tombstone folder a
+// tombstone object (Object.Tombstone) of its Kafka partition; its records
+// are produced with their key, their headers and a nil value, in their
+// place. They count like other records for resuming and are compared like
+// them (a nil value differs from an empty one). A .keys object without a
+// value object outside the tombstone folder, and a .headers object with
+// neither a value nor a keys object, are skipped, counted and logged.
+
+// Plan
+//
+// Plan lists <topics.dir><dd><topic><dd> for each chosen topic (with
+// topics.regex: everything under topics.dir, matching topic folders with a
+// full match), parses every key, and groups the objects by Kafka partition,
+// sorted by the numeric start offset in the key (TopicFolder says which
+// topic folder a key is in, for callers that look at the archive
+// themselves). Keys outside topics.dir,
+// keys of another format's extension and (unless behavior.on.error=fail)
+// malformed names are skipped and counted by reason, and so are the
+// archive index's own objects (Config.IndexPrefix). A topic's partition
+// count is the highest partition seen plus one (or a partition only the
+// index knows).
+//
+// Every layout is read the same way: the default (partition=<n>), the
+// time-based, daily and hourly ones (year=2026/month=12/day=31/hour=23)
+// and the field one (region=eu/tier=3). A key's folder (Object.Folder) is
+// everything between its topic folder and its file name, at any depth,
+// joined by directory.delim; the Kafka partition and start offset come
+// from the file name. So a partition's objects are gathered from every
+// folder and ordered by offset, never by folder name: folders need not
+// sort like time (a path.format starting with the day, a span of years,
+// late records written back into an earlier period's folder).
+//
+// Plan also loads each topic's latest description the sink recorded
+// (index.LatestTopic; TopicPlan.Described, nil for archives without one).
+
 // listing is what the plan's listing of the archive found for the chosen
 // topics.
 type listing struct {

@@ -15,6 +15,44 @@ import (
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
+// No partial objects
+//
+// To produce an object, loadObject reads it completely (again, after a
+// proof), into a recordBuffer (up to Config.SpillBytes of decoded records
+// in memory, the rest in an unlinked temporary file in Config.TempDir),
+// and checks that its record count and its checksums, and those of its
+// .keys and .headers twins, are the proof's (sameAsProved; an error names
+// the object or twin that changed), or, read once, its index entry's
+// (checkEntry). Only then is its first record produced; an object that
+// changed or broke in between stops the restore with nothing of it
+// produced. Objects whose offsets interleave
+// (folders of one partition) stay loaded together until their last
+// segment.
+//
+// Each partition stream reads one object ahead (prefetch.go): while it
+// produces an object, its prefetcher loads the next one it needs, so
+// downloading and decoding overlap producing, in parallel across the
+// Config.Parallelism streams. A stream that has handed all its records to
+// the producer waits for their acknowledgements outside that bound, so the
+// next partition starts meanwhile. The decoded records that loaded objects keep
+// in memory, across the whole restore, stay within Config.Parallelism ×
+// Config.SpillBytes (a record past it goes to its object's temporary
+// file); the producer buffers at most 128 MiB of records until the broker
+// acknowledges them.
+//
+// With a proof, the first object of each partition is read only once (keep.go): its
+// proof keeps the decoded records when they are what the restore produces
+// (no typed values, no Config.KeyEncoder) and fit in half of that memory
+// bound, and its stream produces them without reading the object again;
+// being the proof's own read, they are the records it checked. An object
+// that does not fit is read again as any other. A partition whose stream
+// produces only kept records and has nothing to verify reads nothing, so
+// it starts at once without one of the Config.Parallelism places, which
+// bound the streams that read objects or the target (runJobs, splitKept):
+// every partition's records then reach the producer's buffer together,
+// and each produce request carries batches of all of them. Run releases
+// what no stream took.
+
 // ErrDamagedObject is wrapped when an archive object (or its .keys or
 // .headers twin) cannot be restored as a whole: it is missing, does not
 // decode to its end (truncated, a flipped byte caught by a checksum), its

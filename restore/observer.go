@@ -1,5 +1,13 @@
 package restore
 
+// Observer
+//
+// Config.Observer (observer.go; package metrics implements it) is told what
+// a restore does, never per record: each partition stream resolves its
+// StreamObserver once (newStream) and reports the acknowledged records with
+// its progress reports, each object counted in Summary.Bytes (covered) and
+// each failed or misplaced record; retry reports each retry.
+
 // Observer is told what a restore does, for metrics (package metrics
 // implements it). Config.Observer nil means none. Its methods are called
 // from the restore's goroutines at once; none is called per record.

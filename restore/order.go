@@ -6,6 +6,27 @@ import (
 	"strings"
 )
 
+// Record order across folders
+//
+// With a field partitioner, and with a time-based one that gets late
+// records, the sink keeps several objects of one Kafka partition open at
+// once, in different folders, so their offsets interleave (even offsets
+// in region=eu, odd ones in region=us). The proof's segments put such
+// records back in offset order whenever each record's offset is known:
+// from the archive index's runs, or from envelopes (PartitionPlan.Order
+// OrderOffsets). Without either, a name gives only an object's first
+// offset: objects of one folder are still in order (OrderOneFolder: the
+// sink writes a folder's records to one object at a time), but objects of
+// several folders are not proven in order (OrderUnproven; Overlapping
+// counts the objects that start inside another folder's object, proof
+// that they interleave). Check refuses such partitions before anything is
+// produced (ErrOrderUnproven) unless Config.AllowUnprovenOrder; then each
+// of their objects is produced whole in start-offset order, none of its
+// records dropped as a duplicate (it cannot be told from an interleaved
+// one), and the log, the plan and the Summary (UnprovenOrder) name the
+// partitions. --restore-groups refuses such partitions even then: a group
+// offset cannot be placed exactly in their stream.
+
 // ErrOrderUnproven is wrapped when partitions of the plan hold objects in
 // several folders (encoded partitions: time periods, field values) whose
 // records carry no offsets (no archive index entry, no envelope), and

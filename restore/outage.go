@@ -14,6 +14,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// Outages
+//
+// In follow mode, the first plan, a pass and each later plan that fail for
+// a reason that passes on its own (failedDep: the Schema Registry
+// unreachable or answering 5xx, a store request failing after its
+// retries, a Kafka error outage.Transient accepts) report the dependency
+// down to Config.Health, wait a backoff (1 s doubling to 30 s, with
+// jitter) and are planned and run again at once. A pass run again resumes
+// as a re-run of the command does: from the markers and end offsets, with
+// the verification read of what landed (a partition's memo is kept only
+// when its stream completed), so what landed before the outage is not
+// produced again and nothing is skipped. A pass that completes reports the
+// store and the brokers up; the producer's hooks report a failed broker
+// connection down and a written batch up. Without Follow, a failure ends
+// the run as before.
+
 // This file is how follow mode rides out an outage of the target brokers,
 // the store or the Schema Registry: a pass that fails for a reason that
 // passes on its own (failedDep) is planned and run again after a backoff,

@@ -13,6 +13,50 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// Exactly once without a local state file
+//
+// The restore keeps its state on the target cluster. For each target
+// partition, the consumer group "kafkas3-restore-<target topic>" (never
+// joined by any member) holds a committed offset E0: the partition's end
+// offset just before this restore first produced to it, committed before the
+// first record is produced. The commit metadata names the archive
+// (Config.Identity) and the source topic.
+//
+// Records are produced with franz-go's idempotent producer (acks=all), one
+// ordered stream per partition (the proof's deduplicated stream: each
+// source offset once, in offset order; the same archive always gives the
+// same stream), so what lands in a partition is always a prefix of that
+// stream, even after a crash. A re-run reads E0 and the current end offset
+// E: the first E-E0 records of the stream are already there. It skips them
+// (whole objects by their proven counts, without reading them), compares the last few of them
+// (Config.VerifyRecords) with the records at E-n..E-1 of the target (key,
+// value, headers), and produces the rest. Every acknowledged record must
+// land at offset E0 + its index; a different offset means another writer
+// and stops the restore. A target that holds more records than the archive,
+// or other records, is refused with an error that names the topic,
+// partition, offsets and the marker group. A run after completion produces
+// nothing.
+//
+// Known limits of this protocol:
+//
+//   - Two restores into the same target at the same moment both see no
+//     marker and both produce; the per-record offset check stops at least
+//     one of them, but only after some records are duplicated.
+//   - A killed process's produce requests that reach the broker after the
+//     re-run has read E (or, with replication, records above the high
+//     watermark) are detected by the offset check, not prevented.
+//   - Committed offsets of an empty group expire after the broker's
+//     offsets.retention.minutes (7 days by default). Each run re-commits its
+//     markers, but a re-run after they expired appends the archive again.
+//   - A run with a proof reads the whole archive once for it. Objects
+//     wholly restored before (and before the verification window) are not
+//     read a second time, nor, read once, at all.
+//   - The record stream is deterministic for a given archive. If the
+//     archive changes inside what was already restored (an object of a
+//     gap a run with AllowGaps skipped comes back, a damaged object is
+//     replaced), the stream shifts: only the verification of the last
+//     Config.VerifyRecords records can notice it.
+
 // progressEvery is how many records a partition stream produces between
 // progress reports.
 const progressEvery = 512

@@ -15,6 +15,62 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 )
 
+// The proof: what the plan checks before anything is produced
+//
+// Plan reads every object completely, once (modeProve: every record
+// decoded, nothing sent to a registry), with its .keys and .headers
+// twins, up to Config.ReadConcurrency objects at once (large ones Config.Parallelism at a time: eachObject), unless Run reads each
+// object once (Config.ReadOnce, below; kafkas3 source without
+// --prove-first): always without an index, in a dry run, and with
+// behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose
+// records the proof does not keep (keep.go) are checked where the reader
+// decoded them, not copied (format.Transient). An object is damaged
+// (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
+// decode to its end (truncated, a flipped byte a checksum catches), holds
+// other bytes than the listing's size, its twins hold another record count
+// (a bytes value containing the separator shows up so), or its offsets do
+// not increase. With the archive index (package index, loaded from
+// Config.IndexPrefix for the chosen topics; the entry with the highest
+// commit is live) the object's listed size, checksums (and its twins':
+// the CRC32C of v2 entries, the SHA-256 of v1 entries and of v2 entries
+// that give one; the SHA-256 is computed only for objects whose entries
+// have one, Object.sha256), record count and carried offsets must also
+// match its live entry, and an
+// entry whose object is not listed is a damaged (missing) object.
+//
+// Each object's records then have source offsets: the index entry's runs
+// (record i has the i-th offset), the offsets envelope records carry, or,
+// without either, the name's start offset plus i (consecutive offsets are
+// assumed; PartitionPlan.Basis says which). provePartition walks the
+// objects in plan order and gives each source offset to the first object
+// that holds it: PartitionPlan.segments, sorted by offset, is the
+// partition's record stream, each offset once, in offset order, across
+// overlapping objects and folders. Duplicates are counted.
+//
+// Gaps (PartitionPlan.Gaps) are, without an index, the holes between the
+// offsets the readable objects hold and what a damaged object held (to the
+// next readable offset, or open-ended after the last); with an index, the
+// offsets no entry accounts for (index.Partition.Gaps) and the offsets
+// entries hold that no readable object holds, named by the damaged or
+// missing object. Offsets the sink read and Kafka no longer had
+// (compaction) are not gaps, and neither are the offsets the index records
+// as lost before archiving (Kafka deleted them before the sink read them):
+// PartitionPlan.Lost lists them (less any offset an object holds, and below
+// a --until cut), the plan prints one "lost before archiving" line per
+// range, the Summary counts them (LostOffsets) and the run logs them; they
+// never stop a restore, as nothing can bring them back, and group offsets
+// inside them translate to the first restored record after them. A
+// partition is proven (PartitionPlan.Proven) only with the index basis, no
+// gap and no damaged object.
+//
+// Check (Run calls it) stops the run before anything is produced on a
+// damaged object under behavior.on.error=fail, and on any gap, unless
+// Config.AllowGaps. ignore and log skip damaged objects whole; their gaps
+// and every gap AllowGaps lets through are logged and counted in the
+// Summary. The cost: the archive is read twice (proof, then production;
+// except the objects the proof keeps, below), and each object's offset
+// runs stay in memory.
+
 // ErrGaps is wrapped when the archive does not hold every offset of a
 // partition between its first and last archived offset, and
 // Config.AllowGaps is off. The error lists the gaps.

@@ -19,6 +19,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// Target topics
+//
+// Before anything is produced, each pass checks the targets. Missing ones
+// are refused unless Config.CreateTopics; then each is created as its
+// archived description says (topics.go, Restorer.setup): the archived
+// partition count (or the archive's, when higher or when there is no
+// description), Config.ReplicationFactor or the archived replication
+// factor, capped at the number of brokers with a warning (without either:
+// the broker default), and the archived configs with Config.TopicConfigs
+// over them. Every creation is first validated by the cluster
+// (CreateTopics with validate only), all of them before the first is
+// created; a refusal (ErrTopicConfig) names the target and each config
+// the cluster refuses alone, with its origin (archived or --topic-config),
+// and nothing is created or produced; so does a min.insync.replicas above
+// the replication factor the topic gets (Kafka would create it and refuse
+// every acks=all produce). Records without a key bound for a
+// compacting target (the created topic's cleanup.policy, or an existing
+// one's) are refused the same way (ErrCompactedNullKey, checkNullKeys):
+// the broker would refuse them. Existing targets are never altered;
+// CompareTargets and WriteTargetPlan (the dry run) list how they differ
+// from the archived description: the partition count, each archived key
+// whose effective value differs, and each key the target sets itself
+// that the archive does not.
+
 // ErrTopicConfig: a missing target cannot be created as asked: the
 // cluster refuses a config, the partition count or the replication
 // factor, or min.insync.replicas exceeds the replicas it would get;

@@ -12,6 +12,36 @@ import (
 	"github.com/twmb/avro"
 )
 
+// Typed archives, keys and headers
+//
+// Avro and Parquet objects hold typed values. Each is produced in
+// Confluent's wire format for the target cluster's Schema Registry
+// (Config.ValueEncoder, convert.AvroConverter): the schema from the object
+// is registered under "<target topic>-value" (TopicNameStrategy) when
+// absent, and the value is framed with the target's schema id. Once
+// framed, a record keeps only the framed bytes, not its decoded form, so
+// the memory budget counts what a loaded object holds.
+//
+// Confluent's store.kafka.keys and store.kafka.headers write parallel
+// objects "<base>.keys<ext>" and "<base>.headers<ext>" next to "<base><ext>"
+// (ext may be another format's: keys.format.class). Plan pairs them with
+// their value object; record i of each is the key or the headers of record
+// i of the value object, and a count mismatch makes the object damaged
+// (ErrParallelMismatch and ErrDamagedObject), found before anything is
+// produced. Typed keys are framed under "<target topic>-key"
+// with Config.KeyEncoder, or restored as their bytes when they are strings
+// or bytes. Headers are Confluent's array of {key, value} strings.
+//
+// A JSON keys object (keys.format.class=json) holds one JSON value per
+// line, read as format.NewNullableJSON reads them: the line null is a null
+// key, the JSON string "null" the 4-byte key null (the sink writes them
+// so), and any other line that is a JSON string is restored as its content.
+// A record without headers has an empty list in its .headers object and is
+// restored with none. So a key whose
+// text was itself a JSON string literal (`"q"` with its quotes) comes back
+// as q: the line cannot tell the two apart. Use Avro keys where keys must
+// survive byte for byte.
+
 // Encoder frames an Avro datum in Confluent's wire format for the target's
 // Schema Registry: it registers schema under subject when absent and
 // returns magic byte, schema id and raw. convert.AvroConverter implements

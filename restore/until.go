@@ -12,6 +12,54 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 )
 
+// Point in time (Config.Until)
+//
+// With Until, each partition's record stream is cut at an offset C
+// (PartitionPlan.Cut): only source offsets below C are restored. The
+// stream stays in offset order, so the cut stream is a prefix of the full
+// one, and the resume protocol below holds unchanged. C is chosen per
+// partition (cutPartition):
+//
+//   - From the snapshots (index.Snapshot under IndexPrefix, written by the
+//     sink): the newest snapshot of the topic at or before Until gives
+//     C = its end offset of the partition (0 for a partition it does not
+//     name). Every partition of a topic uses the same snapshot, so the cut
+//     is consistent across partitions; each topic takes its own.
+//     TopicPlan.UntilSnapshot returns it, for the group offsets of that
+//     moment. Precision: the snapshot interval.
+//   - Refined by timestamps where that is exact: when every record of the
+//     partition carries its timestamp (envelope objects) and all are
+//     LogAppendTime and never decrease (checked: a record after the first
+//     one stamped past Until that is stamped at or before it makes the cut
+//     not exact), C is the first offset stamped after Until, but never
+//     below the snapshot's end offset (its records were in the cluster at
+//     the snapshot's time; the sink's clock and the broker's may differ)
+//     and never above the end offset of the first snapshot after Until.
+//     CreateTime stamps never refine a snapshot's cut.
+//   - Without a snapshot at or before Until: the timestamps alone, the
+//     same way. Exact for LogAppendTime; best effort for CreateTime (the
+//     producers' clocks: records after C stamped at or before Until are
+//     left out and counted, Cut.Late). The index entries of damaged or
+//     missing objects bound the cut by their min_ts. Objects without
+//     record timestamps take their index entry's min_ts/max_ts: wholly
+//     before or after Until is enough (best effort), an object around
+//     Until without record timestamps refuses the partition
+//     (ErrNoPointInTime), as does an archive without index and without
+//     envelopes (Confluent's layout).
+//
+// Gaps and damaged objects at or past C do not matter and are dropped; a C
+// beyond what the archive index accounts for (a snapshot past the archive's
+// end) is a gap. Objects wholly past C are not read to produce, and
+// objects the index shows wholly past any cut the partition can get
+// (min_ts after Until, starting at or after the bound markPastCut
+// computes) are not read by the proof either (Cut.Unread). Check
+// refuses partitions without a cut, and Run refuses, before producing
+// anything, a target partition that already holds more records of this
+// restore than C lets through (ErrPastCut: an earlier restore with a later
+// --until, or without one; records cannot be taken back). A re-run of the
+// same Until produces nothing; a later Until or a full restore continues
+// where it stopped. Not with Follow.
+
 // ErrNoPointInTime is wrapped when Config.Until is set and the archive
 // cannot tell what a partition held at that time: no snapshot at or
 // before it, and records without timestamps (Confluent's layout). Nothing
