@@ -83,6 +83,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	cfg.AllowSameTopic, cfg.AllowGaps, cfg.AllowUnprovenOrder = f.AllowSameTopic, f.AllowGaps, f.AllowUnprovenOrder
 	cfg.CreateTopics, cfg.DryRun, cfg.Follow = f.CreateTopics, f.DryRun, f.Follow
 	cfg.ReadOnce = !f.ProveFirst
+	cfg.PrefetchBytes = restore.DefaultPrefetchBytes
 	f.selection(cfg, &errs)
 	f.rename(cfg, &errs)
 	f.mode(cfg, &errs)

@@ -113,6 +113,12 @@ type Config struct {
 	// unless every byte is proven), as an archive without index always
 	// gets. kafkas3 source sets it unless --prove-first.
 	ReadOnce bool
+	// PrefetchBytes is how many stored bytes of objects (with their
+	// twins) a partition stream may load ahead of production at once
+	// (prefetch.go): at least the next object, and more, at most
+	// prefetchMax, while they hold less than PrefetchBytes. Zero loads one
+	// object ahead. kafkas3 source sets DefaultPrefetchBytes.
+	PrefetchBytes int64
 
 	// AllowUnprovenOrder restores partitions whose record order cannot be
 	// proven (PartitionPlan.Order is OrderUnproven: objects in several
@@ -197,6 +203,8 @@ type Config struct {
 
 // Defaults for the zero values of Config.
 const (
+	// DefaultPrefetchBytes is what kafkas3 source sets PrefetchBytes to.
+	DefaultPrefetchBytes = 4 << 20
 	DefaultParallelism   = 8
 	DefaultVerifyRecords = 3
 	DefaultPollInterval  = time.Minute

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 )
 
@@ -11,10 +12,12 @@ import (
 // order, each only after it was read completely and checked (loadObject).
 // So that reading the next object (download, decompression, decoding)
 // does not wait until the current one is produced, each stream has a
-// prefetcher: a goroutine that loads the stream's objects in the order the
-// stream needs them (loadOrder) and hands each over when the stream asks
-// for it. It loads one object ahead: after handing one over it loads the
-// next and waits until the stream takes it. Streams run in parallel
+// prefetcher: goroutines that load the stream's objects in the order the
+// stream needs them (loadOrder) and hand each over when the stream asks
+// for it. It loads at least one object ahead, and more at once while the
+// objects loaded ahead hold less than Config.PrefetchBytes of stored
+// bytes (at most prefetchMax): a partition of large objects is read one object
+// ahead, one of small objects many requests at a time. Streams run in parallel
 // (Config.Parallelism), so do their prefetchers. Nothing changes in what
 // is produced or when: an object's records are produced only after the
 // object was loaded and checked, in the stream's order, and an error in
@@ -97,34 +100,132 @@ type prefetched struct {
 	err error
 }
 
-// prefetcher loads a stream's objects one ahead of the stream.
+// prefetcher loads a stream's objects ahead of the stream.
 type prefetcher struct {
 	ch   chan prefetched
-	done chan struct{} // closed when the goroutine has returned
+	done chan struct{} // closed when every goroutine has returned
 }
 
-// startPrefetch starts loading the objects of order with load, one ahead of
-// take, until ctx is done or order is exhausted.
-func startPrefetch(ctx context.Context, order []int, load func(ctx context.Context, obj int) (*loadedObject, error)) *prefetcher {
+// prefetchMax bounds the objects a stream loads ahead at once. A stream
+// loads at least one object ahead; while the objects loaded ahead and not
+// yet taken hold less than Config.PrefetchBytes (stored bytes with their
+// twins), it loads more of them at once, so a partition of small objects
+// behind a store that answers in tens of milliseconds is not read one
+// request at a time.
+const prefetchMax = 16
+
+// prefetchSlot is one object of the order being loaded, and where its
+// result goes.
+type prefetchSlot struct {
+	obj  int
+	size int64
+	res  chan prefetched
+}
+
+// startPrefetch starts loading the objects of order with load, ahead of
+// take, until ctx is done or order is exhausted: one ahead, or, with
+// sizes (an object's stored bytes) and limit, more at once while those
+// loaded ahead hold less than limit bytes. Objects are handed over in
+// order; a failed load is handed over in its place and nothing after it
+// is.
+func startPrefetch(ctx context.Context, order []int, load func(ctx context.Context, obj int) (*loadedObject, error), sizes func(obj int) int64, limit int64) *prefetcher {
 	p := &prefetcher{ch: make(chan prefetched), done: make(chan struct{})}
+	lctx, cancel := context.WithCancel(ctx)
+	slots := make(chan prefetchSlot, prefetchMax)
+	freed := make(chan int64, len(order)+1) // never blocks the handing over
+	var loads sync.WaitGroup
+	go func() {
+		defer close(slots)
+		launchPrefetch(lctx, order, sizes, limit, slots, freed, &loads, load)
+	}()
 	go func() {
 		defer close(p.done)
-		for _, i := range order {
-			lo, err := load(ctx, i)
+		var loading *prefetchSlot // the load under way when ctx ended
+		defer func() {
+			cancel()
+			if loading != nil {
+				closeWhenLoaded(loading.res)
+			}
+			for s := range slots { // the loads not handed over
+				closeWhenLoaded(s.res)
+			}
+			loads.Wait()
+		}()
+		for s := range slots {
+			var got prefetched
 			select {
-			case p.ch <- prefetched{obj: i, lo: lo, err: err}:
+			case got = <-s.res:
 			case <-ctx.Done():
-				if lo != nil {
-					lo.buf.close()
+				loading = &s
+				return
+			}
+			select {
+			case p.ch <- got:
+			case <-ctx.Done():
+				if got.lo != nil {
+					got.lo.buf.close()
 				}
 				return
 			}
-			if err != nil {
-				return
+			if got.err != nil {
+				return // nothing after a failed load is handed over
 			}
+			freed <- s.size
 		}
 	}()
 	return p
+}
+
+// launchPrefetch starts a load of each object of order, in order, into
+// slots, as long as what is loaded ahead fits (see startPrefetch).
+func launchPrefetch(ctx context.Context, order []int, sizes func(int) int64, limit int64, slots chan<- prefetchSlot, freed <-chan int64,
+	loads *sync.WaitGroup, load func(ctx context.Context, obj int) (*loadedObject, error)) {
+	var ahead int64
+	n := 0 // loads started and not handed over
+	for _, i := range order {
+		size := max(limit, 1) // without sizes: one ahead
+		if sizes != nil && limit > 0 {
+			size = min(max(sizes(i), 1), limit)
+		}
+	drain:
+		for {
+			select {
+			case f := <-freed:
+				ahead -= f
+				n--
+			default:
+				break drain
+			}
+		}
+		for n > 0 && ahead+size > max(limit, 1) {
+			select {
+			case f := <-freed:
+				ahead -= f
+				n--
+			case <-ctx.Done():
+				return
+			}
+		}
+		s := prefetchSlot{obj: i, size: size, res: make(chan prefetched, 1)}
+		select {
+		case slots <- s:
+		case <-ctx.Done():
+			return
+		}
+		ahead += size
+		n++
+		loads.Go(func() {
+			lo, err := load(ctx, i)
+			s.res <- prefetched{obj: i, lo: lo, err: err}
+		})
+	}
+}
+
+// closeWhenLoaded releases the object of res once its load returns.
+func closeWhenLoaded(res <-chan prefetched) {
+	if got := <-res; got.lo != nil {
+		got.lo.buf.close()
+	}
 }
 
 // errPrefetchOrder means a stream asked for another object than the next

@@ -32,7 +32,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		loaded <- i
 		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectProof{records: int64(i)}}, nil
 	}
-	p := startPrefetch(ctx, []int{4, 1, 7}, load)
+	p := startPrefetch(ctx, []int{4, 1, 7}, load, nil, 0)
 	waitLoad := func(want int) {
 		t.Helper()
 		select {
@@ -81,7 +81,7 @@ func TestPrefetchStopsOnError(t *testing.T) {
 		return &loadedObject{buf: newRecordBuffer(1, "", nil)}, nil
 	}
 	ctx, cancel := context.WithCancelCause(testContext(t))
-	p := startPrefetch(ctx, []int{0, 1, 2}, load)
+	p := startPrefetch(ctx, []int{0, 1, 2}, load, nil, 0)
 	if _, err := p.take(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestPrefetchStopsOnError(t *testing.T) {
 			return nil, err
 		}
 		return &loadedObject{buf: b}, nil
-	})
+	}, nil, 0)
 	for budget.used.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -268,4 +268,69 @@ func TestPartitionWaitingForAcksFreesItsPlace(t *testing.T) {
 	got := readTopic(t, brokers, "dst")
 	checkValues(t, "dst/0", got[0], offsetValues("v", 0, 50))
 	checkValues(t, "dst/1", got[1], offsetValues("v", 0, 50))
+}
+
+// TestPrefetchLoadsSmallObjectsAtOnce: with sizes, objects smaller than
+// the limit together are loaded several at once, at most prefetchMax
+// ahead, and handed over in order, each once; a failed load is handed
+// over in its place, nothing after it, and every object loaded after it
+// is released.
+func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
+	const n = 100
+	order := make([]int, n)
+	for i := range order {
+		order[i] = n - 1 - i
+	}
+	var cur, peak atomic.Int64
+	budget := newMemBudget(1<<30, nil)
+	load := func(fail int) func(context.Context, int) (*loadedObject, error) {
+		return func(_ context.Context, i int) (*loadedObject, error) {
+			c := cur.Add(1)
+			for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
+			}
+			time.Sleep(5 * time.Millisecond)
+			cur.Add(-1)
+			if i == fail {
+				return nil, fmt.Errorf("boom %d", i)
+			}
+			b := newRecordBuffer(1<<20, "", budget)
+			if err := b.add(&format.Record{Value: []byte("v")}); err != nil {
+				return nil, err
+			}
+			return &loadedObject{buf: b, proof: objectProof{records: int64(i)}}, nil
+		}
+	}
+	small := func(int) int64 { return 1 << 10 }
+	ctx := testContext(t)
+	p := startPrefetch(ctx, order, load(-1), small, 4<<20)
+	for _, i := range order {
+		lo, err := p.take(ctx, i)
+		if err != nil || lo.proof.records != int64(i) {
+			t.Fatalf("take(%d) = %+v, %v", i, lo, err)
+		}
+		lo.buf.close()
+	}
+	p.wait()
+	if pk := peak.Load(); pk < 2 || pk > prefetchMax+1 {
+		t.Errorf("%d loads at once at most, want between 2 and %d", pk, prefetchMax+1)
+	}
+
+	p = startPrefetch(ctx, order, load(50), small, 4<<20)
+	for _, i := range order {
+		lo, err := p.take(ctx, i)
+		if i == 50 {
+			if err == nil || err.Error() != "boom 50" {
+				t.Fatalf("take(50) = %v, want the load's error", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("take(%d): %v", i, err)
+		}
+		lo.buf.close()
+	}
+	p.wait()
+	if u := budget.used.Load(); u != 0 {
+		t.Fatalf("%d bytes of the budget still used after the prefetcher stopped", u)
+	}
 }
