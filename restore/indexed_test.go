@@ -55,15 +55,7 @@ type indexed struct {
 // describe returns the size and SHA-256 of a stored object.
 func (a *archive) describe(key string) index.Object {
 	a.t.Helper()
-	rc, err := a.store.Open(context.Background(), key)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		a.t.Fatal(err)
-	}
+	b := a.read(key)
 	sum := sha256.Sum256(b)
 	o := index.Object{Key: key, Size: int64(len(b)), CRC32C: index.FormatCRC32C(crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))}
 	switch a.digest {

@@ -326,13 +326,19 @@ func (e *env) build() error {
 }
 
 func envSize(b *testing.B, name string, def int64) int64 {
+	return envAtLeast(b, name, def, valueSize*manyPartitions, "a byte count")
+}
+
+// envAtLeast reads an integer of at least least from the environment
+// (what: what it counts, for the error), def when unset.
+func envAtLeast(b *testing.B, name string, def, least int64, what string) int64 {
 	s := os.Getenv(name)
 	if s == "" {
 		return def
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < valueSize*manyPartitions {
-		b.Fatalf("%s=%q: want a byte count of at least %d", name, s, valueSize*manyPartitions)
+	if err != nil || n < least {
+		b.Fatalf("%s=%q: want %s of at least %d", name, s, what, least)
 	}
 	return n
 }

@@ -33,7 +33,7 @@ const (
 // restore through a proxy that adds KAFKAS3_BENCH_SCALE_LATENCY to every
 // request and counts them by kind, with their wall time and peak RSS.
 func (e *env) scaleRows() {
-	objects := envSize(e.b, scaleObjectsEnv, 6000)
+	objects := envAtLeast(e.b, scaleObjectsEnv, 6000, scalePartitions, "an object count")
 	latency := 20 * time.Millisecond
 	if s := os.Getenv(scaleLatencyEnv); s != "" {
 		var err error

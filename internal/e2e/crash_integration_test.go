@@ -28,8 +28,9 @@ func (b *bed) progress(t *testing.T, group, topic string) int64 {
 }
 
 // crashSeed returns the seed of a crash test's random kill moments
-// (KAFKAS3_E2E_SEED, else the clock) and logs how to rerun with it.
-func crashSeed(t *testing.T) *rand.Rand {
+// (KAFKAS3_E2E_SEED, else the clock) and its generator, and logs how to
+// rerun with it.
+func crashSeed(t *testing.T) (uint64, *rand.Rand) {
 	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("KAFKAS3_E2E_SEED"); s != "" {
@@ -39,8 +40,8 @@ func crashSeed(t *testing.T) *rand.Rand {
 		}
 		seed = v
 	}
-	t.Logf("seed %d (rerun with KAFKAS3_E2E_SEED=%d)", seed, seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
+	return seed, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
 // crashRuns starts a continuous sink on cfgCrash kills times, SIGKILLs
@@ -128,7 +129,7 @@ func (b *bed) checkCommittedToEnd(t *testing.T, group, topic string, parts int, 
 func TestIntegrationSinkCrashExactlyOnce(t *testing.T) {
 	b := newBed(t)
 	const topic, parts, perPart, flush, kills = "e2e-crash", 4, 50_000, 1000, 5
-	rng := crashSeed(t)
+	_, rng := crashSeed(t)
 
 	b.k.CreateTopic(t, topic, parts)
 	bucketClean, bucketCrash := b.s.CreateBucket(t), b.s.CreateBucket(t)

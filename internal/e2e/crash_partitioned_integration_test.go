@@ -84,7 +84,7 @@ func crashPartitioned(t *testing.T, tc partitionedCase, perPart int) {
 	b := newBed(t)
 	const parts, flush, kills = 2, 500, 4
 	topic := "e2e-crash-" + tc.name
-	rng := crashSeed(t)
+	_, rng := crashSeed(t)
 	b.k.CreateTopic(t, topic, parts)
 	bucketClean, bucketCrash := b.s.CreateBucket(t), b.s.CreateBucket(t)
 	base := b.sinkConf("", topic, "").with("flush.size", strconv.Itoa(flush)).with(tc.keys...)

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,15 +46,7 @@ func TestIntegrationOneReadCrashExactlyOnce(t *testing.T) {
 		t.Fatalf("sink archived %d records, want %d", sum.records, total)
 	}
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KAFKAS3_E2E_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("KAFKAS3_E2E_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	seed, rng := crashSeed(t)
 	adm := kadm.NewClient(b.k.Client(t))
 	landed := func() int64 {
 		ends, err := srcEndsWith(adm, target)

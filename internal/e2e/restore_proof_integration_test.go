@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -211,15 +210,7 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 		t.Fatalf("dry run: exit %d\n%s", code, dry.logs())
 	}
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KAFKAS3_E2E_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("KAFKAS3_E2E_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	seed, rng := crashSeed(t)
 	// The target exists before the first run, so the poll sees the first
 	// records within milliseconds: these 30,000 records restore in about
 	// half a second, and polling a topic the run had yet to create once

@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,15 +35,7 @@ func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 		t.Fatalf("sink archived %d records, want %d", sinkSum.records, total)
 	}
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KAFKAS3_E2E_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("KAFKAS3_E2E_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("kill schedule seed %d (replay with KAFKAS3_E2E_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	seed, rng := crashSeed(t)
 
 	// The poller reads the target's end offsets on its own client.
 	// Until the target exists, its metadata is purged before each poll, or
