@@ -121,6 +121,27 @@ func (s *observedStore) ListAfter(ctx context.Context, prefix, after string, fn 
 	return err
 }
 
+// ListFolders passes the store's folder listing on (s3store.FolderLister),
+// or says there is none (s3store.ErrNoFolders).
+func (s *observedStore) ListFolders(ctx context.Context, prefix, delim string, folder func(string) error, file func(s3store.ObjectInfo) error) error {
+	fl, ok := s.Store.(s3store.FolderLister)
+	if !ok {
+		return s3store.ErrNoFolders
+	}
+	var fnErr error
+	err := fl.ListFolders(ctx, prefix, delim, func(f string) error {
+		fnErr = folder(f)
+		return fnErr
+	}, func(i s3store.ObjectInfo) error {
+		fnErr = file(i)
+		return fnErr
+	})
+	if err == nil || fnErr == nil || !errors.Is(err, fnErr) {
+		s.report(err) // an error of folder or file is not the store's
+	}
+	return err
+}
+
 // StoredCRC32C passes the store's stored checksum on (s3store.Checksummer),
 // or reports none when the store keeps none.
 func (s *observedStore) StoredCRC32C(ctx context.Context, key string) (string, bool, error) {

@@ -99,19 +99,23 @@ func (r *Restorer) list(ctx context.Context) (*listing, error) {
 		partitions: map[string]int32{},
 	}
 	visit := func(info s3store.ObjectInfo) error { return r.visit(l, info) }
+	n, dd := r.readConcurrency(), r.cfg.Keys.DirectoryDelim
 	if len(r.cfg.Topics) > 0 {
 		for _, t := range r.cfg.Topics {
 			l.topics[t] = true
-			if err := r.store.List(ctx, r.cfg.Keys.TopicPrefix(t), visit); err != nil {
+			// The topic's folders (partition=<n>, or a layout's first
+			// level) are listed n at a time (s3store.ListParallel).
+			if err := s3store.ListParallel(ctx, r.store, r.cfg.Keys.TopicPrefix(t), dd, 1, n, visit); err != nil {
 				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
 			}
 		}
 		return l, nil
 	}
 	// List under topics.dir without its delimiter, so sibling prefixes
-	// ("topics-old/...") are seen and counted as outside.
+	// ("topics-old/...") are seen and counted as outside: topics.dir, its
+	// topic folders and theirs, n at a time.
 	prefix := strings.TrimSuffix(TopicsRoot(r.cfg.Keys), r.cfg.Keys.DirectoryDelim)
-	if err := r.store.List(ctx, prefix, visit); err != nil {
+	if err := s3store.ListParallel(ctx, r.store, prefix, dd, 3, n, visit); err != nil {
 		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
 	}
 	return l, nil

@@ -435,6 +435,66 @@ func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(Object
 	}
 }
 
+// ListFolders is one level of a listing (ListObjectsV2 with a
+// delimiter, FolderLister): the keys directly under prefix to file, the
+// folders under it (their common prefixes) to folder, page after page. A
+// server that ignores the delimiter gives every key to file, which is
+// still every key once.
+func (s *S3) ListFolders(ctx context.Context, prefix, delim string, folder func(string) error, file func(ObjectInfo) error) error {
+	var token *string
+	for page := 1; ; page++ {
+		var out *s3.ListObjectsV2Output
+		err := s.do(ctx, fmt.Sprintf("list folders %s (page %d)", s.url(prefix), page), func(ctx context.Context) error {
+			var err error
+			out, err = s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+				Bucket: &s.cfg.Bucket, Prefix: &prefix, Delimiter: &delim, ContinuationToken: token,
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, o := range out.Contents {
+			key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
+			if err != nil {
+				return err
+			}
+			if err := file(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}); err != nil {
+				return err
+			}
+		}
+		for _, cp := range out.CommonPrefixes {
+			f, err := s.listedKey(out, prefix, aws.ToString(cp.Prefix))
+			if err != nil {
+				return err
+			}
+			if err := folder(f); err != nil {
+				return err
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return nil
+		}
+		if aws.ToString(out.NextContinuationToken) == "" {
+			return fmt.Errorf("s3 list %s: truncated page without a continuation token", s.url(prefix))
+		}
+		token = out.NextContinuationToken
+	}
+}
+
+// listedKey is a key (or common prefix) of a listing page, decoded when
+// the server url-encoded it.
+func (s *S3) listedKey(out *s3.ListObjectsV2Output, prefix, raw string) (string, error) {
+	if out.EncodingType != types.EncodingTypeUrl {
+		return raw, nil
+	}
+	key, err := url.QueryUnescape(raw)
+	if err != nil {
+		return "", fmt.Errorf("s3 list %s: bad url-encoded key %q: %w", s.url(prefix), raw, err)
+	}
+	return key, nil
+}
+
 // Check verifies that the bucket exists and the credentials may access it
 // (HeadBucket). Errors name s3.bucket.name, the endpoint and, for access
 // denied, where the credentials came from.

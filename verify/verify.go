@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,8 +61,9 @@ type Config struct {
 	// Concurrency bounds the store requests in flight: the index's
 	// listings and reads (index.LoadOptions) and plain verification's
 	// requests for stored checksums (HEADs, for the objects the listing's
-	// ETags do not prove); 0 means DefaultConcurrency. The listing of
-	// topics.dir, one request at a time, runs beside the index's load.
+	// ETags do not prove) and the listing of topics.dir (its folders
+	// listed this many at a time, s3store.ListParallel, beside the
+	// index's load); 0 means DefaultConcurrency.
 	Concurrency int
 }
 
@@ -514,17 +516,21 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 		out[info.Key] = listedObject{size: info.Size, etag: info.ETag}
 		return nil
 	}
+	n, dd := cmp.Or(cfg.Concurrency, DefaultConcurrency), cfg.Keys.DirectoryDelim
 	if len(cfg.Topics) > 0 {
 		for _, t := range cfg.Topics {
-			if err := store.List(ctx, cfg.Keys.TopicPrefix(t), visit); err != nil {
+			// The topic's folders (partition=<n>, or a layout's first
+			// level) are listed n at a time.
+			if err := s3store.ListParallel(ctx, store, cfg.Keys.TopicPrefix(t), dd, 1, n, visit); err != nil {
 				return nil, fmt.Errorf("list archive topic %q: %w", t, err)
 			}
 		}
 		return out, nil
 	}
 	prefix := cfg.Keys.TopicPrefix("")
-	prefix = prefix[:len(prefix)-len(cfg.Keys.DirectoryDelim)] // "<topics.dir><dd>", or ""
-	if err := store.List(ctx, prefix, visit); err != nil {
+	prefix = prefix[:len(prefix)-len(dd)] // "<topics.dir><dd>", or ""
+	// topics.dir, its topic folders, and theirs (partition=<n>, ...).
+	if err := s3store.ListParallel(ctx, store, prefix, dd, 3, n, visit); err != nil {
 		return nil, fmt.Errorf("list archive under %q: %w", prefix, err)
 	}
 	return out, nil

@@ -638,9 +638,6 @@ func newObject(data []byte) *object {
 }
 
 func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token, maxKeysArg, delimiter, bucket string, objects map[string]*object) error {
-	if delimiter != "" {
-		return errf(http.StatusNotImplemented, "NotImplemented", "delimiter is not supported")
-	}
 	maxKeys := s.maxKeys
 	if maxKeysArg != "" {
 		n, err := strconv.Atoi(maxKeysArg)
@@ -657,13 +654,7 @@ func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token,
 		}
 		after = max(after, string(b))
 	}
-	keys := make([]string, 0, len(objects))
-	for k := range objects {
-		if strings.HasPrefix(k, prefix) && k > after {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+	keys := listEntries(objects, prefix, after, delimiter)
 	type content struct {
 		Key          string
 		LastModified string
@@ -682,9 +673,11 @@ func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token,
 		MaxKeys               int
 		IsTruncated           bool
 		NextContinuationToken string `xml:",omitempty"`
+		Delimiter             string `xml:",omitempty"`
 		Contents              []content
+		CommonPrefixes        []commonPrefix
 	}
-	res := result{NS: s3NS, Name: bucket, Prefix: prefix, StartAfter: startAfter, ContinuationToken: token, MaxKeys: maxKeys}
+	res := result{NS: s3NS, Name: bucket, Prefix: prefix, StartAfter: startAfter, ContinuationToken: token, MaxKeys: maxKeys, Delimiter: delimiter}
 	if len(keys) > maxKeys {
 		keys = keys[:maxKeys]
 		res.IsTruncated = true
@@ -693,15 +686,53 @@ func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token,
 		}
 	}
 	for _, k := range keys {
-		o := objects[k]
+		o, ok := objects[k]
+		if !ok {
+			res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: k})
+			continue
+		}
 		res.Contents = append(res.Contents, content{
 			Key: k, LastModified: o.mod.UTC().Format("2006-01-02T15:04:05.000Z"),
 			ETag: o.etag, Size: len(o.data), StorageClass: "STANDARD",
 		})
 	}
-	res.KeyCount = len(res.Contents)
+	res.KeyCount = len(res.Contents) + len(res.CommonPrefixes)
 	writeXML(w, res)
 	return nil
+}
+
+// commonPrefix is a folder of a listing with a delimiter.
+type commonPrefix struct {
+	Prefix string
+}
+
+// listEntries returns, sorted, the keys under prefix after after and,
+// with a delimiter, in place of the keys below a folder (prefix, then
+// up to and including the delimiter) the folder, once: the entries of a
+// ListObjectsV2 page. A folder at or before after was on an earlier page.
+func listEntries(objects map[string]*object, prefix, after, delimiter string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for k := range objects {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if delimiter != "" {
+			if i := strings.Index(k[len(prefix):], delimiter); i >= 0 {
+				cp := k[:len(prefix)+i+len(delimiter)]
+				if cp > after && !seen[cp] {
+					seen[cp] = true
+					out = append(out, cp)
+				}
+				continue
+			}
+		}
+		if k > after {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (s *Server) listUploads(w http.ResponseWriter, bucket string) error {

@@ -157,4 +157,36 @@ func (s *simStore) ListAfter(ctx context.Context, prefix, after string, fn func(
 	}
 }
 
+// ListFolders is one level of a listing with a delimiter
+// (s3store.FolderLister): the keys directly under prefix and its
+// folders, one request per page of pageSize entries (a folder counts
+// once). It skips each folder's keys by a search, as S3 does on its side.
+func (s *simStore) ListFolders(ctx context.Context, prefix, delim string, folder func(string) error, file func(s3store.ObjectInfo) error) error {
+	i := sort.SearchStrings(s.keys, prefix)
+	for n := 0; ; n++ {
+		if n%pageSize == 0 {
+			if err := s.request(ctx, &s.lists); err != nil {
+				return err
+			}
+		}
+		if i >= len(s.keys) || !strings.HasPrefix(s.keys[i], prefix) {
+			return nil
+		}
+		k := s.keys[i]
+		if j := strings.Index(k[len(prefix):], delim); j >= 0 {
+			f := k[:len(prefix)+j+len(delim)]
+			if err := folder(f); err != nil {
+				return err
+			}
+			// The first key after the folder's keys.
+			i += sort.SearchStrings(s.keys[i:], f[:len(f)-len(delim)]+string(delim[0]+1))
+			continue
+		}
+		if err := file(s3store.ObjectInfo{Key: k, Size: int64(len(s.objects[k])), ETag: strings.Clone(s.etag[k])}); err != nil {
+			return err
+		}
+		i++
+	}
+}
+
 func (s *simStore) Check(ctx context.Context) error { return nil }
