@@ -32,7 +32,17 @@ type AvroConverter struct {
 	byID     map[int]*avroEntry                 // schema id -> parsed schema
 	bySubjID map[subjectID]*format.Schema       // (subject, id) -> schema with version
 	reg      map[subjectText]int                // (subject, text) -> id, for Encode
+	regs     map[subjectText]*regCall           // lookups and registrations under way
 	datums   map[*avro.Schema]*format.AvroDatum // for Encode of foreign schemas
+}
+
+// regCall is a lookup or registration under way: callers asking for the
+// same subject and schema meanwhile wait for its result instead of asking
+// the registry again.
+type regCall struct {
+	done chan struct{}
+	id   int
+	err  error
 }
 
 type avroEntry struct {
@@ -61,6 +71,7 @@ func NewAvro(cfg Config) (*AvroConverter, error) {
 		byID:     map[int]*avroEntry{},
 		bySubjID: map[subjectID]*format.Schema{},
 		reg:      map[subjectText]int{},
+		regs:     map[subjectText]*regCall{},
 		datums:   map[*avro.Schema]*format.AvroDatum{},
 	}, nil
 }
@@ -243,7 +254,8 @@ func (c *AvroConverter) withVersion(ctx context.Context, subject string, id int,
 
 // Register returns the id of schema under subject in the registry,
 // registering it when absent (a lookup first, so a read-only registry
-// that has it works). Results are cached.
+// that has it works). Results are cached, and callers asking at once for
+// the same subject and schema share one lookup.
 func (c *AvroConverter) Register(ctx context.Context, subject string, schema *format.Schema) (int, error) {
 	if schema == nil {
 		return 0, errors.New("avro converter: nil schema")
@@ -254,11 +266,37 @@ func (c *AvroConverter) Register(ctx context.Context, subject string, schema *fo
 	}
 	key := subjectText{subject, text}
 	c.mu.Lock()
-	id, ok := c.reg[key]
-	c.mu.Unlock()
-	if ok {
+	if id, ok := c.reg[key]; ok {
+		c.mu.Unlock()
 		return id, nil
 	}
+	if call, ok := c.regs[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-call.done:
+			return call.id, call.err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	call := &regCall{done: make(chan struct{})}
+	c.regs[key] = call
+	c.mu.Unlock()
+	call.id, call.err = c.lookupOrRegister(ctx, subject, text)
+	c.mu.Lock()
+	if call.err == nil {
+		c.reg[key] = call.id
+	}
+	delete(c.regs, key)
+	c.mu.Unlock()
+	close(call.done)
+	return call.id, call.err
+}
+
+// lookupOrRegister asks the registry for the id of text under subject,
+// registering it when absent.
+func (c *AvroConverter) lookupOrRegister(ctx context.Context, subject, text string) (int, error) {
+	var id int
 	ss, err := c.cl.LookupSchema(ctx, subject, sr.Schema{Schema: text})
 	switch {
 	case err == nil:
@@ -272,9 +310,6 @@ func (c *AvroConverter) Register(ctx context.Context, subject string, schema *fo
 	default:
 		return 0, fmt.Errorf("avro converter: looking up a schema under subject %q: %w: %w", subject, registryErr(err), err)
 	}
-	c.mu.Lock()
-	c.reg[key] = id
-	c.mu.Unlock()
 	return id, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -562,5 +563,38 @@ func TestValidAvroName(t *testing.T) {
 		if got, want := validAvroName(s), re.MatchString(s); got != want {
 			t.Errorf("validAvroName(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestAvroEncodeConcurrentRegistersOnce: values of one schema encoded at
+// once by many goroutines (a restore loads several objects ahead) share
+// one lookup and one registration.
+func TestAvroEncodeConcurrentRegistersOnce(t *testing.T) {
+	target := startRegistry(t, srfake.Config{})
+	c, err := NewAvro(Config{SchemaRegistryURL: target.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	schema := &format.Schema{ID: 1, Avro: avro.MustParse(quickstartSchema), Text: quickstartSchema}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			if _, err := c.Encode(ctx, "s3_topic-value", schema, map[string]any{"f1": fmt.Sprintf("v%d", i)}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := target.Requests("POST", "/subjects/s3_topic-value/versions"); n != 1 {
+		t.Errorf("registered %d times, want 1", n)
+	}
+	if n := target.Requests("POST", "/subjects/s3_topic-value"); n != 1 {
+		t.Errorf("looked up %d times, want 1", n)
 	}
 }
