@@ -408,11 +408,9 @@ func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(Object
 			return err
 		}
 		for _, o := range out.Contents {
-			key := aws.ToString(o.Key)
-			if out.EncodingType == types.EncodingTypeUrl {
-				if key, err = url.QueryUnescape(key); err != nil {
-					return fmt.Errorf("s3 list %s: bad url-encoded key %q: %w", s.url(prefix), aws.ToString(o.Key), err)
-				}
+			key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
+			if err != nil {
+				return err
 			}
 			if key <= after {
 				continue // a server that ignores StartAfter
@@ -425,14 +423,22 @@ func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(Object
 				return err
 			}
 		}
-		if !aws.ToBool(out.IsTruncated) {
-			return nil
+		if token, err = s.nextPage(out, prefix); token == nil || err != nil {
+			return err
 		}
-		if aws.ToString(out.NextContinuationToken) == "" {
-			return fmt.Errorf("s3 list %s: truncated page without a continuation token", s.url(prefix))
-		}
-		token = out.NextContinuationToken
 	}
+}
+
+// nextPage returns the continuation token of a listing page, nil after
+// the last page.
+func (s *S3) nextPage(out *s3.ListObjectsV2Output, prefix string) (*string, error) {
+	if !aws.ToBool(out.IsTruncated) {
+		return nil, nil
+	}
+	if aws.ToString(out.NextContinuationToken) == "" {
+		return nil, fmt.Errorf("s3 list %s: truncated page without a continuation token", s.url(prefix))
+	}
+	return out.NextContinuationToken, nil
 }
 
 // ListFolders is one level of a listing (ListObjectsV2 with a
@@ -472,13 +478,9 @@ func (s *S3) ListFolders(ctx context.Context, prefix, delim string, folder func(
 				return err
 			}
 		}
-		if !aws.ToBool(out.IsTruncated) {
-			return nil
+		if token, err = s.nextPage(out, prefix); token == nil || err != nil {
+			return err
 		}
-		if aws.ToString(out.NextContinuationToken) == "" {
-			return fmt.Errorf("s3 list %s: truncated page without a continuation token", s.url(prefix))
-		}
-		token = out.NextContinuationToken
 	}
 }
 
