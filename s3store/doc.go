@@ -60,6 +60,16 @@
 // change by someone on the path who also fixes the CRC: use HTTPS where
 // that matters (it also keeps the data confidential).
 //
+// # Listing folder by folder
+//
+// ListParallel lists a long archive many pages at once: through a
+// FolderLister (S3: ListObjectsV2 with a delimiter; the metrics wrapper
+// passes it on) it finds the folders a few levels under a prefix (a
+// topic's partition=<n> folders, a layout's first level) and lists each
+// folder, a bounded number at a time, calling its function one call at a
+// time in no particular order. Stores without folder listings (a local
+// directory, the memory store) list as List does.
+//
 // # ETags
 //
 // ObjectInfo.ETag is the object's ETag, quotes stripped, from List,

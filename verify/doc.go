@@ -40,7 +40,8 @@
 //
 // Plain verification reads no object: it trusts the listing for presence
 // and size, as restic's check does, and the store for what it answered
-// and keeps. The listing (one request per 1,000 keys) gives each object's
+// and keeps. The listing (one request per 1,000 keys, a topic's folders
+// listed Config.Concurrency at a time) gives each object's
 // ETag too: an object listed with the size and ETag its entry records
 // (index.Object.ETag, the store's answer when the sink committed it) is
 // the object the sink wrote, whose bytes the store checked on receipt

@@ -472,8 +472,8 @@ func (v *verifier) sortReport() {
 }
 
 // listAsync runs listTopics in the background, so that the listing of
-// topics.dir (one request per 1,000 keys, one after another) runs beside
-// the index's load; the function it returns waits for its result. Cancel
+// topics.dir (one request per 1,000 keys, its folders Concurrency at a
+// time: s3store.ListParallel) runs beside the index's load; the function it returns waits for its result. Cancel
 // ctx to stop it.
 func listAsync(ctx context.Context, cfg Config, store s3store.Store) func() (map[string]listedObject, error) {
 	type result struct {
