@@ -134,8 +134,9 @@ type Config struct {
 	// loaded together and share it: each keeps SpillBytes divided by how
 	// many are loaded at most at once. Each stream also reads its next
 	// object ahead while it produces one; across the restore, loaded
-	// objects keep at most Parallelism × SpillBytes of decoded records in
-	// memory, and records past that go to the temporary files too.
+	// objects keep at most Parallelism × SpillBytes, and at most
+	// MaxRecordMemory, of decoded records in memory, and records past
+	// that go to the temporary files too.
 	SpillBytes int64
 	TempDir    string
 
@@ -200,6 +201,13 @@ type Config struct {
 	// Observer, when set, is told what the restore does (metrics).
 	Observer Observer
 }
+
+// MaxRecordMemory bounds the decoded records that the loaded objects of
+// a restore keep in memory together (memBudget), whatever Parallelism ×
+// SpillBytes: a 1 GiB restore of objects of 44 MB peaked at 1.1-1.2 GiB
+// RSS with 8 × 64 MiB and at 433-472 MiB with this bound, as fast
+// (BENCHMARKS.md). Records past it go to their objects' temporary files.
+const MaxRecordMemory = 96 << 20
 
 // Defaults for the zero values of Config.
 const (

@@ -26,7 +26,8 @@ import (
 //
 // Memory: the decoded records that loaded objects hold in memory, across
 // the whole restore, never exceed Config.Parallelism × Config.SpillBytes
-// (memBudget; records the proof kept, keep.go, included); a record that
+// nor MaxRecordMemory (memBudget; records the proof kept, keep.go,
+// included); a record that
 // does not fit goes to its object's temporary file, as one past the
 // object's own share (stream.spill) does. Records
 // handed to the producer leave the budget; the producer buffers at most

@@ -63,7 +63,8 @@ type Restorer struct {
 	covered map[string]int64
 	memo    map[topicPartition]partitionMemo
 	// mem bounds the decoded records loaded objects keep in memory, across
-	// every stream (Config.Parallelism × Config.SpillBytes).
+	// every stream (Config.Parallelism × Config.SpillBytes, at most
+	// MaxRecordMemory).
 	mem *memBudget
 	// keepBudget is the half of mem that records kept from the proof may
 	// take (keep.go); keepProofs is set by Run: its plans keep them.
@@ -117,7 +118,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		memo:      map[topicPartition]partitionMemo{},
 		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
-		mem:       newMemBudget(int64(cfg.Parallelism)*cfg.SpillBytes, nil),
+		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory), nil),
 		deps:      outage.NewTracker(cfg.Health, 0),
 	}
 	r.keepBudget = newMemBudget(r.mem.limit/2, r.mem)
