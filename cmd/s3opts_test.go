@@ -11,12 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// s3OptsYAML is a sink config for the in-process S3 fake with SSE-C,
-// object tagging and 5 MiB parts.
-func s3OptsYAML(brokers, endpoint, bucket string) string {
-	return fmt.Sprintf(`name: s3opts
+// fakeS3SinkYAML is a sink config named name for topic on the in-process
+// S3 fake (JSON, flush.size 20, 5 MiB parts), with extra lines after it.
+func fakeS3SinkYAML(name, topic, brokers, endpoint, bucket, extra string) string {
+	return fmt.Sprintf(`name: %s
 bootstrap.servers: %s
-topics: big
+topics: %s
 flush.size: 20
 format.class: json
 store.url: %s
@@ -24,10 +24,16 @@ s3.bucket.name: %s
 aws.access.key.id: AKFAKE
 aws.secret.access.key: fake-secret
 s3.part.size: 5242880
-s3.sse.customer.key: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
+`, name, brokers, topic, endpoint, bucket) + extra
+}
+
+// s3OptsYAML is a sink config for the in-process S3 fake with SSE-C,
+// object tagging and 5 MiB parts.
+func s3OptsYAML(brokers, endpoint, bucket string) string {
+	return fakeS3SinkYAML("s3opts", "big", brokers, endpoint, bucket, `s3.sse.customer.key: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
 s3.object.tagging: true
 s3.object.tagging.key.value.pairs: team:data
-`, brokers, endpoint, bucket)
+`)
 }
 
 // TestSinkSourceVerifyS3Options runs sink --once, source and verify

@@ -16,17 +16,7 @@ import (
 // etagSinkYAML is a sink config for the in-process S3 fake with 5 MiB
 // parts.
 func etagSinkYAML(brokers, endpoint, bucket string) string {
-	return fmt.Sprintf(`name: etags
-bootstrap.servers: %s
-topics: et
-flush.size: 20
-format.class: json
-store.url: %s
-s3.bucket.name: %s
-aws.access.key.id: AKFAKE
-aws.secret.access.key: fake-secret
-s3.part.size: 5242880
-`, brokers, endpoint, bucket)
+	return fakeS3SinkYAML("etags", "et", brokers, endpoint, bucket, "")
 }
 
 // fakeS3Store is an S3 store on bucket of fake with parts of partSize.
