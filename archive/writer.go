@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/partition"
@@ -290,7 +291,7 @@ func (w *partitionWriter) measure(f *openFile, r *format.Record, tomb bool) {
 	switch t := r.ValueTyped; {
 	case tomb:
 	case t != nil && t.Schema != nil && t.Raw != nil:
-		value = int64(len(t.Raw)) + wireFrame
+		value = int64(len(t.Raw)) + convert.WireHeaderLen
 	default:
 		value = int64(len(r.Value))
 	}
@@ -303,10 +304,6 @@ func (w *partitionWriter) measure(f *openFile, r *format.Record, tomb bool) {
 	}
 	f.maxRecord = max(f.maxRecord, index.RecordSize(key, value, hb, headers))
 }
-
-// wireFrame is the size of Confluent's wire-format frame (magic byte and
-// schema id) a restore puts on a typed value.
-const wireFrame = 5
 
 // bad wraps a record's data error.
 func (w *partitionWriter) bad(r *format.Record, err error) error {

@@ -133,25 +133,7 @@ func (ai *archiveIndex) finish(plan *Plan) {
 // reading them: every object of the entry must be there with the size the
 // entry gives.
 func checkListing(o *Object, e *index.Entry) error {
-	main, mainSize := index.PartValue, o.Size
-	if o.Tombstone {
-		main = index.PartKeys
-	}
-	parts := []struct {
-		part, key string
-		size      int64
-	}{{main, o.Key, mainSize}}
-	if !o.Tombstone {
-		parts = append(parts, struct {
-			part, key string
-			size      int64
-		}{index.PartKeys, o.KeysKey, o.KeysSize})
-	}
-	parts = append(parts, struct {
-		part, key string
-		size      int64
-	}{index.PartHeaders, o.HeadersKey, o.HeadersSize})
-	for _, p := range parts {
+	for _, p := range listedParts(o) {
 		want := e.Part(p.part)
 		switch {
 		case want == nil && p.key != "":

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -440,7 +441,7 @@ func (r *Restorer) keyFor(ctx context.Context, krec *format.Record, target, objK
 		if raw == nil {
 			raw = krec.Value
 		}
-		return make([]byte, len(raw)+wireFrame), nil
+		return make([]byte, len(raw)+convert.WireHeaderLen), nil
 	}
 	return r.keyFrom(ctx, krec, target, objKey, i)
 }
@@ -456,10 +457,6 @@ func dropTyped(rec *format.Record) {
 	rec.KeyTyped, rec.ValueTyped = nil, nil
 }
 
-// wireFrame is the size of Confluent's wire-format frame: magic byte and
-// schema id.
-const wireFrame = 5
-
 // produceSize is the size a record adds to a produce batch, as Kafka
 // measures it against max.message.bytes, counted generously: key, value,
 // header keys and values, their length varints and the record's fixed
@@ -469,7 +466,7 @@ const wireFrame = 5
 func produceSize(rec *format.Record, mode readMode) int64 {
 	value := int64(len(rec.Value))
 	if mode == modeProve && rec.ValueTyped != nil && rec.ValueTyped.Schema != nil {
-		value += wireFrame
+		value += convert.WireHeaderLen
 	}
 	var hb int64
 	for _, h := range rec.Headers {

@@ -140,26 +140,23 @@ func recordAt(o Object, idx int64) string {
 	return fmt.Sprintf("offset %d..%d (the index entry does not say which)", o.Offsets[0].First, o.Offsets[len(o.Offsets)-1].Last)
 }
 
-// listedPart is one listed object of an Object (the value or tombstone
-// object, a twin) with the ETag the listing gave it.
+// listedPart is one object an Object may have (the value or tombstone
+// object, a twin) as the listing gave it: its key ("" when not listed),
+// size and ETag.
 type listedPart struct {
 	part, key, etag string
+	size            int64
 }
 
-// listedParts returns o's listed objects, by index part.
+// listedParts returns the parts o may have, by index part: the main
+// object (a tombstone object's is its .keys object), then its .keys twin
+// (not for a tombstone object) and .headers twin, listed or not.
 func listedParts(o *Object) []listedPart {
-	main := index.PartValue
 	if o.Tombstone {
-		main = index.PartKeys
+		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, {index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
 	}
-	ps := []listedPart{{main, o.Key, o.etag}}
-	if o.KeysKey != "" && !o.Tombstone {
-		ps = append(ps, listedPart{index.PartKeys, o.KeysKey, o.keysETag})
-	}
-	if o.HeadersKey != "" {
-		ps = append(ps, listedPart{index.PartHeaders, o.HeadersKey, o.headersETag})
-	}
-	return ps
+	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, o.KeysKey, o.keysETag, o.KeysSize},
+		{index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
 }
 
 // unchanged tells whether what the store says of o without a download
@@ -180,8 +177,8 @@ func (r *Restorer) unchanged(ctx context.Context, o *Object, e *index.Entry) (bo
 	cs, _ := r.store.(s3store.Checksummer)
 	for _, p := range listedParts(o) {
 		want := e.Part(p.part)
-		if want == nil {
-			continue // checkListing refused it already
+		if want == nil || p.key == "" {
+			continue // checkListing refused it already, or no such part
 		}
 		if p.etag != "" && p.etag == want.ETag {
 			continue

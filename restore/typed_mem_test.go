@@ -3,6 +3,7 @@ package restore
 import (
 	"testing"
 
+	"github.com/kafkas3/kafkas3/convert"
 	"github.com/kafkas3/kafkas3/format"
 )
 
@@ -49,7 +50,7 @@ func TestLoadedTypedRecordsDropTypedForm(t *testing.T) {
 		if rec.ValueTyped != nil || rec.KeyTyped != nil {
 			t.Fatalf("buffered record %d still holds its typed form (value %v, key %v)", i, rec.ValueTyped != nil, rec.KeyTyped != nil)
 		}
-		if len(rec.Value) < wireFrame || rec.Value[0] != 0 {
+		if len(rec.Value) < convert.WireHeaderLen || rec.Value[0] != 0 {
 			t.Fatalf("buffered record %d is not framed: %x", i, rec.Value)
 		}
 		sum += recordSize(rec)
