@@ -2,12 +2,8 @@ package objindex
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"math"
 
@@ -17,41 +13,6 @@ import (
 
 // errEmpty marks an object without records: no entry can describe it.
 var errEmpty = errors.New("no records")
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// summer computes an object's checksums and size while it is read.
-type summer struct {
-	crc uint32
-	sha hash.Hash // nil without Options.SHA256
-	n   int64
-}
-
-func (s *summer) Write(p []byte) (int, error) {
-	s.crc = crc32.Update(s.crc, castagnoli, p)
-	if s.sha != nil {
-		s.sha.Write(p)
-	}
-	s.n += int64(len(p))
-	return len(p), nil
-}
-
-// object returns the index object of the bytes summed.
-func (s *summer) object(key, part string) index.Object {
-	o := index.Object{Key: key, Part: part, Size: s.n, CRC32C: index.FormatCRC32C(s.crc)}
-	if s.sha != nil {
-		o.SHA256 = hex.EncodeToString(s.sha.Sum(nil))
-	}
-	return o
-}
-
-func newSummer(withSHA bool) *summer {
-	s := &summer{}
-	if withSHA {
-		s.sha = sha256.New()
-	}
-	return s
-}
 
 // decoded is what the records of one object say.
 type decoded struct {
@@ -139,7 +100,7 @@ func readDecoded(ctx context.Context, st index.Store, opt Options, key, part str
 		return index.Object{}, d, fmt.Errorf("read object %q: %w", key, err)
 	}
 	defer rc.Close()
-	sum := newSummer(opt.SHA256)
+	sum := index.NewSummer(opt.SHA256)
 	r := io.TeeReader(rc, sum)
 	rd, err := f.NewReader(r)
 	if err != nil {
@@ -157,7 +118,7 @@ func readDecoded(ctx context.Context, st index.Store, opt Options, key, part str
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return index.Object{}, d, fmt.Errorf("read object %q: %w", key, err)
 	}
-	return sum.object(key, part), d, nil
+	return sum.Object(key, part), d, nil
 }
 
 // read counts rd's records and, when env (rd, when not nil) finds
@@ -198,9 +159,9 @@ func readSummed(ctx context.Context, st index.Store, opt Options, key, part stri
 		return index.Object{}, fmt.Errorf("read object %q: %w", key, err)
 	}
 	defer rc.Close()
-	sum := newSummer(opt.SHA256)
+	sum := index.NewSummer(opt.SHA256)
 	if _, err := io.Copy(sum, rc); err != nil {
 		return index.Object{}, fmt.Errorf("read object %q: %w", key, err)
 	}
-	return sum.object(key, part), nil
+	return sum.Object(key, part), nil
 }

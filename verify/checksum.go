@@ -2,12 +2,8 @@ package verify
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"sync"
 
 	"github.com/kafkas3/kafkas3/index"
@@ -19,48 +15,15 @@ import (
 // object the ETags do not prove, in parallel) and compares with the
 // index, and the ones --deep computes while reading.
 
-// castagnoli is the CRC32C table (hardware accelerated by hash/crc32).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// summer computes, over the bytes written to it, the checksums an index
-// object gives: the CRC32C of a v2 entry's object, the SHA-256 when the
-// entry has one (v1 always, v2 with kafkas3.index.digest=sha256).
-type summer struct {
-	crc    uint32
-	useCRC bool
-	sha    hash.Hash // nil when the entry gives no SHA-256
-}
-
-func newSummer(o index.Object) *summer {
-	s := &summer{useCRC: o.CRC32C != ""}
-	if o.SHA256 != "" {
-		s.sha = sha256.New()
-	}
-	return s
-}
-
-func (s *summer) Write(p []byte) (int, error) {
-	if s.useCRC {
-		s.crc = crc32.Update(s.crc, castagnoli, p)
-	}
-	if s.sha != nil {
-		s.sha.Write(p)
-	}
-	return len(p), nil
-}
-
-// check compares the checksums of the n bytes read with o's: it returns
+// check compares the checksums of the n bytes summed with o's: it returns
 // the problem kind and detail of the first that differs, or "".
-func (s *summer) check(o index.Object, n int64) (kind, detail string) {
-	if s.useCRC {
-		if got := index.FormatCRC32C(s.crc); got != o.CRC32C {
-			return KindChecksum, fmt.Sprintf("object's CRC32C is %s, the index says %s (%d bytes read)", got, o.CRC32C, n)
-		}
+func check(s *index.Summer, o index.Object, n int64) (kind, detail string) {
+	got := s.Object(o.Key, o.Part)
+	if o.CRC32C != "" && got.CRC32C != o.CRC32C {
+		return KindChecksum, fmt.Sprintf("object's CRC32C is %s, the index says %s (%d bytes read)", got.CRC32C, o.CRC32C, n)
 	}
-	if s.sha != nil {
-		if got := hex.EncodeToString(s.sha.Sum(nil)); got != o.SHA256 {
-			return KindSHA256, fmt.Sprintf("object's SHA-256 is %s, the index says %s (%d bytes read)", got, o.SHA256, n)
-		}
+	if o.SHA256 != "" && got.SHA256 != o.SHA256 {
+		return KindSHA256, fmt.Sprintf("object's SHA-256 is %s, the index says %s (%d bytes read)", got.SHA256, o.SHA256, n)
 	}
 	return "", ""
 }

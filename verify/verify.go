@@ -604,7 +604,7 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		return "", "", 0, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
 	defer rc.Close()
-	sums := newSummer(o)
+	sums := index.NewSummer(o.SHA256 != "")
 	cr := &countReader{r: io.TeeReader(rc, sums)}
 	f, ferr := formatFor(cfg, e, o)
 	var records int64
@@ -647,7 +647,7 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 		}
 		return "", "", cr.n, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
-	if kind, detail := sums.check(o, cr.n); kind != "" {
+	if kind, detail := check(sums, o, cr.n); kind != "" {
 		return detail, kind, cr.n, nil
 	}
 	if decodeErr != nil {

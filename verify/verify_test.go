@@ -36,7 +36,7 @@ func put(t *testing.T, st s3store.Store, key, body string) {
 // obj describes body for a v2 entry: its CRC32C, as the sink does by
 // default.
 func obj(key, part, body string) index.Object {
-	return index.Object{Key: key, Part: part, Size: int64(len(body)), CRC32C: index.FormatCRC32C(crc32.Checksum([]byte(body), castagnoli))}
+	return index.Object{Key: key, Part: part, Size: int64(len(body)), CRC32C: index.FormatCRC32C(crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))}
 }
 
 // objSHA describes body for a v1 entry (sha256 only) or, with withCRC, a
