@@ -376,6 +376,9 @@ func (r *Restorer) readConcurrency() int {
 // gets Object.Damage; any other error (the store, the context) is
 // returned.
 func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
+	// The listing's ETags serve only the one-read check (unchanged): the
+	// plan does not keep them.
+	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
 	if o.unread {
 		// Wholly past the cut (markPastCut): its live entry stands in for
 		// what reading it would prove.
