@@ -2,9 +2,12 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -243,4 +246,77 @@ func (h *history) run(w string, from int64) {
 			h.t.Fatal(err)
 		}
 	}
+}
+
+// TestEachPartitionIsLoad: index.EachPartition hands each partition of
+// the log to its function once, with exactly the entries, superseded
+// ones included, and the counts that LoadWith gives of that partition,
+// whatever the partitions at once and the requests in flight.
+func TestEachPartitionIsLoad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 19))
+	mem := s3store.NewMemory()
+	for _, topic := range []string{"orders", "payments"} {
+		for part := range int32(5) {
+			for _, w := range []string{index.WriterOf("a"), index.WriterOf("b")} {
+				if _, err := Begin(context.Background(), mem, Partition{Prefix: prefix, Topic: topic, Partition: part, Writer: w}, 0, 4); err != nil {
+					t.Fatal(err)
+				}
+				end := sinkLog(t, mem, topic, part, w, 0, 1+rng.Int64N(20), 1+rng.Int64N(9), 1+rng.Int64N(4))
+				if rng.IntN(2) == 0 {
+					p := Partition{Prefix: prefix, Topic: topic, Partition: part, Writer: w}
+					if _, err := Write(context.Background(), mem, p, 1+rng.Int64N(end), 4); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	whole := load(t, mem)
+	for _, opt := range []index.LoadOptions{{}, {PartitionsAtOnce: 1, Concurrency: 1}, {PartitionsAtOnce: 3, Concurrency: 2}} {
+		var got index.Index
+		calls := 0
+		err := index.EachPartition(context.Background(), mem, prefix, nil, opt, func(ix *index.Index) error {
+			calls++
+			for i := range ix.All {
+				if ix.All[i].Topic != ix.All[0].Topic || ix.All[i].Partition != ix.All[0].Partition {
+					return fmt.Errorf("one call holds %s-%d and %s-%d", ix.All[0].Topic, ix.All[0].Partition, ix.All[i].Topic, ix.All[i].Partition)
+				}
+			}
+			got.Entries = append(got.Entries, ix.Entries...)
+			got.All = append(got.All, ix.All...)
+			got.Superseded += ix.Superseded
+			got.IndexObjects += ix.IndexObjects
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 10 {
+			t.Fatalf("%+v: %d calls, want one per partition (10)", opt, calls)
+		}
+		sortEntries(got.Entries)
+		sortEntries(got.All)
+		same(t, fmt.Sprintf("%+v", opt), &got, whole)
+	}
+	if err := index.EachPartition(context.Background(), mem, prefix, []string{"payments"}, index.LoadOptions{}, func(ix *index.Index) error {
+		if ix.All[0].Topic != "payments" {
+			return fmt.Errorf("topic %q, only payments asked for", ix.All[0].Topic)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	if err := index.EachPartition(context.Background(), mem, prefix, nil, index.LoadOptions{}, func(*index.Index) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("EachPartition = %v, want the function's error", err)
+	}
+}
+
+// sortEntries puts entries in the order LoadWith gives (topic, partition,
+// first offset, key, then decreasing commit).
+func sortEntries(es []index.Entry) {
+	slices.SortStableFunc(es, func(a, b index.Entry) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition),
+			cmp.Compare(a.First(), b.First()), cmp.Compare(a.Key, b.Key), cmp.Compare(b.Commit, a.Commit))
+	})
 }

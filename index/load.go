@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -25,6 +26,10 @@ type LoadOptions struct {
 	// Concurrency bounds the store requests (listings and reads) in
 	// flight; 0 means DefaultConcurrency.
 	Concurrency int
+	// PartitionsAtOnce bounds the partitions EachPartition loads at a
+	// time; 0 means DefaultPartitionsAtOnce. LoadWith loads them all
+	// together.
+	PartitionsAtOnce int
 }
 
 // Index is the archive index as read from the store.
@@ -91,17 +96,63 @@ func Load(ctx context.Context, st Store, prefix string, topics []string) (*Index
 // order); so does a store failure. The result is the one a read of every
 // index object of the log gives.
 func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions) (*Index, error) {
-	n := opt.Concurrency
-	if n <= 0 {
-		n = DefaultConcurrency
-	}
-	l := &loader{st: st, prefix: prefix, n: n}
+	l := newLoader(st, prefix, opt)
 	parts, err := l.discover(ctx, topics)
 	if err != nil {
 		return nil, err
 	}
+	return l.load(ctx, parts)
+}
+
+// newLoader is a loader of opt's concurrency.
+func newLoader(st Store, prefix string, opt LoadOptions) *loader {
+	n := opt.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	return &loader{st: st, prefix: prefix, n: n}
+}
+
+// DefaultPartitionsAtOnce is how many partitions EachPartition loads at a
+// time when LoadOptions.PartitionsAtOnce is 0.
+const DefaultPartitionsAtOnce = 4
+
+// EachPartition reads the archive index under prefix (of topics, when
+// given) as LoadWith does, one partition of the log at a time, and calls
+// fn with each partition's Index (its Entries and All hold that
+// partition's entries only), in no particular order and never two calls
+// at once. At most opt.PartitionsAtOnce partitions are loaded together,
+// and their requests share opt.Concurrency, so memory follows the largest
+// partitions, not the archive: a reader that keeps only what it needs of
+// each partition reads an archive of millions of objects in the memory of
+// a few partitions. The first error (of a load, or of fn) ends it.
+func EachPartition(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions, fn func(*Index) error) error {
+	l := newLoader(st, prefix, opt)
+	parts, err := l.discover(ctx, topics)
+	if err != nil {
+		return err
+	}
+	l.st = newLimited(st, l.n)
+	at := opt.PartitionsAtOnce
+	if at <= 0 {
+		at = DefaultPartitionsAtOnce
+	}
+	var mu sync.Mutex
+	return parallel.Each(ctx, at, len(parts), func(i int) error {
+		ix, err := l.load(ctx, parts[i:i+1])
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(ix)
+	})
+}
+
+// load reads the index of parts (found by discover).
+func (l *loader) load(ctx context.Context, parts []logPartition) (*Index, error) {
 	plans := make([]*partPlan, len(parts))
-	err = parallel.Each(ctx, n, len(parts), func(i int) error {
+	err := parallel.Each(ctx, l.n, len(parts), func(i int) error {
 		pp, err := l.planCheckpoints(ctx, parts[i])
 		plans[i] = pp
 		return wrapDir(parts[i].dir, err)
@@ -113,7 +164,7 @@ func LoadWith(ctx context.Context, st Store, prefix string, topics []string, opt
 	if err != nil {
 		return nil, err
 	}
-	err = parallel.Each(ctx, n, len(plans), func(i int) error {
+	err = parallel.Each(ctx, l.n, len(plans), func(i int) error {
 		return wrapDir(plans[i].p.dir, l.listLog(ctx, plans[i]))
 	})
 	if err != nil {
@@ -205,10 +256,7 @@ type LogPartition struct {
 // when given) in key order, found as LoadWith finds them: one listing
 // request per partition, not a listing of the log.
 func LogPartitions(ctx context.Context, st Store, prefix string, topics []string, opt LoadOptions) ([]LogPartition, error) {
-	l := &loader{st: st, prefix: prefix, n: max(opt.Concurrency, 1)}
-	if opt.Concurrency <= 0 {
-		l.n = DefaultConcurrency
-	}
+	l := newLoader(st, prefix, opt)
 	ps, err := l.discover(ctx, topics)
 	out := make([]LogPartition, len(ps))
 	for i, p := range ps {
