@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/verify"
 	"github.com/spf13/cobra"
 )
@@ -94,6 +95,9 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 			}
 		}
 	}
+	memCtx, stopMem := context.WithCancel(ctx)
+	defer stopMem()
+	go memlimit.Run(memCtx, memlimit.Config{Headroom: memlimit.ReaderHeadroom})
 	log.Info("verify starting", "archive", ident, "topics.dir", rc.Keys.TopicsDir, "index", rc.IndexPrefix, "deep", f.Deep)
 	rep, err := verify.Run(ctx, cfg, store, log)
 	if err != nil {

@@ -145,6 +145,12 @@ type Report struct {
 // Run verifies the archive in store. It returns an error only when it
 // cannot do its job (the store cannot be listed); everything wrong with
 // the archive is a Problem of the report.
+//
+// It holds the listing of topics.dir (about 150 bytes an object) and one
+// partition of the index at a time (index.EachPartition, a few partitions
+// loaded at once), not the whole index: what it keeps of a partition is
+// its coverage and problems. --deep reads the index twice, the first time
+// only to count the objects and bytes its progress reports.
 func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -153,51 +159,101 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	_, rep.StoreChecksums = store.(s3store.Checksummer)
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	listing := listAsync(lctx, cfg, store)
-	ix, err := index.LoadWith(ctx, store, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency})
+	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listing: listAsync(lctx, cfg, store),
+		parts: map[partKey]*Partition{}, topics: map[string]bool{}}
+	opt := index.LoadOptions{Concurrency: cfg.Concurrency}
+	each := func(fn func(*index.Index) error) error {
+		return index.EachPartition(ctx, store, cfg.IndexPrefix, cfg.Topics, opt, func(ix *index.Index) error {
+			if err := v.waitListing(); err != nil {
+				return err
+			}
+			return fn(ix)
+		})
+	}
+	var err error
+	if cfg.Deep {
+		err = each(v.countTotals)
+	}
+	if err == nil {
+		err = each(v.partition)
+	}
 	if err != nil {
 		cancel()
-		_, _ = listing() // wait for it to end
+		_ = v.waitListing() // let it end; its own error, if the first, is err
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if !errors.Is(err, index.ErrMalformed) {
 			return nil, err
 		}
-		rep.Problems = append(rep.Problems, Problem{Kind: KindIndex, Partition: -1, First: -1, Last: -1, Detail: err.Error()})
+		rep = &Report{Deep: cfg.Deep, StoreChecksums: rep.StoreChecksums, Partitions: []Partition{}, Accepted: []Problem{},
+			Problems: []Problem{{Kind: KindIndex, Partition: -1, First: -1, Last: -1, Detail: err.Error()}}}
 		return rep, nil
 	}
-	rep.IndexObjects, rep.Superseded = ix.IndexObjects, ix.Superseded
-	if ix.Assumed > 0 {
-		log.Warn("the offsets of objects of the archive index were assumed: kafkas3 index rebuild --from-objects took their records (no envelopes) to hold consecutive offsets from the start offsets of their names",
-			"entries", ix.Assumed)
-	}
-	if ix.FullListings > 0 {
-		log.Info("partitions of the archive index were listed in full (no checkpoint, or a writer without one): kafkas3 index rebuild makes reading them cheap",
-			"partitions", ix.FullListings, "index_keys_listed", ix.Listed)
-	}
-
-	listed, err := listing()
-	if err != nil {
+	if err := v.waitListing(); err != nil {
 		return nil, err
 	}
-	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listed: listed, parts: map[partKey]*Partition{}}
-	if !cfg.Deep {
+	if v.assumed > 0 {
+		log.Warn("the offsets of objects of the archive index were assumed: kafkas3 index rebuild --from-objects took their records (no envelopes) to hold consecutive offsets from the start offsets of their names",
+			"entries", v.assumed)
+	}
+	if v.fullListings > 0 {
+		log.Info("partitions of the archive index were listed in full (no checkpoint, or a writer without one): kafkas3 index rebuild makes reading them cheap",
+			"partitions", v.fullListings, "index_keys_listed", v.indexKeysListed)
+	}
+	v.unindexed()
+	v.emptyTopics()
+	v.sortReport()
+	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
+	return rep, nil
+}
+
+// waitListing waits for the listing of topics.dir (once) and returns its
+// error.
+func (v *verifier) waitListing() error {
+	if v.listing != nil {
+		v.listed, v.listErr = v.listing()
+		v.listing = nil
+	}
+	return v.listErr
+}
+
+// partition checks one partition of the index against the listing.
+func (v *verifier) partition(ix *index.Index) error {
+	v.rep.IndexObjects += ix.IndexObjects
+	v.rep.Superseded += ix.Superseded
+	v.assumed += ix.Assumed
+	v.fullListings += ix.FullListings
+	v.indexKeysListed += ix.Listed
+	if len(ix.All) > 0 {
+		v.topics[ix.All[0].Topic] = true
+	}
+	if !v.cfg.Deep {
 		if err := v.fetchStored(ix); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	chosen, findings, err := v.choose(ix)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.coverage(chosen)
-	indexed := v.checkObjects(chosen, findings)
-	v.unindexed(indexed)
-	v.emptyTopics(ix)
-	v.sortReport()
-	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
-	return rep, nil
+	v.checkObjects(chosen, findings)
+	return nil
+}
+
+// countTotals adds the objects and bytes --deep reads of one partition
+// to its progress's totals.
+func (v *verifier) countTotals(ix *index.Index) error {
+	for _, es := range byKey(ix) {
+		if pick := v.firstSized(es); pick != nil {
+			v.total += len(pick.Objects)
+			for _, o := range pick.Objects {
+				v.totalBytes += o.Size
+			}
+		}
+	}
+	return nil
 }
 
 // partKey names a topic partition.
@@ -208,16 +264,24 @@ type partKey struct {
 
 // verifier is one Run: what it checks against and the report it fills.
 type verifier struct {
-	ctx    context.Context
-	cfg    Config
-	store  s3store.Store
-	rep    *Report
-	listed map[string]listedObject // objects under topics.dir, by key
+	ctx   context.Context
+	cfg   Config
+	store s3store.Store
+	rep   *Report
+	// listing waits for the listing of topics.dir (listAsync), until
+	// waitListing has taken its result into listed and listErr.
+	listing func() (map[string]listedObject, error)
+	listErr error
+	listed  map[string]listedObject // objects under topics.dir, by key
 	// stored are the checksums the store keeps, by key (plain
 	// verification: asked with a HEAD, or known from an entry whose ETag
 	// the listing gives; fetchStored).
 	stored map[string]storedSum
-	parts  map[partKey]*Partition
+	parts map[partKey]*Partition
+	// topics are the topics with index entries.
+	topics map[string]bool
+	// What the index loads counted, for the log.
+	assumed, fullListings, indexKeysListed int
 	// Deep's progress: objects read and to read, bytes to read.
 	done, total int
 	totalBytes  int64
@@ -244,27 +308,10 @@ func (v *verifier) problem(p Problem) {
 // size; --deep also by checksum, and returns what it found in the chosen
 // entries' objects, by entry key.
 func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding, error) {
-	byKey := map[string][]*index.Entry{}
-	var keyOrder []string
-	for i := range ix.All {
-		e := &ix.All[i]
-		if byKey[e.Key] == nil {
-			keyOrder = append(keyOrder, e.Key)
-		}
-		byKey[e.Key] = append(byKey[e.Key], e) // highest commit first
-	}
-	for _, k := range keyOrder {
-		if pick := v.firstSized(byKey[k]); pick != nil {
-			v.total += len(pick.Objects)
-			for _, o := range pick.Objects {
-				v.totalBytes += o.Size
-			}
-		}
-	}
-	chosen := make([]index.Entry, 0, len(keyOrder))
+	keys := byKey(ix)
+	chosen := make([]index.Entry, 0, len(keys))
 	findings := map[string][]finding{}
-	for _, k := range keyOrder {
-		cands := byKey[k]
+	for _, cands := range keys {
 		pick := v.firstSized(cands)
 		if pick == nil {
 			chosen = append(chosen, *cands[0]) // missing or resized: reported by checkObjects
@@ -276,11 +323,29 @@ func (v *verifier) choose(ix *index.Index) ([]index.Entry, map[string][]finding,
 			if pick, fs, err = v.deepPick(pick, cands); err != nil {
 				return nil, nil, err
 			}
-			findings[k] = fs
+			findings[pick.Key] = fs
 		}
 		chosen = append(chosen, *pick)
 	}
 	return chosen, findings, nil
+}
+
+// byKey returns the entries of ix by object key, in the index's order
+// (keys by their first entry; each key's entries highest commit first).
+func byKey(ix *index.Index) [][]*index.Entry {
+	var out [][]*index.Entry
+	at := map[string]int{}
+	for i := range ix.All {
+		e := &ix.All[i]
+		k, ok := at[e.Key]
+		if !ok {
+			k = len(out)
+			at[e.Key] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], e) // highest commit first
+	}
+	return out
 }
 
 // deepPick reads the objects of pick, the first entry of cands (one key's
@@ -377,18 +442,20 @@ func (v *verifier) lost(p Problem) {
 
 // checkObjects checks the chosen entries' objects against the listing
 // (and, without --deep, the checksums the store keeps), then adds what
-// --deep found in them. It returns the keys of the
-// objects the entries name.
-func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]finding) map[string]bool {
-	indexed := map[string]bool{}
+// --deep found in them. It marks the listed objects the entries name
+// (listedObject.indexed).
+func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]finding) {
 	for i := range chosen {
 		e := &chosen[i]
 		for _, o := range e.Objects {
-			indexed[o.Key] = true
 			objProblem := func(kind, detail string) {
 				v.problem(Problem{Kind: kind, Topic: e.Topic, Partition: e.Partition, Key: o.Key, First: e.First(), Last: e.Last(), Detail: detail})
 			}
 			l, ok := v.listed[o.Key]
+			if ok && !l.indexed {
+				l.indexed = true
+				v.listed[o.Key] = l
+			}
 			switch {
 			case !ok:
 				objProblem(KindMissing, fmt.Sprintf("object is in the index (commit %d, offsets %s) but not in the store", e.Commit, runsText(e.Runs)))
@@ -402,20 +469,18 @@ func (v *verifier) checkObjects(chosen []index.Entry, findings map[string][]find
 			v.problem(Problem{Kind: f.kind, Topic: e.Topic, Partition: e.Partition, Key: f.o.Key, First: e.First(), Last: e.Last(), Detail: f.detail})
 		}
 	}
-	return indexed
 }
 
 // unindexed reports the listed objects no chosen entry names.
-func (v *verifier) unindexed(indexed map[string]bool) {
-	keys := make([]string, 0, len(v.listed))
-	for k := range v.listed {
-		keys = append(keys, k)
+func (v *verifier) unindexed() {
+	var keys []string
+	for k, l := range v.listed {
+		if !l.indexed {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if indexed[k] {
-			continue
-		}
 		v.rep.Unindexed++
 		p := Problem{Kind: KindUnindexed, Key: k, Partition: -1, First: -1, Last: -1,
 			Detail: "object under topics.dir has no index entry (written by another tool, before the index, or its index object is gone)"}
@@ -428,16 +493,9 @@ func (v *verifier) unindexed(indexed map[string]bool) {
 
 // emptyTopics reports a chosen topic with nothing at all, most likely a
 // typo: never "clean".
-func (v *verifier) emptyTopics(ix *index.Index) {
+func (v *verifier) emptyTopics() {
 	for _, t := range v.cfg.Topics {
-		found := false
-		for i := range ix.Entries {
-			if ix.Entries[i].Topic == t {
-				found = true
-				break
-			}
-		}
-		if !found && !hasPrefixKey(v.listed, v.cfg.Keys.TopicPrefix(t)) {
+		if !v.topics[t] && !hasPrefixKey(v.listed, v.cfg.Keys.TopicPrefix(t)) {
 			v.problem(Problem{Kind: KindEmpty, Topic: t, Partition: -1, First: -1, Last: -1,
 				Detail: fmt.Sprintf("topic has no index entry and no object under %q: check the name", v.cfg.Keys.TopicPrefix(t))})
 		}
@@ -492,10 +550,12 @@ func listAsync(ctx context.Context, cfg Config, store s3store.Store) func() (map
 }
 
 // listedObject is what the listing gives of an object: its size and its
-// ETag ("" from a store that has none).
+// ETag ("" from a store that has none); indexed marks an object a chosen
+// entry names (checkObjects).
 type listedObject struct {
-	size int64
-	etag string
+	size    int64
+	etag    string
+	indexed bool
 }
 
 // listTopics lists the objects under topics.dir (each chosen topic's

@@ -11,6 +11,13 @@ import (
 // liveHeap is the runtime metric of the heap the last collection marked live.
 const liveHeap = "/gc/heap/live:bytes"
 
+// ReaderHeadroom is the headroom of the commands that read an archive
+// (kafkas3 verify; the simulation of an archive of a million objects,
+// internal/scale, measures with it): they hold the listing of the archive
+// and a few partitions of its index, and without a limit the default GOGC
+// lets the heap grow to twice that before collecting.
+const ReaderHeadroom = 64 << 20
+
 // Config says how Run sets the limit.
 type Config struct {
 	// Headroom is the memory allowed above the live heap, in bytes.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/verify"
@@ -43,19 +45,30 @@ type result struct {
 	wall              time.Duration
 	lists, gets, head int64
 	peakHeap          uint64 // highest HeapInuse sampled, less the baseline
+	peakLive          uint64 // highest live heap (as the last collection marked it) sampled, less the baseline
 	retained          uint64 // HeapInuse after a GC with the step's result live, less the baseline
 }
 
-// measure runs s against st, sampling HeapInuse every 20 ms. The
-// baseline is HeapInuse after a GC before the step (the simulated store
-// itself), so both figures are the step's own.
+// measure runs s against st, sampling HeapInuse and the live heap every
+// 20 ms. The baselines are HeapInuse and the live heap after a GC before
+// the step (the simulated store itself), so the figures are the step's
+// own. The step runs under memlimit with the headroom kafkas3 verify runs
+// with (memlimit.ReaderHeadroom), as the commands do: without it, GOGC
+// would let the step's garbage grow to the size of the store's own heap
+// (about 1 GiB at 10^6 objects), which no kafkas3 process has.
 func measure(ctx context.Context, st *simStore, s step) (result, error) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	base := ms.HeapInuse
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	baseLive := live[0].Value.Uint64()
 	l0, g0, h0 := st.counts()
-	var peak uint64
+	var peak, peakLive uint64
+	mctx, stopMem := context.WithCancel(ctx)
+	defer stopMem()
+	go memlimit.Run(mctx, memlimit.Config{Headroom: memlimit.ReaderHeadroom, Every: 10 * time.Millisecond})
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -67,6 +80,8 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
 			peak = max(peak, m.HeapInuse)
+			metrics.Read(live)
+			peakLive = max(peakLive, live[0].Value.Uint64())
 			select {
 			case <-done:
 				return
@@ -77,6 +92,7 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 	start := time.Now()
 	out, err := s.run(ctx)
 	wall := time.Since(start)
+	stopMem()
 	close(done)
 	wg.Wait()
 	runtime.GC()
@@ -84,7 +100,7 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 	runtime.KeepAlive(out)
 	l1, g1, h1 := st.counts()
 	return result{wall: wall, lists: l1 - l0, gets: g1 - g0, head: h1 - h0,
-		peakHeap: sub(peak, base), retained: sub(ms.HeapInuse, base)}, err
+		peakHeap: sub(peak, base), peakLive: sub(peakLive, baseLive), retained: sub(ms.HeapInuse, base)}, err
 }
 
 func sub(a, b uint64) uint64 {
@@ -151,7 +167,7 @@ func run(tb testing.TB, n, parts int, latency time.Duration) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Logf("built %d objects in %d partitions (%d keys) in %s", n, parts, len(st.keys), time.Since(t0).Round(time.Millisecond))
+	tb.Logf("built %d objects in %d partitions (%d keys) in %s", n, parts, len(st.objs), time.Since(t0).Round(time.Millisecond))
 	st.latency = latency
 	ctx := context.Background()
 	only := os.Getenv("KAFKAS3_SIM_STEPS")
@@ -163,8 +179,8 @@ func run(tb testing.TB, n, parts int, latency time.Duration) {
 		if err != nil {
 			tb.Fatalf("%s: %v", s.name, err)
 		}
-		tb.Logf("%-12s objects=%d wall=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB retained=%dMiB",
-			s.name, n, r.wall.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.retained>>20)
+		tb.Logf("%-12s objects=%d wall=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB peak_live=%dMiB retained=%dMiB",
+			s.name, n, r.wall.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.peakLive>>20, r.retained>>20)
 		if b, ok := tb.(*testing.B); ok {
 			b.ReportMetric(r.wall.Seconds(), s.name+"-s")
 			b.ReportMetric(float64(r.peakHeap>>20), s.name+"-peakMiB")
