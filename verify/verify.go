@@ -277,7 +277,7 @@ type verifier struct {
 	// verification: asked with a HEAD, or known from an entry whose ETag
 	// the listing gives; fetchStored).
 	stored map[string]storedSum
-	parts map[partKey]*Partition
+	parts  map[partKey]*Partition
 	// topics are the topics with index entries.
 	topics map[string]bool
 	// What the index loads counted, for the log.
