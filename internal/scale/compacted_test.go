@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,11 +68,28 @@ func buildRuns(s runShape, runs int64, keys partition.KeyConfig, ext string) (*s
 	return st, nil
 }
 
+// runsResult is what measure saw of the plan, and the process's CPU time
+// (user and system: every goroutine's, the GC's and the heap sampler's)
+// while the plan ran.
+type runsResult struct {
+	result
+	cpu time.Duration
+}
+
+// cpuTime is the process's CPU time so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // planRuns builds the partition of shape s with runs runs and measures
 // the restore's plan of it (one read per object, as `kafkas3 source`
 // plans), checking that the plan restores every record, one segment per
 // run, without gaps.
-func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) result {
+func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) runsResult {
 	keys := partition.DefaultKeyConfig()
 	f, err := format.NewBytes(format.DefaultBytesConfig())
 	if err != nil {
@@ -87,8 +105,11 @@ func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) resu
 	st.latency = latency
 	var plan *restore.Plan
 	plain := planStep(st, keys, f, true)
-	r, err := measure(context.Background(), st, step{"restore.Plan", func(ctx context.Context) (any, error) {
+	var r runsResult
+	r.result, err = measure(context.Background(), st, step{"restore.Plan", func(ctx context.Context) (any, error) {
+		cpu0 := cpuTime(tb)
 		p, err := plain(ctx)
+		r.cpu = cpuTime(tb) - cpu0
 		plan, _ = p.(*restore.Plan)
 		return p, err
 	}})
@@ -100,8 +121,8 @@ func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) resu
 		tb.Fatalf("plan: records %d, gaps %d, duplicates %d, proof %q; want %d records, proven, no gap or duplicate",
 			pp.Records, len(pp.Gaps), pp.Duplicates, pp.ProofText(), want)
 	}
-	tb.Logf("%s runs=%d records=%d objects=%d restore.Plan wall=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB retained=%dMiB",
-		s.name, runs, pp.Records, len(pp.Objects), r.wall.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.retained>>20)
+	tb.Logf("%s runs=%d records=%d objects=%d restore.Plan wall=%s cpu=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB retained=%dMiB",
+		s.name, runs, pp.Records, len(pp.Objects), r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.retained>>20)
 	return r
 }
 
@@ -130,6 +151,7 @@ func BenchmarkCompacted(b *testing.B) {
 			for range b.N {
 				r := planRuns(b, s, runs, lat)
 				b.ReportMetric(r.wall.Seconds(), "plan-s")
+				b.ReportMetric(r.cpu.Seconds(), "plan-cpu-s")
 				b.ReportMetric(float64(r.peakHeap>>20), "peakMiB")
 				b.ReportMetric(float64(r.retained>>20), "retainedMiB")
 			}
