@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -152,28 +153,36 @@ func merge(runs []Run) []Run {
 
 // overlaps sweeps the entries' runs and returns the runs of offsets held by
 // two or more entries, adjacent runs with the same entries joined.
+//
+// An event names its entry by index, so the events hold no pointer (a
+// compacted partition has one run per record: millions of events), and
+// they are allocated once.
 func overlaps(es []Entry) []Overlap {
 	type event struct {
 		pos   int64
+		entry int32
 		start bool
-		key   string
 	}
-	var evs []event
+	n := 0
 	for _, e := range es {
-		for _, r := range e.Runs {
-			evs = append(evs, event{r.First, true, e.Key}, event{r.Last + 1, false, e.Key})
+		n += 2 * len(e.Runs)
+	}
+	evs := make([]event, 0, n)
+	for k := range es {
+		for _, r := range es[k].Runs {
+			evs = append(evs, event{r.First, int32(k), true}, event{r.Last + 1, int32(k), false})
 		}
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].pos < evs[j].pos })
+	slices.SortFunc(evs, func(a, b event) int { return cmp.Compare(a.pos, b.pos) })
 	active := map[string]bool{}
 	var out []Overlap
 	for i := 0; i < len(evs); {
 		pos := evs[i].pos
 		for ; i < len(evs) && evs[i].pos == pos; i++ {
-			if evs[i].start {
-				active[evs[i].key] = true
+			if key := es[evs[i].entry].Key; evs[i].start {
+				active[key] = true
 			} else {
-				delete(active, evs[i].key)
+				delete(active, key)
 			}
 		}
 		if len(active) < 2 || i == len(evs) {

@@ -556,7 +556,15 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 // (firstClaims): one sort and one sweep, O(n log n) in the runs, so a
 // compacted partition (one run per record) plans in time.
 func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, unindexed int) {
-	var all []claimRun // every readable object's runs, in plan order
+	n := 0
+	for i := range pp.Objects {
+		if o := &pp.Objects[i]; o.Damage == nil {
+			n += max(1, len(o.proof.offsets))
+		}
+	}
+	// Every readable object's runs, in plan order, and the runs claimed:
+	// allocated once (a compacted partition has one run per record).
+	all, claimed := make([]claimRun, 0, n), make([]offsetRun, 0, n)
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		if o.Damage != nil {

@@ -39,4 +39,10 @@
 // KAFKAS3_SIM_STEPS (for example "index.Load,verify.Run") runs only the
 // steps named; -short caps it at 10,000 objects. The figures are in BENCHMARKS.md, "Archive of 10^6
 // objects, simulated".
+//
+// BenchmarkCompacted (compacted_test.go) plans, the same way, one
+// partition whose offsets have holes: a compacted one (every record a
+// run of its own) and a transactional one (runs of 10 records, each
+// followed by its commit marker), KAFKAS3_SIM_RUNS runs (default
+// 1,000,000) in objects of 1,000 records.
 package scale
