@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,28 +67,11 @@ func buildRuns(s runShape, runs int64, keys partition.KeyConfig, ext string) (*s
 	return st, nil
 }
 
-// runsResult is what measure saw of the plan, and the process's CPU time
-// (user and system: every goroutine's, the GC's and the heap sampler's)
-// while the plan ran.
-type runsResult struct {
-	result
-	cpu time.Duration
-}
-
-// cpuTime is the process's CPU time so far.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // planRuns builds the partition of shape s with runs runs and measures
 // the restore's plan of it (one read per object, as `kafkas3 source`
 // plans), checking that the plan restores every record, one segment per
 // run, without gaps.
-func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) runsResult {
+func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) result {
 	keys := partition.DefaultKeyConfig()
 	f, err := format.NewBytes(format.DefaultBytesConfig())
 	if err != nil {
@@ -101,15 +83,12 @@ func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) runs
 		tb.Fatal(err)
 	}
 	tb.Logf("built %s partition: %d runs of %d records in %d objects in %s", s.name, runs, s.runLen,
-		len(st.keys)/2, time.Since(t0).Round(time.Millisecond))
+		len(st.objs)/2, time.Since(t0).Round(time.Millisecond))
 	st.latency = latency
 	var plan *restore.Plan
 	plain := planStep(st, keys, f, true)
-	var r runsResult
-	r.result, err = measure(context.Background(), st, step{"restore.Plan", func(ctx context.Context) (any, error) {
-		cpu0 := cpuTime(tb)
+	r, err := measure(context.Background(), st, step{"restore.Plan", func(ctx context.Context) (any, error) {
 		p, err := plain(ctx)
-		r.cpu = cpuTime(tb) - cpu0
 		plan, _ = p.(*restore.Plan)
 		return p, err
 	}})

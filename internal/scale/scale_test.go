@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ type step struct {
 // result is what measure saw of one step.
 type result struct {
 	wall              time.Duration
+	cpu               time.Duration // the process's CPU time (user and system: every goroutine's, the GC's and the sampler's)
 	lists, gets, head int64
 	peakHeap          uint64 // highest HeapInuse sampled, less the baseline
 	peakLive          uint64 // highest live heap (as the last collection marked it) sampled, less the baseline
@@ -89,9 +91,9 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 			}
 		}
 	}()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	out, err := s.run(ctx)
-	wall := time.Since(start)
+	wall, cpu := time.Since(start), cpuTime()-cpu0
 	stopMem()
 	close(done)
 	wg.Wait()
@@ -99,8 +101,17 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 	runtime.ReadMemStats(&ms)
 	runtime.KeepAlive(out)
 	l1, g1, h1 := st.counts()
-	return result{wall: wall, lists: l1 - l0, gets: g1 - g0, head: h1 - h0,
+	return result{wall: wall, cpu: cpu, lists: l1 - l0, gets: g1 - g0, head: h1 - h0,
 		peakHeap: sub(peak, base), peakLive: sub(peakLive, baseLive), retained: sub(ms.HeapInuse, base)}, err
+}
+
+// cpuTime is the process's CPU time so far (0 if the system cannot say).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func sub(a, b uint64) uint64 {
@@ -179,8 +190,8 @@ func run(tb testing.TB, n, parts int, latency time.Duration) {
 		if err != nil {
 			tb.Fatalf("%s: %v", s.name, err)
 		}
-		tb.Logf("%-12s objects=%d wall=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB peak_live=%dMiB retained=%dMiB",
-			s.name, n, r.wall.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.peakLive>>20, r.retained>>20)
+		tb.Logf("%-12s objects=%d wall=%s cpu=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB peak_live=%dMiB retained=%dMiB",
+			s.name, n, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.peakLive>>20, r.retained>>20)
 		if b, ok := tb.(*testing.B); ok {
 			b.ReportMetric(r.wall.Seconds(), s.name+"-s")
 			b.ReportMetric(float64(r.peakHeap>>20), s.name+"-peakMiB")
