@@ -231,6 +231,12 @@
 // deleting that writer's checkpoints and running `kafkas3 index rebuild`
 // makes them its log's again.
 //
+// EachPartition reads the same, one partition of the log at a time (a few
+// at once, sharing LoadOptions.Concurrency), and hands each partition's
+// Index to its caller: a reader that keeps only what it needs of each
+// partition (kafkas3 verify) holds a few partitions of the index, not
+// every entry of a million objects.
+//
 // An index rebuilt from the objects of an archive without one (`kafkas3
 // index rebuild --from-objects`, package objindex) is written under the
 // writer FromObjectsWriter; its entries of objects without envelopes hold

@@ -4,10 +4,12 @@
 //	rep, err := verify.Run(ctx, verify.Config{Keys: keys, Format: f, IndexPrefix: index.DefaultPrefix, Deep: deep}, store, log)
 //	if !rep.Clean { ... rep.Problems ... }
 //
-// Run loads the index and, beside it, lists topics.dir (each chosen
-// topic's folder, or all of it; the index prefix is skipped when
-// topics.dir is empty), keeping each object's size and ETag. For
-// each object key it takes the entry the stored objects match: the one
+// Run lists topics.dir (each chosen topic's folder, or all of it; the
+// index prefix is skipped when topics.dir is empty), keeping each
+// object's size and ETag, and beside it reads the index one partition at
+// a time (index.EachPartition): of a partition it keeps its coverage and
+// problems, so its memory is the listing (about 150 bytes an object) and
+// a few partitions of the index, not the whole index. For each object key it takes the entry the stored objects match: the one
 // with the highest commit, unless the store holds what an older entry
 // describes (a later sink run with a smaller flush.size rewrote the key
 // with fewer records under a lower commit) by size and the CRC32C the
@@ -75,6 +77,9 @@
 //   - records: it holds another number of records than the entry;
 //   - offsets: a record of an envelope object carries another offset than
 //     the entry's runs give it.
+//
+// Deep reads the index twice: first only to count the objects and bytes
+// its progress reports (Config.Progress), then to check them.
 //
 // Run returns an error only when it cannot do its job (the store cannot be
 // listed or read); the archive's faults are in the Report.
