@@ -32,8 +32,7 @@
 //     index, behavior.on.error ignore or log, --allow-gaps, --until): the
 //     plan reads every object in full before anything is produced and
 //     checks it against its entry, if any. Production reads it again and
-//     checks that it did not change (load.go), except the first object of
-//     each partition, whose proven records are kept (keep.go).
+//     checks that it did not change (load.go).
 //
 // From the objects' offsets the plan builds each partition's record
 // stream (claim.go): every source offset once, in offset order, across
@@ -97,8 +96,6 @@
 //     entry says reading it would show (entryProof, one read).
 //   - stream: a partition's records in offset order, each source offset
 //     once (PartitionPlan.segments); a pass restores a prefix of it.
-//   - kept: records the proof decoded and the stream produces without a
-//     second read (keep.go).
 //
 // # Where each topic is described
 //

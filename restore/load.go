@@ -40,19 +40,6 @@ import (
 // Config.SpillBytes (a record past it goes to its object's temporary
 // file); the producer buffers at most 128 MiB of records until the broker
 // acknowledges them.
-//
-// With a proof, the first object of each partition is read only once (keep.go): its
-// proof keeps the decoded records when they are what the restore produces
-// (no typed values, no Config.KeyEncoder) and fit in half of that memory
-// bound, and its stream produces them without reading the object again;
-// being the proof's own read, they are the records it checked. An object
-// that does not fit is read again as any other. A partition whose stream
-// produces only kept records and has nothing to verify reads nothing, so
-// it starts at once without one of the Config.Parallelism places, which
-// bound the streams that read objects or the target (runJobs, splitKept):
-// every partition's records then reach the producer's buffer together,
-// and each produce request carries batches of all of them. Run releases
-// what no stream took.
 
 // ErrDamagedObject is wrapped when an archive object (or its .keys or
 // .headers twin) cannot be restored as a whole: it is missing, does not
@@ -211,24 +198,19 @@ func isDamage(err error) bool {
 // twin with another record count is an error naming the object that
 // isDamage accepts.
 //
-// keeps, when not nil, says whether fn still keeps the records it gets;
-// once it says no, the value reader stops copying values out of its
-// buffers (format.Transient): each record is then valid only until the
-// next one is read.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error, keeps func() bool) (objectProof, error) {
+// In modeProve fn keeps nothing, so the value reader does not copy values
+// out of its buffers (format.Transient): each record is valid only until
+// the next one is read.
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectProof, error) {
 	or, err := r.openObject(ctx, obj, target, mode)
 	if err != nil {
 		return objectProof{nullKeyIdx: -1}, err
 	}
 	defer or.close()
-	transient := false
+	if t, ok := or.rd.(format.Transient); ok && mode == modeProve {
+		t.SetTransient(true)
+	}
 	for {
-		if !transient && keeps != nil && !keeps() {
-			transient = true
-			if t, ok := or.rd.(format.Transient); ok {
-				t.SetTransient(true)
-			}
-		}
 		rec, err := or.next(ctx)
 		if err != nil {
 			return or.proof, err
@@ -448,8 +430,8 @@ func (r *Restorer) keyFor(ctx context.Context, krec *format.Record, target, objK
 
 // dropTyped lets go of rec's decoded key and value (KeyTyped, ValueTyped:
 // the Avro bytes and the Go value) once rec holds the bytes the target
-// gets. Nothing after framing reads them: produceSize and the keeper look
-// at ValueTyped in modeProve only, before framing, and the spill encoding
+// gets. Nothing after framing reads them: produceSize looks at
+// ValueTyped in modeProve only, before framing, and the spill encoding
 // writes the bytes alone. A record held in a recordBuffer must not keep
 // them, as recordSize, and so the restore's memory budget, does not count
 // them.
@@ -491,7 +473,7 @@ type loadedObject struct {
 // before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
-	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add, nil)
+	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
 	if err == nil {
 		err = checkLoaded(&obj, proof)
 	}

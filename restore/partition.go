@@ -385,15 +385,10 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	return lo, nil
 }
 
-// loadObject returns object i of the stream loaded: the records its proof
-// kept, or else read completely again and checked (Restorer.loadObject).
-// The prefetcher calls it.
+// loadObject returns object i of the stream read completely and checked
+// (Restorer.loadObject). The prefetcher calls it.
 func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
-	obj := s.j.part.Objects[i]
-	if buf := obj.kept.take(); buf != nil {
-		return &loadedObject{buf: buf, proof: *obj.proof}, nil // the proof's own read (keep.go)
-	}
-	return s.r.loadObject(ctx, obj, s.target, s.spill)
+	return s.r.loadObject(ctx, s.j.part.Objects[i], s.target, s.spill)
 }
 
 // take handles the next archived record of the partition: one the target

@@ -91,9 +91,6 @@ type Object struct {
 	// object without reading it (one read per object, oneread.go); the
 	// read that produces it is checked against entry.
 	fromIndex bool
-	// kept holds the records the proof decoded, for the stream to produce
-	// without reading the object again (keep.go); nil when not kept.
-	kept *keptObject
 }
 
 // knownProof is an object's proof, valid while its size is the same.

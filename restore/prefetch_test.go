@@ -95,7 +95,7 @@ func TestPrefetchStopsOnError(t *testing.T) {
 	cancel(nil)
 
 	// Cancelled while an object waits to be taken.
-	budget := newMemBudget(1<<20, nil)
+	budget := newMemBudget(1 << 20)
 	ctx, cancel = context.WithCancelCause(testContext(t))
 	p = startPrefetch(ctx, []int{0}, func(context.Context, int) (*loadedObject, error) {
 		b := newRecordBuffer(1<<20, "", budget)
@@ -136,7 +136,7 @@ func TestLoadOrder(t *testing.T) {
 // a buffer give its bytes back.
 func TestRecordBuffersShareTheBudget(t *testing.T) {
 	dir := t.TempDir()
-	budget := newMemBudget(5000, nil)
+	budget := newMemBudget(5000)
 	var bufs []*recordBuffer
 	var want [][]*format.Record
 	for b := range 3 {
@@ -258,7 +258,6 @@ func TestPartitionWaitingForAcksFreesItsPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.noKeep = true // partition 1's object is read again to be produced
 	if _, err := r.Run(testContext(t), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +281,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 		order[i] = n - 1 - i
 	}
 	var cur, peak atomic.Int64
-	budget := newMemBudget(1<<30, nil)
+	budget := newMemBudget(1 << 30)
 	load := func(fail int) func(context.Context, int) (*loadedObject, error) {
 		return func(_ context.Context, i int) (*loadedObject, error) {
 			c := cur.Add(1)

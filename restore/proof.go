@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 )
 
@@ -22,9 +23,8 @@ import (
 // twins, up to Config.ReadConcurrency objects at once (large ones Config.Parallelism at a time: eachObject), unless Run reads each
 // object once (Config.ReadOnce, below; kafkas3 source without
 // --prove-first): always without an index, in a dry run, and with
-// behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose
-// records the proof does not keep (keep.go) are checked where the reader
-// decoded them, not copied (format.Transient). An object is damaged
+// behavior.on.error ignore or log, AllowGaps or Until. The values are
+// checked where the reader decoded them, not copied (format.Transient). An object is damaged
 // (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
 // decode to its end (truncated, a flipped byte a checksum catches), holds
 // other bytes than the listing's size, its twins hold another record count
@@ -67,9 +67,8 @@ import (
 // damaged object under behavior.on.error=fail, and on any gap, unless
 // Config.AllowGaps. ignore and log skip damaged objects whole; their gaps
 // and every gap AllowGaps lets through are logged and counted in the
-// Summary. The cost: the archive is read twice (proof, then production;
-// except the objects the proof keeps, below), and each object's offset
-// runs stay in memory.
+// Summary. The cost: the archive is read twice (proof, then production),
+// and each object's offset runs stay in memory.
 
 // ErrGaps is wrapped when the archive does not hold every offset of a
 // partition between its first and last archived offset, and
@@ -178,9 +177,7 @@ func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) erro
 	if err != nil {
 		return err
 	}
-	r.markKept(plan)
 	if err := r.proveObjects(ctx, ai, plan); err != nil {
-		releaseKept(plan)
 		return err
 	}
 	ai.finish(plan)
@@ -450,10 +447,7 @@ func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error
 		return known.proof, nil
 	}
 	target := "" // modeProve frames nothing
-	k := r.newKeeper(o)
-	p, err := r.readObject(ctx, *o, target, modeProve, k.add, k.keeping)
-	k.finish(o, err)
-	return p, err
+	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
 }
 
 // provePartitions works out each partition's records, duplicates, gaps
