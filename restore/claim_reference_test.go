@@ -23,7 +23,7 @@ func (pp *PartitionPlan) claimReference() (claimed, assumed []offsetRun, damaged
 		runs := o.proof.offsets
 		switch {
 		case o.entry != nil:
-			// runs are the entry's (checkEntry)
+			// runs are the entry's (entryMatch.read)
 		case runs != nil:
 			pp.Basis = BasisRecords
 			unindexed++

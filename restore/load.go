@@ -24,7 +24,7 @@ import (
 // and checks that its record count and its checksums, and those of its
 // .keys and .headers twins, are the proof's (sameAsProved; an error names
 // the object or twin that changed), or, read once, its index entry's
-// (checkEntry). Only then is its first record produced; an object that
+// (entryMatch.read). Only then is its first record produced; an object that
 // changed or broke in between stops the restore with nothing of it
 // produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last

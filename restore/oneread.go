@@ -1,12 +1,10 @@
 package restore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/kafkas3/kafkas3/index"
-	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // One read per object. With the archive index, a restore's plan does not
@@ -18,7 +16,7 @@ import (
 // partition's record stream, gaps, overlaps and order then come from the
 // entries alone, and an entry whose objects are not listed, or listed at
 // another size, is damaged before anything is produced. What the store
-// says of an object without a download is checked too (unchanged): the
+// says of an object without a download is checked too (entryMatch.stored): the
 // ETag the listing gives against the one the entry records, and where
 // they differ or one is missing, the CRC32C the store keeps (one HEAD).
 // An object the store shows was written again with other bytes (a
@@ -27,7 +25,7 @@ import (
 //
 // Each such object is then read once, to produce it (loadObject):
 // downloaded, checksummed and decoded in full, and checked against its
-// entry (checkEntry: the CRC32C and SHA-256 of each part, the record
+// entry (entryMatch.read: the CRC32C and SHA-256 of each part, the record
 // count, carried offsets) and against the target (checkSize, and
 // checkNullKeysLoaded for a compacting target) before its first record is
 // produced. Damage found then stops the restore at that object's
@@ -86,7 +84,7 @@ func checkLoaded(obj *Object, now objectProof) error {
 	case obj.proof == nil:
 		return nil
 	case obj.fromIndex:
-		return checkEntry(obj, now, obj.entry)
+		return entryMatch{obj, obj.entry}.read(now)
 	}
 	return sameAsProved(obj, now, *obj.proof)
 }
@@ -138,67 +136,4 @@ func recordAt(o Object, idx int64) string {
 		return fmt.Sprintf("offset %d", offsetAt(o.Offsets, idx))
 	}
 	return fmt.Sprintf("offset %d..%d (the index entry does not say which)", o.Offsets[0].First, o.Offsets[len(o.Offsets)-1].Last)
-}
-
-// listedPart is one object an Object may have (the value or tombstone
-// object, a twin) as the listing gave it: its key ("" when not listed),
-// size and ETag.
-type listedPart struct {
-	part, key, etag string
-	size            int64
-}
-
-// listedParts returns the parts o may have, by index part: the main
-// object (a tombstone object's is its .keys object), then its .keys twin
-// (not for a tombstone object) and .headers twin, listed or not.
-func listedParts(o *Object) []listedPart {
-	if o.Tombstone {
-		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, {index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
-	}
-	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, o.KeysKey, o.keysETag, o.KeysSize},
-		{index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
-}
-
-// unchanged tells whether what the store says of o without a download
-// agrees with entry e, the entry the one-read plan would take the word
-// of (listed at its sizes, ai.listed). Each part is compared by the ETag
-// the listing gave and the one e records; a part whose ETags differ (the
-// object was written again after the sink wrote e: other bytes, or the
-// same bytes under another ETag) or that has none to compare is then
-// compared by the CRC32C the store keeps (one HEAD, a store that keeps
-// one). unchanged is false when a part's ETags differ and its stored
-// CRC32C does not clear it, or its stored CRC32C differs from e's: the
-// plan then reads o to prove it before anything is produced (a damaged
-// object is refused then, as without one read). A part with nothing to
-// compare (no ETag, no stored checksum: a local directory, an entry
-// written before ETags were recorded) is taken at its entry's word; the
-// read that produces it checks it.
-func (r *Restorer) unchanged(ctx context.Context, o *Object, e *index.Entry) (bool, error) {
-	cs, _ := r.store.(s3store.Checksummer)
-	for _, p := range listedParts(o) {
-		want := e.Part(p.part)
-		if want == nil || p.key == "" {
-			continue // checkListing refused it already, or no such part
-		}
-		if p.etag != "" && p.etag == want.ETag {
-			continue
-		}
-		differs := p.etag != "" && want.ETag != ""
-		if cs == nil || want.CRC32C == "" {
-			if differs {
-				return false, nil
-			}
-			continue
-		}
-		crc, has, err := cs.StoredCRC32C(ctx, p.key)
-		switch {
-		case errors.Is(err, s3store.ErrNotExist):
-			return false, nil // gone since the listing: the read proves it
-		case err != nil:
-			return false, fmt.Errorf("read the stored checksum of object %q: %w", p.key, err)
-		case has && crc != want.CRC32C, !has && differs:
-			return false, nil
-		}
-	}
-	return true, nil
 }

@@ -373,7 +373,7 @@ func (r *Restorer) readConcurrency() int {
 // gets Object.Damage; any other error (the store, the context) is
 // returned.
 func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
-	// The listing's ETags serve only the one-read check (unchanged): the
+	// The listing's ETags serve only the one-read check (stored): the
 	// plan does not keep them.
 	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
 	if o.unread {
@@ -390,7 +390,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		return nil
 	}
 	if len(entries) > 0 && r.oneRead {
-		same, err := r.unchanged(ctx, o, entries[0])
+		same, err := entryMatch{o, entries[0]}.stored(ctx, r.store)
 		if err != nil {
 			return err
 		}
@@ -407,7 +407,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	o.sha256 = anySHA256(entries)
 	p, err := r.readProof(ctx, o)
 	if err == nil && len(entries) > 0 {
-		if o.entry, err = match(o, p, entries); err == nil {
+		if o.entry, err = firstMatch(o, p, entries); err == nil {
 			p.offsets = entryRuns(o.entry)
 		}
 	}
@@ -561,7 +561,7 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 		runs := o.proof.offsets
 		switch {
 		case o.entry != nil:
-			// runs are the entry's (checkEntry)
+			// runs are the entry's (entryMatch.read)
 		case runs != nil:
 			pp.Basis = BasisRecords
 			unindexed++

@@ -562,7 +562,7 @@ func (r *Restorer) markPastCut(pp *PartitionPlan, ai *archiveIndex, prev, next *
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		e := ai.live(o.Key)
-		if e == nil || e.MinTS <= until || checkListing(o, e) != nil {
+		if e == nil || e.MinTS <= until || (entryMatch{o, e}).listing() != nil {
 			continue
 		}
 		cand = append(cand, i)
