@@ -34,7 +34,8 @@ type archiveIndex struct {
 // (index.Load: each partition's checkpoints and the log after them, in
 // parallel). It returns nil when there is no prefix or no entry. An index
 // object or checkpoint that does not decode fails the plan, naming it:
-// the index is what proves the archive, and a damaged one proves nothing.
+// the plan checks the archive against the index, and a damaged one
+// checks nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil

@@ -16,8 +16,8 @@ import (
 // (DescribeConfigs) and the producer's batches follow them
 // (kgo.ProducerBatchMaxBytesFn). A record larger than its target accepts
 // (ErrRecordTooLarge) is reported by topic, partition and offset before
-// anything is produced: the largest record of each object as the proof
-// measured it (typed values with their 5-byte frame), or, read once, as
+// anything is produced: the largest record of each object as the proof's
+// read measured it (typed values with their 5-byte frame), or, read once, as
 // its index entry records it (max_record_bytes, measured by the sink on
 // the record it received, as the archive keeps it: index.RecordSize; an
 // estimate where the format rewrites values, as JSON does; entries of an
@@ -104,7 +104,7 @@ func (r *Restorer) describeLimits(ctx context.Context, adm *kadm.Client, topics 
 }
 
 // checkRecordSizes refuses, before anything is produced, a plan whose
-// largest record of an object (as the proof measured it) exceeds the
+// largest record of an object (as its facts give it) exceeds the
 // target's max.message.bytes. It names every such record it knows of:
 // the largest of each object.
 func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {

@@ -18,7 +18,7 @@ import (
 
 // No partial objects
 //
-// To produce an object, loadObject reads it completely (again, after a
+// To produce an object, loadObject reads it completely (again, after the
 // proof), into a recordBuffer (up to Config.SpillBytes of decoded records
 // in memory, the rest in an unlinked temporary file in Config.TempDir),
 // and checks that its record count and its checksums, and those of its
@@ -62,7 +62,8 @@ const (
 	modeRestore
 )
 
-// objectProof is what reading one object proved about it.
+// objectProof holds an object's facts: what a read computed of it, or,
+// taking the entry's word, what its index entry says (entryProof).
 type objectProof struct {
 	records int64
 	sums    digest // of the value object (the keys object for a tombstone object)
@@ -229,7 +230,7 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 }
 
 // objectReader reads one archive object and its twins, record by record,
-// and proves what it read (objectProof).
+// and computes its facts (objectProof).
 type objectReader struct {
 	r      *Restorer
 	obj    Object
@@ -354,7 +355,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	return rec, nil
 }
 
-// account adds rec to the proof: its offset (increasing), what its
+// account adds rec to the object's facts: its offset (increasing), what its
 // timestamp says about Config.Until, its produce size and a missing key.
 func (or *objectReader) account(rec *format.Record) error {
 	p, n := &or.proof, or.n
@@ -382,7 +383,7 @@ func (or *objectReader) account(rec *format.Record) error {
 }
 
 // finish reads what is left of the object and its twins, checks their
-// sizes and that the twins end with the object, and completes the proof.
+// sizes and that the twins end with the object, and completes the facts.
 func (or *objectReader) finish() (objectProof, error) {
 	p := &or.proof
 	if err := or.value.finish(or.obj.Key, or.obj.Size); err != nil {
@@ -466,10 +467,11 @@ type loadedObject struct {
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
 // (memory up to spill bytes while the restore's memBudget allows, then an
-// unlinked temporary file) and checks that it is the object the plan
-// proved, and so are its .keys and .headers twins: the same record count
-// (the twins end with the object) and the same checksums (CRC32C, and the
-// SHA-256 when the plan computed one). Nothing of obj can be produced
+// unlinked temporary file) and checks it (checkLoaded): against the
+// proof's read of it and of its .keys and .headers twins (the same record
+// count, the twins ending with the object, and the same checksums: CRC32C,
+// and the SHA-256 when the proof computed one), or, when the plan took
+// its entry's word, against its entry. Nothing of obj can be produced
 // before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
@@ -487,8 +489,8 @@ func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, sp
 	return &loadedObject{buf: buf, proof: proof}, nil
 }
 
-// sameAsProved compares what reading obj now gave with what the plan's
-// proof read: record count, and the checksums of the object and of each
+// sameAsProved compares what reading obj now gave with what the proof
+// read: record count, and the checksums of the object and of each
 // twin. Its error names the object that changed.
 func sameAsProved(obj *Object, now, was objectProof) error {
 	if now.records != was.records {
@@ -499,7 +501,7 @@ func sameAsProved(obj *Object, now, was objectProof) error {
 		now, was digest
 	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey, now.keysSums, was.keysSums}, {obj.HeadersKey, now.headersSums, was.headersSums}} {
 		if c.key == "" || c.was == (digest{}) {
-			continue // no such twin, or a proof that read nothing (the index's word)
+			continue // no such twin, or facts that read nothing (the entry's word)
 		}
 		if d := c.now.differs(c.was); d != "" {
 			return fmt.Errorf("%w: %q changed since the restore was planned (%s)", ErrDamagedObject, c.key, d)

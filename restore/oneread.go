@@ -52,8 +52,8 @@ func (r *Restorer) readsOnce() bool {
 	return c.ReadOnce && !c.DryRun && c.OnError == OnErrorFail && !c.AllowGaps && c.Until.IsZero()
 }
 
-// entryProof is what an object's index entry says reading it would prove:
-// its records (count, offsets) and, when the entry records them, its
+// entryProof is an object's facts as its index entry gives them: its
+// records (count, offsets) and, when the entry records them, its
 // largest record's size and its records without a key (index of the
 // first not known: -1). Its digests are zero: nothing was read.
 func entryProof(e *index.Entry) *objectProof {
@@ -65,7 +65,7 @@ func entryProof(e *index.Entry) *objectProof {
 	}
 }
 
-// proveFromIndex gives o, listed as entries say (ai.listed), the proof
+// proveFromIndex gives o, listed as entries say (ai.listed), the facts
 // of its newest such entry without reading it (one read per object: it
 // is read when restored, and checked then against that entry).
 func proveFromIndex(o *Object, entries []*index.Entry) {
@@ -76,9 +76,9 @@ func proveFromIndex(o *Object, entries []*index.Entry) {
 	o.fromIndex = true
 }
 
-// checkLoaded checks what reading obj to produce it proved: against its
+// checkLoaded checks what reading obj to produce it computed: against its
 // index entry when the plan took the entry's word (Object.fromIndex),
-// else against the plan's own proof (sameAsProved).
+// else against the proof's read of it (sameAsProved).
 func checkLoaded(obj *Object, now objectProof) error {
 	switch {
 	case obj.proof == nil:
@@ -110,7 +110,7 @@ func stoppedAt(j job, obj Object, err error) error {
 // checkNullKeysLoaded refuses a loaded object holding records without a
 // key when its target compacts (the broker would refuse them), before
 // the first of them is produced: the plan checked the objects whose
-// proof or index entry counts them, this checks every object again as
+// facts count them, this checks every object again as
 // it is read (entries written before null_keys was recorded say
 // nothing).
 func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectProof) error {

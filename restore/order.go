@@ -11,14 +11,14 @@ import (
 // With a field partitioner, and with a time-based one that gets late
 // records, the sink keeps several objects of one Kafka partition open at
 // once, in different folders, so their offsets interleave (even offsets
-// in region=eu, odd ones in region=us). The proof's segments put such
+// in region=eu, odd ones in region=us). The plan's segments put such
 // records back in offset order whenever each record's offset is known:
 // from the archive index's runs, or from envelopes (PartitionPlan.Order
 // OrderOffsets). Without either, a name gives only an object's first
 // offset: objects of one folder are still in order (OrderOneFolder: the
 // sink writes a folder's records to one object at a time), but objects of
 // several folders are not proven in order (OrderUnproven; Overlapping
-// counts the objects that start inside another folder's object, proof
+// counts the objects that start inside another folder's object, a sign
 // that they interleave). Check refuses such partitions before anything is
 // produced (ErrOrderUnproven) unless Config.AllowUnprovenOrder; then each
 // of their objects is produced whole in start-offset order, none of its
@@ -75,7 +75,7 @@ func (o *Object) named() bool {
 }
 
 // judgeOrder sets pp.Order, pp.Folders and pp.Overlapping from its
-// objects (sorted by start offset) and their proofs, before claim. The
+// objects (sorted by start offset) and their facts, before claim. The
 // tombstone folder is not counted: a switch between tombstones and other
 // records rotates every open object, so tombstone objects never interleave
 // with value objects.

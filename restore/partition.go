@@ -23,12 +23,12 @@ import (
 // (Config.Identity) and the source topic.
 //
 // Records are produced with franz-go's idempotent producer (acks=all), one
-// ordered stream per partition (the proof's deduplicated stream: each
+// ordered stream per partition (the plan's deduplicated stream: each
 // source offset once, in offset order; the same archive always gives the
 // same stream), so what lands in a partition is always a prefix of that
 // stream, even after a crash. A re-run reads E0 and the current end offset
 // E: the first E-E0 records of the stream are already there. It skips them
-// (whole objects by their proven counts, without reading them), compares the last few of them
+// (whole objects by their planned counts, without reading them), compares the last few of them
 // (Config.VerifyRecords) with the records at E-n..E-1 of the target (key,
 // value, headers), and produces the rest. Every acknowledged record must
 // land at offset E0 + its index; a different offset means another writer

@@ -74,10 +74,11 @@ type Object struct {
 	// the CRC32C is always computed.
 	sha256 bool
 
-	// Set by the plan's proof (every object is read once while planning):
-	// Records is the decoded record count, Offsets the source offsets the
-	// records hold (runs of consecutive offsets), Damage why the object
-	// cannot be restored (wraps ErrDamagedObject; then Records is 0).
+	// Set by the plan from the object's facts (proof holds them: the
+	// proof's read, or its entry's word with one read): Records is the
+	// decoded record count, Offsets the source offsets the records hold
+	// (runs of consecutive offsets), Damage why the object cannot be
+	// restored (wraps ErrDamagedObject; then Records is 0).
 	Records int64
 	Offsets []offsetRun
 	Damage  error
@@ -93,7 +94,8 @@ type Object struct {
 	fromIndex bool
 }
 
-// knownProof is an object's proof, valid while its size is the same.
+// knownProof is what the proof read of an object (its facts), valid while
+// its size is the same.
 type knownProof struct {
 	size  int64
 	proof objectProof
@@ -125,7 +127,7 @@ type PartitionPlan struct {
 	// nothing can restore them, and they never stop a restore.
 	Lost        []index.Run
 	LostOffsets int64
-	// Basis says what the offsets are proved from (Basis* constants).
+	// Basis says what the offsets come from (Basis* constants).
 	Basis string
 	// Order says how the record order is known (Order* constants; see
 	// OrderText). Folders counts the folders (encoded partitions) holding
@@ -290,7 +292,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 }
 
 // writePartitions prints one line per partition (objects, records to
-// restore, source offsets, duplicates, gaps, what the offsets are proved
+// restore, source offsets, duplicates, gaps, what the offsets come
 // from), then one line per gap and per damaged object.
 func (p *Plan) writePartitions(w io.Writer) error {
 	if p.Partitions() == 0 {
@@ -356,9 +358,9 @@ func (p *Plan) writePartitions(w io.Writer) error {
 	return nil
 }
 
-// Proven reports whether the partition's offsets are proved complete: no
-// gap, no damaged object, and offsets known from an index. Without an
-// index nothing is proved: a partition can only be found consistent.
+// Proven reports whether the plan shows the partition's offsets complete:
+// no gap, no damaged object, and offsets known from an index. Without an
+// index a partition can only be found consistent.
 func (pp *PartitionPlan) Proven() bool {
 	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis == BasisIndex
 }

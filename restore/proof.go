@@ -162,15 +162,15 @@ const (
 	BasisRecords = "offsets carried by the records (no index)"
 )
 
-// prove reads every object of the plan that this process has not proved
-// yet, with ai the archive index of the plan's topics (nil without one) (modeProve: all of it, twins included, nothing sent anywhere), then
-// works out, per partition, which records are restored (each source offset
+// prove gives every object of the plan its facts (proveObjects), with ai
+// the archive index of the plan's topics (nil without one), then works
+// out, per partition, which records are restored (each source offset
 // once, in offset order), the duplicates, the gaps and the damaged
 // objects.
 //
-// It costs one full read of the archive before anything is produced
-// (Run reads each object a second time to produce it), and no memory per
-// record: only each object's offset runs are kept.
+// With the proof it costs one full read of the archive before anything
+// is produced (Run reads each object a second time to produce it), and no
+// memory per record: only each object's offset runs stay.
 func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) error {
 	ai.addIndexedPartitions(plan)
 	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
@@ -212,7 +212,7 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 	return snaps, nil
 }
 
-// proveObjects proves every object of the plan (proveObject),
+// proveObjects gives every object of the plan its facts (proveObject),
 // Config.Parallelism at a time, logging how much it reads (logProving).
 func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
@@ -227,7 +227,7 @@ func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Pla
 
 // logProving logs how the plan checks objs, and returns the level (Debug
 // in follow mode when nothing is new) and how many objects it reads: every
-// object this process has not proved, or, reading each object once
+// object the proof has not read in this process, or, reading each object once
 // (Restorer.oneRead, with an index), those without an index entry.
 func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
 	toRead, objBytes := r.unproved(objs)
@@ -274,8 +274,8 @@ func (p *Plan) objects() []*Object {
 	return objs
 }
 
-// unproved counts the objects of objs that the proof reads (not proved by
-// this process at their size, nor left unread) and their bytes, twins
+// unproved counts the objects of objs that the proof reads (not read by
+// this process's proof at their size, nor left unread) and their bytes, twins
 // included.
 func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 	r.mu.Lock()
@@ -366,19 +366,20 @@ func (r *Restorer) readConcurrency() int {
 	return cmp.Or(r.cfg.ReadConcurrency, index.DefaultConcurrency)
 }
 
-// proveObject proves one object: it reads it completely in modeProve (or
-// takes this process's earlier proof of it, at the same size) and matches
-// it with its archive index entries. An object wholly past the cut
-// (Object.unread) takes its live entry's word instead. A damaged object
-// gets Object.Damage; any other error (the store, the context) is
-// returned.
+// proveObject gives one object its facts: the proof reads it completely
+// in modeProve (or takes this process's earlier read of it, at the same
+// size) and matches it with its archive index entries (firstMatch). An
+// object wholly past the cut (Object.unread), and with one read an
+// object the store shows as its entry says (entryMatch.stored), takes
+// its entry's word instead. A damaged object gets Object.Damage; any
+// other error (the store, the context) is returned.
 func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
 	// The listing's ETags serve only the one-read check (stored): the
 	// plan does not keep them.
 	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
 	if o.unread {
-		// Wholly past the cut (markPastCut): its live entry stands in for
-		// what reading it would prove.
+		// Wholly past the cut (markPastCut): its live entry gives its
+		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
 		o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
@@ -437,8 +438,9 @@ func anySHA256(entries []*index.Entry) bool {
 	return false
 }
 
-// readProof returns what reading o proves: this process's earlier proof
-// of it when its size is the same, else a full read in modeProve.
+// readProof returns o's facts from the proof's read: this process's
+// earlier read of it when its size is the same, else a full read in
+// modeProve.
 func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error) {
 	r.mu.Lock()
 	known, ok := r.proofs[o.Key]
@@ -482,7 +484,7 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 }
 
 // provePartition works out pp's segments, duplicates and gaps from its
-// objects' proofs. Objects are taken in plan order (start offset, then
+// objects' facts. Objects are taken in plan order (start offset, then
 // key); an offset held by several objects is restored from the first.
 //
 // Without an index (ip nil), a gap is a hole between the offsets the

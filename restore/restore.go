@@ -54,7 +54,7 @@ type Restorer struct {
 	groupRename *groupRenamer
 
 	mu     sync.Mutex
-	proofs map[string]knownProof // object key -> what reading it proved
+	proofs map[string]knownProof // object key -> what the proof read of it
 	limits map[string]int32      // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
@@ -82,7 +82,7 @@ type topicPartition struct {
 }
 
 // partitionMemo is what this process restored into a target partition. On
-// a later pass (follow mode), an unchanged marker and end offset prove
+// a later pass (follow mode), an unchanged marker and end offset show
 // nobody else wrote in between, so the verification read is skipped.
 type partitionMemo struct {
 	start, end int64
