@@ -26,7 +26,7 @@ func compactedPartition(n, perObject int) (*PartitionPlan, *index.Partition) {
 	pp := &PartitionPlan{}
 	for i := range ip.Entries {
 		e := &ip.Entries[i]
-		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, proof: &objectProof{}}
+		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, proof: &objectFacts{}}
 		o.proof.records = e.Records
 		for _, r := range e.Runs {
 			o.proof.offsets = append(o.proof.offsets, offsetRun{r.First, r.Last})

@@ -32,7 +32,7 @@ func randomRuns(rng *rand.Rand, at int64, n int) []offsetRun {
 func randomPlan(rng *rand.Rand) *PartitionPlan {
 	pp := &PartitionPlan{Order: []string{OrderOffsets, OrderOneFolder, OrderUnproven}[rng.IntN(3)]}
 	for i := range rng.IntN(12) {
-		o := Object{Key: fmt.Sprintf("o%d", i), StartOffset: int64(rng.IntN(60)), proof: &objectProof{}}
+		o := Object{Key: fmt.Sprintf("o%d", i), StartOffset: int64(rng.IntN(60)), proof: &objectFacts{}}
 		switch rng.IntN(6) {
 		case 0:
 			o.Damage = fmt.Errorf("%w: object %d", ErrDamagedObject, i)

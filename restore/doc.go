@@ -101,7 +101,7 @@
 //     entry's part of that name (entryMatch).
 //   - facts: what is known of an object's records: count, offsets,
 //     checksums, largest record, records without a key, timestamps
-//     against --until (objectProof). A read computes them; with one read
+//     against --until (objectFacts). A read computes them; with one read
 //     the plan takes them from the entry (entryProof), "the entry's word".
 //   - proof, prove, proved: the whole-archive read before anything is
 //     produced (proof.go, modeProve), nothing else. The exported names

@@ -177,7 +177,7 @@ func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target stri
 // checkSize checks a loaded object against its target's limit, with the
 // exact sizes of the records as they will be produced, before the first
 // of them is.
-func (r *Restorer) checkSize(j job, obj Object, proof objectProof) error {
+func (r *Restorer) checkSize(j job, obj Object, proof objectFacts) error {
 	limit := int64(r.batchBytes(j.topic.Target))
 	if proof.largestSize <= limit {
 		return nil

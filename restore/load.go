@@ -62,9 +62,9 @@ const (
 	modeRestore
 )
 
-// objectProof holds an object's facts: what a read computed of it, or,
+// objectFacts holds an object's facts: what a read computed of it, or,
 // taking the entry's word, what its index entry says (entryProof).
-type objectProof struct {
+type objectFacts struct {
 	records int64
 	sums    digest // of the value object (the keys object for a tombstone object)
 	// keysSums and headersSums are the twins' (zero without them).
@@ -202,10 +202,10 @@ func isDamage(err error) bool {
 // In modeProve fn keeps nothing, so the value reader does not copy values
 // out of its buffers (format.Transient): each record is valid only until
 // the next one is read.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectProof, error) {
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectFacts, error) {
 	or, err := r.openObject(ctx, obj, target, mode)
 	if err != nil {
-		return objectProof{nullKeyIdx: -1}, err
+		return objectFacts{nullKeyIdx: -1}, err
 	}
 	defer or.close()
 	if t, ok := or.rd.(format.Transient); ok && mode == modeProve {
@@ -230,7 +230,7 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 }
 
 // objectReader reads one archive object and its twins, record by record,
-// and computes its facts (objectProof).
+// and computes its facts (objectFacts).
 type objectReader struct {
 	r      *Restorer
 	obj    Object
@@ -246,7 +246,7 @@ type objectReader struct {
 	n       int64 // records read
 	offsets offsetRuns
 	carried bool // records carry their source offsets
-	proof   objectProof
+	proof   objectFacts
 }
 
 // openObject opens obj and its twins and the reader of its format (the
@@ -260,7 +260,7 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		valueFormat = f
 	}
-	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectProof{nullKeyIdx: -1, until: newUntilProof()}}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectFacts{nullKeyIdx: -1, until: newUntilProof()}}
 	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err
@@ -384,7 +384,7 @@ func (or *objectReader) account(rec *format.Record) error {
 
 // finish reads what is left of the object and its twins, checks their
 // sizes and that the twins end with the object, and completes the facts.
-func (or *objectReader) finish() (objectProof, error) {
+func (or *objectReader) finish() (objectFacts, error) {
 	p := &or.proof
 	if err := or.value.finish(or.obj.Key, or.obj.Size); err != nil {
 		return *p, err
@@ -462,7 +462,7 @@ func produceSize(rec *format.Record, mode readMode) int64 {
 // wait in a recordBuffer to be produced.
 type loadedObject struct {
 	buf   *recordBuffer
-	proof objectProof
+	proof objectFacts
 }
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
@@ -492,7 +492,7 @@ func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, sp
 // sameAsProved compares what reading obj now gave with what the proof
 // read: record count, and the checksums of the object and of each
 // twin. Its error names the object that changed.
-func sameAsProved(obj *Object, now, was objectProof) error {
+func sameAsProved(obj *Object, now, was objectFacts) error {
 	if now.records != was.records {
 		return fmt.Errorf("%w: %q now holds %d records, %d when the restore was planned: the object changed", ErrDamagedObject, obj.Key, now.records, was.records)
 	}

@@ -27,7 +27,7 @@ import (
 //     they differ or one is missing, the CRC32C the store keeps (one
 //     HEAD). It decides whether the plan takes the entry's word or reads
 //     the object first.
-//   - read: what a read computed (objectProof): each part's CRC32C and
+//   - read: what a read computed (objectFacts): each part's CRC32C and
 //     SHA-256 the entry gives, the record count, and the offsets when the
 //     records carry them. The proof picks the entry the read matches
 //     (firstMatch); production checks an object read once against its
@@ -87,7 +87,7 @@ func (m entryMatch) listing() error {
 // every part (CRC32C and SHA-256, each the entry gives; a part the read
 // has no digest of is not compared), the record count, and the offsets
 // when the records carry them.
-func (m entryMatch) read(p objectProof) error {
+func (m entryMatch) read(p objectFacts) error {
 	o, e := m.o, m.e
 	for _, lp := range listedParts(o) {
 		want, got := e.Part(lp.part), p.digestOf(o, lp.part)
@@ -112,7 +112,7 @@ func (m entryMatch) read(p objectProof) error {
 
 // digestOf returns the digest p has of o's part (index.PartValue,
 // PartKeys, PartHeaders); a tombstone object's main part is its keys.
-func (p objectProof) digestOf(o *Object, part string) digest {
+func (p objectFacts) digestOf(o *Object, part string) digest {
 	switch {
 	case part == index.PartHeaders:
 		return p.headersSums
@@ -168,7 +168,7 @@ func (m entryMatch) stored(ctx context.Context, store s3store.Store) (bool, erro
 
 // firstMatch returns the first of es (highest commit first) that what
 // reading o computed matches, or the first one's error.
-func firstMatch(o *Object, p objectProof, es []*index.Entry) (*index.Entry, error) {
+func firstMatch(o *Object, p objectFacts, es []*index.Entry) (*index.Entry, error) {
 	for _, e := range es {
 		if (entryMatch{o, e}).read(p) == nil {
 			return e, nil

@@ -56,8 +56,8 @@ func (r *Restorer) readsOnce() bool {
 // records (count, offsets) and, when the entry records them, its
 // largest record's size and its records without a key (index of the
 // first not known: -1). Its digests are zero: nothing was read.
-func entryProof(e *index.Entry) *objectProof {
-	return &objectProof{
+func entryProof(e *index.Entry) *objectFacts {
+	return &objectFacts{
 		records: e.Records, offsets: entryRuns(e),
 		largestIdx: -1, largestSize: e.MaxRecordBytes,
 		nullKeys: e.NullKeys, nullKeyIdx: -1,
@@ -79,7 +79,7 @@ func proveFromIndex(o *Object, entries []*index.Entry) {
 // checkLoaded checks what reading obj to produce it computed: against its
 // index entry when the plan took the entry's word (Object.fromIndex),
 // else against the proof's read of it (sameAsProved).
-func checkLoaded(obj *Object, now objectProof) error {
+func checkLoaded(obj *Object, now objectFacts) error {
 	switch {
 	case obj.proof == nil:
 		return nil
@@ -113,7 +113,7 @@ func stoppedAt(j job, obj Object, err error) error {
 // facts count them, this checks every object again as
 // it is read (entries written before null_keys was recorded say
 // nothing).
-func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectProof) error {
+func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectFacts) error {
 	r.mu.Lock()
 	compacted := r.compacted[j.topic.Target]
 	r.mu.Unlock()

@@ -82,7 +82,7 @@ type Object struct {
 	Records int64
 	Offsets []offsetRun
 	Damage  error
-	proof   *objectProof
+	proof   *objectFacts
 	entry   *index.Entry // the index entry the object matched, or nil
 	// pastCut: every record of the object is past the --until cut, so it
 	// is neither read nor counted as restored. unread: the archive index
@@ -98,7 +98,7 @@ type Object struct {
 // its size is the same.
 type knownProof struct {
 	size  int64
-	proof objectProof
+	proof objectFacts
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start

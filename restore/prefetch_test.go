@@ -30,7 +30,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		loads = append(loads, i)
 		mu.Unlock()
 		loaded <- i
-		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectProof{records: int64(i)}}, nil
+		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectFacts{records: int64(i)}}, nil
 	}
 	p := startPrefetch(ctx, []int{4, 1, 7}, load, nil, 0)
 	waitLoad := func(want int) {
@@ -296,7 +296,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 			if err := b.add(&format.Record{Value: []byte("v")}); err != nil {
 				return nil, err
 			}
-			return &loadedObject{buf: b, proof: objectProof{records: int64(i)}}, nil
+			return &loadedObject{buf: b, proof: objectFacts{records: int64(i)}}, nil
 		}
 	}
 	small := func(int) int64 { return 1 << 10 }

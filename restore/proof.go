@@ -382,7 +382,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
-		o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
+		o.proof = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
 		return nil
 	}
 	entries, err := ai.listed(o)
@@ -441,7 +441,7 @@ func anySHA256(entries []*index.Entry) bool {
 // readProof returns o's facts from the proof's read: this process's
 // earlier read of it when its size is the same, else a full read in
 // modeProve.
-func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error) {
+func (r *Restorer) readProof(ctx context.Context, o *Object) (objectFacts, error) {
 	r.mu.Lock()
 	known, ok := r.proofs[o.Key]
 	r.mu.Unlock()
