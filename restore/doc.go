@@ -102,7 +102,7 @@
 //   - facts: what is known of an object's records: count, offsets,
 //     checksums, largest record, records without a key, timestamps
 //     against --until (objectFacts). A read computes them; with one read
-//     the plan takes them from the entry (entryProof), "the entry's word".
+//     the plan takes them from the entry (entryFacts), "the entry's word".
 //   - proof, prove, proved: the whole-archive read before anything is
 //     produced (proof.go, modeProve), nothing else. The exported names
 //     PartitionPlan.Proven (the plan's PROOF column) and OrderUnproven

@@ -63,7 +63,7 @@ const (
 )
 
 // objectFacts holds an object's facts: what a read computed of it, or,
-// taking the entry's word, what its index entry says (entryProof).
+// taking the entry's word, what its index entry says (entryFacts).
 type objectFacts struct {
 	records int64
 	sums    digest // of the value object (the keys object for a tombstone object)

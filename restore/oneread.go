@@ -10,7 +10,7 @@ import (
 // One read per object. With the archive index, a restore's plan does not
 // read the objects: each object the listing shows as its live index entry
 // says (every part there, at the entry's sizes) takes the entry's word
-// for its records (entryProof): their count, their offsets (the entry's
+// for its records (entryFacts): their count, their offsets (the entry's
 // runs), the largest record's size and the records without a key
 // (max_record_bytes and null_keys of entries that record them). The
 // partition's record stream, gaps, overlaps and order then come from the
@@ -52,11 +52,11 @@ func (r *Restorer) readsOnce() bool {
 	return c.ReadOnce && !c.DryRun && c.OnError == OnErrorFail && !c.AllowGaps && c.Until.IsZero()
 }
 
-// entryProof is an object's facts as its index entry gives them: its
+// entryFacts is an object's facts as its index entry gives them: its
 // records (count, offsets) and, when the entry records them, its
 // largest record's size and its records without a key (index of the
 // first not known: -1). Its digests are zero: nothing was read.
-func entryProof(e *index.Entry) *objectFacts {
+func entryFacts(e *index.Entry) *objectFacts {
 	return &objectFacts{
 		records: e.Records, offsets: entryRuns(e),
 		largestIdx: -1, largestSize: e.MaxRecordBytes,
@@ -72,7 +72,7 @@ func proveFromIndex(o *Object, entries []*index.Entry) {
 	e := entries[0]
 	o.entry, o.envelope = e, envelopeMode(e)
 	o.sha256 = anySHA256(entries[:1])
-	o.proof = entryProof(e)
+	o.proof = entryFacts(e)
 	o.fromIndex = true
 }
 
