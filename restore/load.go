@@ -81,7 +81,7 @@ type objectFacts struct {
 	nullKeys, nullKeyIdx int64
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
-	until untilProof
+	until untilFacts
 }
 
 // storeError marks an error of the store itself (network, permissions),

@@ -382,7 +382,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
-		o.proof = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
+		o.proof = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilFacts{after: -1}}
 		return nil
 	}
 	entries, err := ai.listed(o)

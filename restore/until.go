@@ -162,9 +162,9 @@ func (c *Cut) String() string {
 
 func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
 
-// untilProof is what an object's records say about Config.Until (its
+// untilFacts is what an object's records say about Config.Until (its
 // facts; set by a read).
-type untilProof struct {
+type untilFacts struct {
 	// stamped: every record carries its own timestamp (an envelope
 	// record with a timestamp type); logAppend: every one is
 	// LogAppendTime.
@@ -177,11 +177,11 @@ type untilProof struct {
 	atOrBefore offsetRuns
 }
 
-func newUntilProof() untilProof { return untilProof{stamped: true, logAppend: true, after: -1} }
+func newUntilProof() untilFacts { return untilFacts{stamped: true, logAppend: true, after: -1} }
 
 // add accounts for one record at offset off; stamped says whether it
 // carries its own timestamp.
-func (u *untilProof) add(rec *format.Record, ts time.Time, stamped bool, off, untilMS int64) {
+func (u *untilFacts) add(rec *format.Record, ts time.Time, stamped bool, off, untilMS int64) {
 	if !stamped || rec.TimestampType < format.TimestampCreate {
 		u.stamped, u.logAppend = false, false
 		return
