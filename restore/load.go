@@ -260,7 +260,7 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		valueFormat = f
 	}
-	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectFacts{nullKeyIdx: -1, until: newUntilProof()}}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectFacts{nullKeyIdx: -1, until: newUntilFacts()}}
 	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err

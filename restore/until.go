@@ -177,7 +177,7 @@ type untilFacts struct {
 	atOrBefore offsetRuns
 }
 
-func newUntilProof() untilFacts { return untilFacts{stamped: true, logAppend: true, after: -1} }
+func newUntilFacts() untilFacts { return untilFacts{stamped: true, logAppend: true, after: -1} }
 
 // add accounts for one record at offset off; stamped says whether it
 // carries its own timestamp.
