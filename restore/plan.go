@@ -94,9 +94,9 @@ type Object struct {
 	fromIndex bool
 }
 
-// knownProof is what the proof read of an object (its facts), valid while
+// provedObject is what the proof read of an object (its facts), valid while
 // its size is the same.
-type knownProof struct {
+type provedObject struct {
 	size  int64
 	proof objectFacts
 }

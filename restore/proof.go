@@ -416,7 +416,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	case err == nil:
 		o.proof = &p
 		r.mu.Lock()
-		r.proofs[o.Key] = knownProof{size: o.Size, proof: p}
+		r.proofs[o.Key] = provedObject{size: o.Size, proof: p}
 		r.mu.Unlock()
 	case isDamage(err):
 		o.Damage = err

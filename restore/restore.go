@@ -54,8 +54,8 @@ type Restorer struct {
 	groupRename *groupRenamer
 
 	mu     sync.Mutex
-	proofs map[string]knownProof // object key -> what the proof read of it
-	limits map[string]int32      // target topic -> max.message.bytes
+	proofs map[string]provedObject // object key -> what the proof read of it
+	limits map[string]int32        // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
 	// covered holds the value objects a pass restored or found restored
@@ -104,7 +104,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		cfg:       cfg,
 		store:     store,
 		log:       log,
-		proofs:    map[string]knownProof{},
+		proofs:    map[string]provedObject{},
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
 		covered:   map[string]int64{},
