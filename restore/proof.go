@@ -406,7 +406,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		o.envelope = envelopeMode(entries[0])
 	}
 	o.sha256 = anySHA256(entries)
-	p, err := r.readProof(ctx, o)
+	p, err := r.proofRead(ctx, o)
 	if err == nil && len(entries) > 0 {
 		if o.entry, err = firstMatch(o, p, entries); err == nil {
 			p.offsets = entryRuns(o.entry)
@@ -438,10 +438,10 @@ func anySHA256(entries []*index.Entry) bool {
 	return false
 }
 
-// readProof returns o's facts from the proof's read: this process's
+// proofRead returns o's facts from the proof's read: this process's
 // earlier read of it when its size is the same, else a full read in
 // modeProve.
-func (r *Restorer) readProof(ctx context.Context, o *Object) (objectFacts, error) {
+func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error) {
 	r.mu.Lock()
 	known, ok := r.proofs[o.Key]
 	r.mu.Unlock()
