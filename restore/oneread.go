@@ -65,10 +65,10 @@ func entryFacts(e *index.Entry) *objectFacts {
 	}
 }
 
-// proveFromIndex gives o, listed as entries say (ai.listed), the facts
+// trustEntry gives o, listed as entries say (ai.listed), the facts
 // of its newest such entry without reading it (one read per object: it
 // is read when restored, and checked then against that entry).
-func proveFromIndex(o *Object, entries []*index.Entry) {
+func trustEntry(o *Object, entries []*index.Entry) {
 	e := entries[0]
 	o.entry, o.envelope = e, envelopeMode(e)
 	o.sha256 = anySHA256(entries[:1])

@@ -396,7 +396,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 			return err
 		}
 		if same {
-			proveFromIndex(o, entries)
+			trustEntry(o, entries)
 			return nil
 		}
 		// The store says o is not what its entry describes: it is read
