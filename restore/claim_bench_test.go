@@ -26,10 +26,10 @@ func compactedPartition(n, perObject int) (*PartitionPlan, *index.Partition) {
 	pp := &PartitionPlan{}
 	for i := range ip.Entries {
 		e := &ip.Entries[i]
-		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, proof: &objectFacts{}}
-		o.proof.records = e.Records
+		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, facts: &objectFacts{}}
+		o.facts.records = e.Records
 		for _, r := range e.Runs {
-			o.proof.offsets = append(o.proof.offsets, offsetRun{r.First, r.Last})
+			o.facts.offsets = append(o.facts.offsets, offsetRun{r.First, r.Last})
 		}
 		pp.Objects = append(pp.Objects, o)
 	}

@@ -214,16 +214,16 @@ func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mo
 	for {
 		rec, err := or.next(ctx)
 		if err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		if rec == nil {
 			return or.finish()
 		}
 		if err := or.account(rec); err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		if err := fn(rec); err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		or.n++
 	}
@@ -246,7 +246,7 @@ type objectReader struct {
 	n       int64 // records read
 	offsets offsetRuns
 	carried bool // records carry their source offsets
-	proof   objectFacts
+	facts   objectFacts
 }
 
 // openObject opens obj and its twins and the reader of its format (the
@@ -260,7 +260,7 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		valueFormat = f
 	}
-	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectFacts{nullKeyIdx: -1, until: newUntilFacts()}}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, facts: objectFacts{nullKeyIdx: -1, until: newUntilFacts()}}
 	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err
@@ -358,7 +358,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 // account adds rec to the object's facts: its offset (increasing), what its
 // timestamp says about Config.Until, its produce size and a missing key.
 func (or *objectReader) account(rec *format.Record) error {
-	p, n := &or.proof, or.n
+	p, n := &or.facts, or.n
 	if err := or.offsets.add(rec.Offset); err != nil {
 		return fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, or.obj.Key, n, err)
 	}
@@ -385,7 +385,7 @@ func (or *objectReader) account(rec *format.Record) error {
 // finish reads what is left of the object and its twins, checks their
 // sizes and that the twins end with the object, and completes the facts.
 func (or *objectReader) finish() (objectFacts, error) {
-	p := &or.proof
+	p := &or.facts
 	if err := or.value.finish(or.obj.Key, or.obj.Size); err != nil {
 		return *p, err
 	}
@@ -462,7 +462,7 @@ func produceSize(rec *format.Record, mode readMode) int64 {
 // wait in a recordBuffer to be produced.
 type loadedObject struct {
 	buf   *recordBuffer
-	proof objectFacts
+	facts objectFacts
 }
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
@@ -475,9 +475,9 @@ type loadedObject struct {
 // before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
-	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
+	facts, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
 	if err == nil {
-		err = checkLoaded(&obj, proof)
+		err = checkLoaded(&obj, facts)
 	}
 	if err == nil {
 		err = buf.rewind()
@@ -486,7 +486,7 @@ func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, sp
 		buf.close()
 		return nil, err
 	}
-	return &loadedObject{buf: buf, proof: proof}, nil
+	return &loadedObject{buf: buf, facts: facts}, nil
 }
 
 // sameAsProved compares what reading obj now gave with what the proof

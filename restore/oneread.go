@@ -72,7 +72,7 @@ func trustEntry(o *Object, entries []*index.Entry) {
 	e := entries[0]
 	o.entry, o.envelope = e, envelopeMode(e)
 	o.sha256 = anySHA256(entries[:1])
-	o.proof = entryFacts(e)
+	o.facts = entryFacts(e)
 	o.fromIndex = true
 }
 
@@ -81,12 +81,12 @@ func trustEntry(o *Object, entries []*index.Entry) {
 // else against the proof's read of it (sameAsProved).
 func checkLoaded(obj *Object, now objectFacts) error {
 	switch {
-	case obj.proof == nil:
+	case obj.facts == nil:
 		return nil
 	case obj.fromIndex:
 		return entryMatch{obj, obj.entry}.read(now)
 	}
-	return sameAsProved(obj, now, *obj.proof)
+	return sameAsProved(obj, now, *obj.facts)
 }
 
 // stoppedAt wraps err, the reason object i of job j cannot be produced,
@@ -96,7 +96,7 @@ func stoppedAt(j job, obj Object, err error) error {
 	first := int64(-1)
 	if len(obj.Offsets) > 0 {
 		first = obj.Offsets[0].First
-	} else if obj.proof == nil {
+	} else if obj.facts == nil {
 		first = obj.StartOffset
 	}
 	what := "the object"
@@ -113,15 +113,15 @@ func stoppedAt(j job, obj Object, err error) error {
 // facts count them, this checks every object again as
 // it is read (entries written before null_keys was recorded say
 // nothing).
-func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectFacts) error {
+func (r *Restorer) checkNullKeysLoaded(j job, obj Object, facts objectFacts) error {
 	r.mu.Lock()
 	compacted := r.compacted[j.topic.Target]
 	r.mu.Unlock()
-	if !compacted || proof.nullKeys == 0 {
+	if !compacted || facts.nullKeys == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: target %q compacts (cleanup.policy), and %d records of object %q have no key, the first at %s/%d offset %d; nothing of the object was produced",
-		ErrCompactedNullKey, j.topic.Target, proof.nullKeys, obj.Key, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, proof.nullKeyIdx))
+		ErrCompactedNullKey, j.topic.Target, facts.nullKeys, obj.Key, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, facts.nullKeyIdx))
 }
 
 // recordAt names record idx of o for an error: "offset N", or, when the

@@ -71,7 +71,7 @@ const (
 // named reports whether o's records have no known offsets: readable, with
 // neither an index entry nor offsets carried by its records.
 func (o *Object) named() bool {
-	return o.Damage == nil && o.proof != nil && o.entry == nil && o.proof.offsets == nil
+	return o.Damage == nil && o.facts != nil && o.entry == nil && o.facts.offsets == nil
 }
 
 // judgeOrder sets pp.Order, pp.Folders and pp.Overlapping from its
@@ -121,12 +121,12 @@ func (pp *PartitionPlan) overlappingFolders() int {
 	reach, reachFolder := int64(-1), ""
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
-		if o.Tombstone || o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+		if o.Tombstone || o.Damage != nil || o.facts == nil || o.facts.records == 0 {
 			continue
 		}
-		first, last := o.StartOffset, o.StartOffset+o.proof.records-1
-		if !o.named() && len(o.proof.offsets) > 0 {
-			first, last = o.proof.offsets[0].First, o.proof.offsets[len(o.proof.offsets)-1].Last
+		first, last := o.StartOffset, o.StartOffset+o.facts.records-1
+		if !o.named() && len(o.facts.offsets) > 0 {
+			first, last = o.facts.offsets[0].First, o.facts.offsets[len(o.facts.offsets)-1].Last
 		}
 		if first <= reach && o.Folder != reachFolder {
 			n++

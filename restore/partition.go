@@ -373,9 +373,9 @@ func (s *stream) load(i int) (*loadedObject, error) {
 		return nil, err
 	}
 	obj := s.j.part.Objects[i]
-	err = s.r.checkSize(s.j, obj, lo.proof)
+	err = s.r.checkSize(s.j, obj, lo.facts)
 	if err == nil {
-		err = s.r.checkNullKeysLoaded(s.j, obj, lo.proof)
+		err = s.r.checkNullKeysLoaded(s.j, obj, lo.facts)
 	}
 	if err != nil {
 		lo.buf.close()

@@ -74,7 +74,7 @@ type Object struct {
 	// the CRC32C is always computed.
 	sha256 bool
 
-	// Set by the plan from the object's facts (proof holds them: the
+	// Set by the plan from the object's facts (facts holds them: the
 	// proof's read, or its entry's word with one read): Records is the
 	// decoded record count, Offsets the source offsets the records hold
 	// (runs of consecutive offsets), Damage why the object cannot be
@@ -82,7 +82,7 @@ type Object struct {
 	Records int64
 	Offsets []offsetRun
 	Damage  error
-	proof   *objectFacts
+	facts   *objectFacts
 	entry   *index.Entry // the index entry the object matched, or nil
 	// pastCut: every record of the object is past the --until cut, so it
 	// is neither read nor counted as restored. unread: the archive index
@@ -98,7 +98,7 @@ type Object struct {
 // its size is the same.
 type provedObject struct {
 	size  int64
-	proof objectFacts
+	facts objectFacts
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start

@@ -30,7 +30,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		loads = append(loads, i)
 		mu.Unlock()
 		loaded <- i
-		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectFacts{records: int64(i)}}, nil
+		return &loadedObject{buf: newRecordBuffer(1, "", nil), facts: objectFacts{records: int64(i)}}, nil
 	}
 	p := startPrefetch(ctx, []int{4, 1, 7}, load, nil, 0)
 	waitLoad := func(want int) {
@@ -45,7 +45,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		}
 	}
 	waitLoad(4)
-	if lo, err := p.take(ctx, 4); err != nil || lo.proof.records != 4 {
+	if lo, err := p.take(ctx, 4); err != nil || lo.facts.records != 4 {
 		t.Fatalf("take(4) = %+v, %v", lo, err)
 	}
 	waitLoad(1) // loaded while the stream holds object 4
@@ -296,7 +296,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 			if err := b.add(&format.Record{Value: []byte("v")}); err != nil {
 				return nil, err
 			}
-			return &loadedObject{buf: b, proof: objectFacts{records: int64(i)}}, nil
+			return &loadedObject{buf: b, facts: objectFacts{records: int64(i)}}, nil
 		}
 	}
 	small := func(int) int64 { return 1 << 10 }
@@ -304,7 +304,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 	p := startPrefetch(ctx, order, load(-1), small, 4<<20)
 	for _, i := range order {
 		lo, err := p.take(ctx, i)
-		if err != nil || lo.proof.records != int64(i) {
+		if err != nil || lo.facts.records != int64(i) {
 			t.Fatalf("take(%d) = %+v, %v", i, lo, err)
 		}
 		lo.buf.close()

@@ -382,7 +382,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
-		o.proof = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilFacts{after: -1}}
+		o.facts = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilFacts{after: -1}}
 		return nil
 	}
 	entries, err := ai.listed(o)
@@ -414,9 +414,9 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	}
 	switch {
 	case err == nil:
-		o.proof = &p
+		o.facts = &p
 		r.mu.Lock()
-		r.proofs[o.Key] = provedObject{size: o.Size, proof: p}
+		r.proofs[o.Key] = provedObject{size: o.Size, facts: p}
 		r.mu.Unlock()
 	case isDamage(err):
 		o.Damage = err
@@ -445,8 +445,8 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 	r.mu.Lock()
 	known, ok := r.proofs[o.Key]
 	r.mu.Unlock()
-	if ok && known.size == o.Size && (!o.sha256 || known.proof.sums.sha256 != "") {
-		return known.proof, nil
+	if ok && known.size == o.Size && (!o.sha256 || known.facts.sums.sha256 != "") {
+		return known.facts, nil
 	}
 	target := "" // modeProve frames nothing
 	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
@@ -514,7 +514,7 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 	var total int64
 	for _, o := range pp.Objects {
 		if o.Damage == nil {
-			total += o.proof.records
+			total += o.facts.records
 		}
 	}
 	pp.Duplicates = total - pp.Records
@@ -560,7 +560,7 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
 			continue
 		}
-		runs := o.proof.offsets
+		runs := o.facts.offsets
 		switch {
 		case o.entry != nil:
 			// runs are the entry's (entryMatch.read)
@@ -569,13 +569,13 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 			unindexed++
 		default:
 			unindexed++
-			if o.proof.records > 0 {
-				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			if o.facts.records > 0 {
+				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.facts.records - 1}}
 			}
 		}
-		o.Records = o.proof.records
+		o.Records = o.facts.records
 		o.Offsets = runs
-		if pp.Order == OrderUnproven && o.entry == nil && o.proof.offsets == nil {
+		if pp.Order == OrderUnproven && o.entry == nil && o.facts.offsets == nil {
 			if o.Records > 0 {
 				all = append(all, claimRun{run: runs[0], obj: i, whole: true})
 				assumed = append(assumed, runs[0])

@@ -286,10 +286,10 @@ func timestampCut(pp *PartitionPlan, ip *index.Partition, untilMS int64) tsCut {
 		}
 	}
 	for _, o := range pp.Objects {
-		if o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+		if o.Damage != nil || o.facts == nil || o.facts.records == 0 {
 			continue
 		}
-		u := o.proof.until
+		u := o.facts.until
 		switch {
 		case u.stamped:
 			ts.anyStamped = true
