@@ -284,7 +284,7 @@ func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 		if o.unread {
 			continue
 		}
-		if known, ok := r.proofs[o.Key]; !ok || known.size != o.Size {
+		if known, ok := r.proved[o.Key]; !ok || known.size != o.Size {
 			n++
 			bytes += o.Size + o.KeysSize + o.HeadersSize
 		}
@@ -416,7 +416,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 	case err == nil:
 		o.facts = &p
 		r.mu.Lock()
-		r.proofs[o.Key] = provedObject{size: o.Size, facts: p}
+		r.proved[o.Key] = provedObject{size: o.Size, facts: p}
 		r.mu.Unlock()
 	case isDamage(err):
 		o.Damage = err
@@ -443,7 +443,7 @@ func anySHA256(entries []*index.Entry) bool {
 // modeProve.
 func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error) {
 	r.mu.Lock()
-	known, ok := r.proofs[o.Key]
+	known, ok := r.proved[o.Key]
 	r.mu.Unlock()
 	if ok && known.size == o.Size && (!o.sha256 || known.facts.sums.sha256 != "") {
 		return known.facts, nil

@@ -54,7 +54,7 @@ type Restorer struct {
 	groupRename *groupRenamer
 
 	mu     sync.Mutex
-	proofs map[string]provedObject // object key -> what the proof read of it
+	proved map[string]provedObject // object key -> what the proof read of it
 	limits map[string]int32        // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
@@ -104,7 +104,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		cfg:       cfg,
 		store:     store,
 		log:       log,
-		proofs:    map[string]provedObject{},
+		proved:    map[string]provedObject{},
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
 		covered:   map[string]int64{},
