@@ -406,7 +406,7 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	addPartitions(l.objects, topics)
 	l.archivePartitions(topics)
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
-	if err := r.prove(ctx, plan, ai); err != nil {
+	if err := r.planRecords(ctx, plan, ai); err != nil {
 		return nil, err
 	}
 	if err := r.describeArchived(ctx, plan); err != nil {

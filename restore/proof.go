@@ -162,7 +162,7 @@ const (
 	BasisRecords = "offsets carried by the records (no index)"
 )
 
-// prove gives every object of the plan its facts (proveObjects), with ai
+// planRecords gives every object of the plan its facts (proveObjects), with ai
 // the archive index of the plan's topics (nil without one), then works
 // out, per partition, which records are restored (each source offset
 // once, in offset order), the duplicates, the gaps and the damaged
@@ -171,7 +171,7 @@ const (
 // With the proof it costs one full read of the archive before anything
 // is produced (Run reads each object a second time to produce it), and no
 // memory per record: only each object's offset runs stay.
-func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) error {
+func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex) error {
 	ai.addIndexedPartitions(plan)
 	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
 	if err != nil {
