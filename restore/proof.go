@@ -162,7 +162,7 @@ const (
 	BasisRecords = "offsets carried by the records (no index)"
 )
 
-// planRecords gives every object of the plan its facts (proveObjects), with ai
+// planRecords gives every object of the plan its facts (examineObjects), with ai
 // the archive index of the plan's topics (nil without one), then works
 // out, per partition, which records are restored (each source offset
 // once, in offset order), the duplicates, the gaps and the damaged
@@ -177,7 +177,7 @@ func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex
 	if err != nil {
 		return err
 	}
-	if err := r.proveObjects(ctx, ai, plan); err != nil {
+	if err := r.examineObjects(ctx, ai, plan); err != nil {
 		return err
 	}
 	ai.finish(plan)
@@ -212,9 +212,9 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 	return snaps, nil
 }
 
-// proveObjects gives every object of the plan its facts (proveObject),
+// examineObjects gives every object of the plan its facts (proveObject),
 // Config.Parallelism at a time, logging how much it reads (logProving).
-func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
+func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
 	logAt, toRead := r.logProving(ctx, ai, objs)
