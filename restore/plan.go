@@ -57,7 +57,7 @@ type Object struct {
 	// etag, keysETag and headersETag are the ETags the listing gave the
 	// value (or tombstone) object and its twins ("" from a store without
 	// ETags): the one-read plan compares them with the index entry's,
-	// and proveObject drops them once it has.
+	// and examineObject drops them once it has.
 	etag, keysETag, headersETag string
 
 	// Tombstone marks a tombstone object: Key is a keys-only object in the

@@ -212,13 +212,13 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 	return snaps, nil
 }
 
-// examineObjects gives every object of the plan its facts (proveObject),
+// examineObjects gives every object of the plan its facts (examineObject),
 // Config.Parallelism at a time, logging how much it reads (logProving).
 func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
 	logAt, toRead := r.logProving(ctx, ai, objs)
-	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
+	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
 		return err
 	}
 	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
@@ -366,14 +366,14 @@ func (r *Restorer) readConcurrency() int {
 	return cmp.Or(r.cfg.ReadConcurrency, index.DefaultConcurrency)
 }
 
-// proveObject gives one object its facts: the proof reads it completely
+// examineObject gives one object its facts: the proof reads it completely
 // in modeProve (or takes this process's earlier read of it, at the same
 // size) and matches it with its archive index entries (firstMatch). An
 // object wholly past the cut (Object.unread), and with one read an
 // object the store shows as its entry says (entryMatch.stored), takes
 // its entry's word instead. A damaged object gets Object.Damage; any
 // other error (the store, the context) is returned.
-func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
+func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Object) error {
 	// The listing's ETags serve only the one-read check (stored): the
 	// plan does not keep them.
 	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
