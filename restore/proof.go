@@ -213,11 +213,11 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 }
 
 // examineObjects gives every object of the plan its facts (examineObject),
-// Config.Parallelism at a time, logging how much it reads (logProving).
+// Config.Parallelism at a time, logging how much it reads (logExamining).
 func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
-	logAt, toRead := r.logProving(ctx, ai, objs)
+	logAt, toRead := r.logExamining(ctx, ai, objs)
 	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
 		return err
 	}
@@ -225,11 +225,11 @@ func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *P
 	return nil
 }
 
-// logProving logs how the plan checks objs, and returns the level (Debug
+// logExamining logs how the plan checks objs, and returns the level (Debug
 // in follow mode when nothing is new) and how many objects it reads: every
 // object the proof has not read in this process, or, reading each object once
 // (Restorer.oneRead, with an index), those without an index entry.
-func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
+func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
 	toRead, objBytes := r.unproved(objs)
 	if !r.oneRead || ai == nil {
 		logAt := slog.LevelInfo
