@@ -181,7 +181,7 @@ func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex
 		return err
 	}
 	ai.finish(plan)
-	r.provePartitions(plan, ai, snaps)
+	r.planPartitions(plan, ai, snaps)
 	return nil
 }
 
@@ -452,10 +452,10 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
 }
 
-// provePartitions works out each partition's records, duplicates, gaps
+// planPartitions works out each partition's records, duplicates, gaps
 // and damaged objects (provePartition) and, with Config.Until, its cut
 // (cutPartition) from the topic's snapshots; then adds them up per topic.
-func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
+func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
 	plan.Until = r.cfg.Until
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
