@@ -53,7 +53,7 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				pp.resetProof()
-				r.provePartition(pp, ip, nil)
+				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
 			if lost := (n + 9) / 10; len(pp.Gaps) < lost/100 || pp.Records+int64(lost) < int64(n) {
@@ -63,14 +63,14 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 	}
 }
 
-// resetProof clears what provePartition sets, so a plan can be proved again.
+// resetProof clears what planPartition sets, so a plan can be proved again.
 func (pp *PartitionPlan) resetProof() {
 	pp.segments, pp.Gaps, pp.Damaged, pp.Lost = nil, nil, nil, nil
 	pp.Records, pp.Duplicates = 0, 0
 }
 
 // BenchmarkPlanCompacted proves a compacted partition of n single-offset
-// runs (provePartition: claim, the index gaps). The 1,000,000 case runs
+// runs (planPartition: claim, the index gaps). The 1,000,000 case runs
 // with -bench 'PlanCompacted/n=1000000'; -short keeps to 20,000.
 func BenchmarkPlanCompacted(b *testing.B) {
 	for _, n := range []int{20_000, 200_000, 1_000_000} {
@@ -84,7 +84,7 @@ func BenchmarkPlanCompacted(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				pp.resetProof()
-				r.provePartition(pp, ip, nil)
+				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
 			if pp.Records != int64(n) || len(pp.segments) != n || len(pp.Gaps) != 0 {

@@ -41,7 +41,7 @@ import (
 // Each object's records then have source offsets: the index entry's runs
 // (record i has the i-th offset), the offsets envelope records carry, or,
 // without either, the name's start offset plus i (consecutive offsets are
-// assumed; PartitionPlan.Basis says which). provePartition walks the
+// assumed; PartitionPlan.Basis says which). planPartition walks the
 // objects in plan order and gives each source offset to the first object
 // that holds it: PartitionPlan.segments, sorted by offset, is the
 // partition's record stream, each offset once, in offset order, across
@@ -453,7 +453,7 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 }
 
 // planPartitions works out each partition's records, duplicates, gaps
-// and damaged objects (provePartition) and, with Config.Until, its cut
+// and damaged objects (planPartition) and, with Config.Until, its cut
 // (cutPartition) from the topic's snapshots; then adds them up per topic.
 func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
 	plan.Until = r.cfg.Until
@@ -467,7 +467,7 @@ func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string
 			if ai != nil {
 				ip = ai.parts[topicPartition{t.Source, pp.Partition}]
 			}
-			r.provePartition(pp, ip, ai.missingEntries(t.Source, pp))
+			r.planPartition(pp, ip, ai.missingEntries(t.Source, pp))
 			if !r.cfg.Until.IsZero() {
 				r.cutPartition(pp, ip, sp.prev, sp.next)
 			}
@@ -483,7 +483,7 @@ func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string
 	}
 }
 
-// provePartition works out pp's segments, duplicates and gaps from its
+// planPartition works out pp's segments, duplicates and gaps from its
 // objects' facts. Objects are taken in plan order (start offset, then
 // key); an offset held by several objects is restored from the first.
 //
@@ -495,7 +495,7 @@ func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string
 // store); offsets the sink read and the index says are absent
 // (compaction, transaction markers) are not gaps, nor are the offsets it
 // records as lost before archiving (pp.Lost).
-func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
+func (r *Restorer) planPartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
 	commit := int64(-1)
