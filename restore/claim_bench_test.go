@@ -52,7 +52,7 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				pp.resetProof()
+				pp.resetPlan()
 				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
@@ -63,8 +63,8 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 	}
 }
 
-// resetProof clears what planPartition sets, so a plan can be proved again.
-func (pp *PartitionPlan) resetProof() {
+// resetPlan clears what planPartition sets, so a plan can be proved again.
+func (pp *PartitionPlan) resetPlan() {
 	pp.segments, pp.Gaps, pp.Damaged, pp.Lost = nil, nil, nil, nil
 	pp.Records, pp.Duplicates = 0, 0
 }
@@ -83,7 +83,7 @@ func BenchmarkPlanCompacted(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				pp.resetProof()
+				pp.resetPlan()
 				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
