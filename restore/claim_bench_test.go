@@ -26,10 +26,10 @@ func compactedPartition(n, perObject int) (*PartitionPlan, *index.Partition) {
 	pp := &PartitionPlan{}
 	for i := range ip.Entries {
 		e := &ip.Entries[i]
-		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, proof: &objectProof{}}
-		o.proof.records = e.Records
+		o := Object{Key: e.Key, StartOffset: e.First(), entry: e, facts: &objectFacts{}}
+		o.facts.records = e.Records
 		for _, r := range e.Runs {
-			o.proof.offsets = append(o.proof.offsets, offsetRun{r.First, r.Last})
+			o.facts.offsets = append(o.facts.offsets, offsetRun{r.First, r.Last})
 		}
 		pp.Objects = append(pp.Objects, o)
 	}
@@ -52,8 +52,8 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				pp.resetProof()
-				r.provePartition(pp, ip, nil)
+				pp.resetPlan()
+				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
 			if lost := (n + 9) / 10; len(pp.Gaps) < lost/100 || pp.Records+int64(lost) < int64(n) {
@@ -63,14 +63,14 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 	}
 }
 
-// resetProof clears what provePartition sets, so a plan can be proved again.
-func (pp *PartitionPlan) resetProof() {
+// resetPlan clears what planPartition sets, so a plan can be proved again.
+func (pp *PartitionPlan) resetPlan() {
 	pp.segments, pp.Gaps, pp.Damaged, pp.Lost = nil, nil, nil, nil
 	pp.Records, pp.Duplicates = 0, 0
 }
 
 // BenchmarkPlanCompacted proves a compacted partition of n single-offset
-// runs (provePartition: claim, the index gaps). The 1,000,000 case runs
+// runs (planPartition: claim, the index gaps). The 1,000,000 case runs
 // with -bench 'PlanCompacted/n=1000000'; -short keeps to 20,000.
 func BenchmarkPlanCompacted(b *testing.B) {
 	for _, n := range []int{20_000, 200_000, 1_000_000} {
@@ -83,8 +83,8 @@ func BenchmarkPlanCompacted(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				pp.resetProof()
-				r.provePartition(pp, ip, nil)
+				pp.resetPlan()
+				r.planPartition(pp, ip, nil)
 			}
 			b.StopTimer()
 			if pp.Records != int64(n) || len(pp.segments) != n || len(pp.Gaps) != 0 {

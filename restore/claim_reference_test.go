@@ -20,22 +20,22 @@ func (pp *PartitionPlan) claimReference() (claimed, assumed []offsetRun, damaged
 			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
 			continue
 		}
-		runs := o.proof.offsets
+		runs := o.facts.offsets
 		switch {
 		case o.entry != nil:
-			// runs are the entry's (checkEntry)
+			// runs are the entry's (entryMatch.read)
 		case runs != nil:
 			pp.Basis = BasisRecords
 			unindexed++
 		default:
 			unindexed++
-			if o.proof.records > 0 {
-				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			if o.facts.records > 0 {
+				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.facts.records - 1}}
 			}
 		}
-		o.Records = o.proof.records
+		o.Records = o.facts.records
 		o.Offsets = runs
-		if pp.Order == OrderUnproven && o.entry == nil && o.proof.offsets == nil {
+		if pp.Order == OrderUnproven && o.entry == nil && o.facts.offsets == nil {
 			if o.Records > 0 {
 				pp.segments = append(pp.segments, segment{obj: i, from: 0, to: o.Records, first: o.StartOffset})
 				pp.Records += o.Records

@@ -32,23 +32,23 @@ func randomRuns(rng *rand.Rand, at int64, n int) []offsetRun {
 func randomPlan(rng *rand.Rand) *PartitionPlan {
 	pp := &PartitionPlan{Order: []string{OrderOffsets, OrderOneFolder, OrderUnproven}[rng.IntN(3)]}
 	for i := range rng.IntN(12) {
-		o := Object{Key: fmt.Sprintf("o%d", i), StartOffset: int64(rng.IntN(60)), proof: &objectProof{}}
+		o := Object{Key: fmt.Sprintf("o%d", i), StartOffset: int64(rng.IntN(60)), facts: &objectFacts{}}
 		switch rng.IntN(6) {
 		case 0:
 			o.Damage = fmt.Errorf("%w: object %d", ErrDamagedObject, i)
 		case 1, 2:
 			o.entry = &index.Entry{Key: o.Key}
-			o.proof.offsets = randomRuns(rng, o.StartOffset, 6)
+			o.facts.offsets = randomRuns(rng, o.StartOffset, 6)
 		case 3:
-			o.proof.offsets = randomRuns(rng, o.StartOffset, 6)
+			o.facts.offsets = randomRuns(rng, o.StartOffset, 6)
 		default:
-			o.proof.records = int64(rng.IntN(8))
+			o.facts.records = int64(rng.IntN(8))
 		}
-		for _, r := range o.proof.offsets {
-			o.proof.records += r.len()
+		for _, r := range o.facts.offsets {
+			o.facts.records += r.len()
 		}
-		if len(o.proof.offsets) > 0 {
-			o.StartOffset = o.proof.offsets[0].First
+		if len(o.facts.offsets) > 0 {
+			o.StartOffset = o.facts.offsets[0].First
 		}
 		pp.Objects = append(pp.Objects, o)
 	}

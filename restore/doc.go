@@ -20,8 +20,9 @@
 // layout, folders of any depth, .keys/.headers twins paired with their
 // value object, tombstone objects, skipped keys counted by reason), loads
 // the archive index (indexed.go, index.LoadWith: checkpoints and the log
-// after them) and gives every object its records: their count and source
-// offsets. Where they come from is the one choice of the package:
+// after them) and gives every object its facts: its records' count and
+// source offsets, and what else the checks need. Where they come from is
+// the one choice of the package:
 //
 //   - One read per object (oneread.go; Config.ReadOnce, kafkas3 source's
 //     default): an indexed object listed as its entry says (every part,
@@ -32,13 +33,16 @@
 //     index, behavior.on.error ignore or log, --allow-gaps, --until): the
 //     plan reads every object in full before anything is produced and
 //     checks it against its entry, if any. Production reads it again and
-//     checks that it did not change (load.go), except the first object of
-//     each partition, whose proven records are kept (keep.go).
+//     checks that it did not change (load.go).
+//
+// Whether an object matches an entry has one rule (entryMatch, match.go),
+// whatever is known of the object: its listing, the store's word without
+// a download, or a read.
 //
 // From the objects' offsets the plan builds each partition's record
 // stream (claim.go): every source offset once, in offset order, across
 // overlapping objects and folders (order.go: the index's runs or
-// envelopes prove the order; objects of several folders without either
+// envelopes show the order; objects of several folders without either
 // are refused unless --allow-unproven-order). Offsets no entry or object
 // accounts for are gaps, objects that are missing or do not match their
 // entry are damaged, offsets Kafka deleted before the sink read them are
@@ -93,22 +97,31 @@
 //     twins, one Object of the plan.
 //   - entry: an object's index entry; the live entry of a key is the one
 //     with the highest commit.
-//   - proof: what reading an object showed (objectProof), or what its
-//     entry says reading it would show (entryProof, one read).
+//   - match: an object matches an entry when each of its parts is the
+//     entry's part of that name (entryMatch).
+//   - facts: what is known of an object's records: count, offsets,
+//     checksums, largest record, records without a key, timestamps
+//     against --until (objectFacts). A read computes them; with one read
+//     the plan takes them from the entry (entryFacts), "the entry's word".
+//   - proof, prove, proved: the whole-archive read before anything is
+//     produced (proof.go, modeProve), nothing else. The exported names
+//     PartitionPlan.Proven (the plan's PROOF column) and OrderUnproven
+//     (--allow-unproven-order) say what the plan shows of a partition
+//     before anything is produced, with or without the proof.
 //   - stream: a partition's records in offset order, each source offset
 //     once (PartitionPlan.segments); a pass restores a prefix of it.
-//   - kept: records the proof decoded and the stream produces without a
-//     second read (keep.go).
+//   - keep: no term of the package; the records of a loaded object are
+//     held in a recordBuffer (spill.go).
 //
 // # Where each topic is described
 //
 // Each file starts with what it does: the listing and tombstones
 // (list.go), target topics (topics.go), the proof (proof.go), one read per
-// object (oneread.go), no partial objects (load.go), record order across
-// folders (order.go), record sizes and transient errors (limits.go), typed
-// archives, keys and headers (typed.go), envelopes (envelope.go), point in
-// time (until.go), exactly once and its limits (partition.go), consumer
-// groups (groups.go), follow mode (inflight.go), outages (outage.go) and
-// the observer (observer.go). The README's restore runbook and "What a
+// object (oneread.go), matching an entry (match.go), no partial objects
+// (load.go), record order across folders (order.go), record sizes and
+// transient errors (limits.go), typed archives, keys and headers
+// (typed.go), envelopes (envelope.go), point in time (until.go), exactly
+// once and its limits (partition.go), consumer groups (groups.go), follow
+// mode (inflight.go), outages (outage.go) and the observer (observer.go). The README's restore runbook and "What a
 // restore proves before it writes" say the same for users.
 package restore

@@ -175,7 +175,6 @@ func TestRestoreGroupsAfterResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.noKeep = true // every object is opened again to be produced
 			if _, err := r.Run(ctx, nil); err == nil {
 				t.Fatal("the cancelled run returned no error")
 			}

@@ -286,3 +286,35 @@ func (r *fullReader) Read() (*format.Record, error) {
 	}
 	return rec, nil
 }
+
+// openLog is a store that records which keys were opened, in order.
+type openLog struct {
+	s3store.Store
+	mu   sync.Mutex
+	keys []string
+	// onOpen, when set, is called with each key and how many times it has
+	// been opened, this time included.
+	onOpen func(key string, n int)
+}
+
+func (o *openLog) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	o.keys = append(o.keys, key)
+	o.mu.Unlock()
+	if o.onOpen != nil {
+		o.onOpen(key, o.count(key))
+	}
+	return o.Store.Open(ctx, key)
+}
+
+func (o *openLog) count(key string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, k := range o.keys {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}

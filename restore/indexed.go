@@ -34,7 +34,8 @@ type archiveIndex struct {
 // (index.Load: each partition's checkpoints and the log after them, in
 // parallel). It returns nil when there is no prefix or no entry. An index
 // object or checkpoint that does not decode fails the plan, naming it:
-// the index is what proves the archive, and a damaged one proves nothing.
+// the plan checks the archive against the index, and a damaged one
+// checks nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
@@ -67,9 +68,9 @@ func (ai *archiveIndex) live(key string) *index.Entry {
 	return ai.byKey[key][0]
 }
 
-// listed returns the entries of o whose objects the listing matches
-// (checkListing), highest commit first, or the live entry's error when
-// none does. It returns nil, nil for an object without entries.
+// listed returns the entries of o whose parts the listing matches
+// (entryMatch.listing), highest commit first, or the live entry's error
+// when none does. It returns nil, nil for an object without entries.
 func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 	if ai == nil {
 		return nil, nil
@@ -77,25 +78,14 @@ func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 	all := ai.byKey[o.Key]
 	var ok []*index.Entry
 	for _, e := range all {
-		if checkListing(o, e) == nil {
+		if (entryMatch{o, e}).listing() == nil {
 			ok = append(ok, e)
 		}
 	}
 	if len(all) > 0 && len(ok) == 0 {
-		return nil, checkListing(o, all[0])
+		return nil, entryMatch{o, all[0]}.listing()
 	}
 	return ok, nil
-}
-
-// match returns the first of es that what reading o proved matches
-// (checkEntry), or the first one's error.
-func match(o *Object, p objectProof, es []*index.Entry) (*index.Entry, error) {
-	for _, e := range es {
-		if checkEntry(o, p, e) == nil {
-			return e, nil
-		}
-	}
-	return nil, checkEntry(o, p, es[0])
 }
 
 // finish computes the coverage of the entries that hold the plan's
@@ -127,59 +117,6 @@ func (ai *archiveIndex) finish(plan *Plan) {
 	for _, p := range index.Analyze(effective) {
 		ai.parts[topicPartition{p.Topic, p.Partition}] = &p
 	}
-}
-
-// checkListing compares o's listed objects with its index entry before
-// reading them: every object of the entry must be there with the size the
-// entry gives.
-func checkListing(o *Object, e *index.Entry) error {
-	for _, p := range listedParts(o) {
-		want := e.Part(p.part)
-		switch {
-		case want == nil && p.key != "":
-			return fmt.Errorf("%w: %q is not in the archive index entry of %q (commit %d)", ErrDamagedObject, p.key, e.Key, e.Commit)
-		case want == nil:
-		case p.key == "":
-			return fmt.Errorf("%w: %q is in the archive index (entry of %q, commit %d) but not in the store", ErrDamagedObject, want.Key, e.Key, e.Commit)
-		case want.Key != p.key:
-			return fmt.Errorf("%w: the archive index names %q, the store holds %q", ErrDamagedObject, want.Key, p.key)
-		case want.Size != p.size:
-			return fmt.Errorf("%w: %q is %d bytes, the archive index says %d (commit %d)", ErrDamagedObject, p.key, p.size, want.Size, e.Commit)
-		}
-	}
-	return nil
-}
-
-// checkEntry compares what reading o proved with its index entry: the
-// checksums of every object (CRC32C and SHA-256, each the entry gives),
-// record count, and the offsets when the records carry them.
-func checkEntry(o *Object, p objectProof, e *index.Entry) error {
-	main := index.PartValue
-	if o.Tombstone {
-		main = index.PartKeys
-	}
-	for _, c := range []struct {
-		part string
-		got  digest
-	}{{main, p.sums}, {index.PartKeys, p.keysSums}, {index.PartHeaders, p.headersSums}} {
-		want := e.Part(c.part)
-		if want == nil || c.got == (digest{}) {
-			continue
-		}
-		if want.CRC32C != "" && want.CRC32C != c.got.crc32c {
-			return fmt.Errorf("%w: %q has CRC32C %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, c.got.crc32c, want.CRC32C, e.Commit)
-		}
-		if want.SHA256 != "" && want.SHA256 != c.got.sha256 {
-			return fmt.Errorf("%w: %q has SHA-256 %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, c.got.sha256, want.SHA256, e.Commit)
-		}
-	}
-	if p.records != e.Records {
-		return fmt.Errorf("%w: %q holds %d records, the archive index says %d (commit %d)", ErrDamagedObject, o.Key, p.records, e.Records, e.Commit)
-	}
-	if p.offsets != nil && !slices.Equal(p.offsets, entryRuns(e)) {
-		return fmt.Errorf("%w: the records of %q carry other offsets than the archive index gives (commit %d)", ErrDamagedObject, o.Key, e.Commit)
-	}
-	return nil
 }
 
 // entryRuns converts an entry's runs.

@@ -16,8 +16,8 @@ import (
 // (DescribeConfigs) and the producer's batches follow them
 // (kgo.ProducerBatchMaxBytesFn). A record larger than its target accepts
 // (ErrRecordTooLarge) is reported by topic, partition and offset before
-// anything is produced: the largest record of each object as the proof
-// measured it (typed values with their 5-byte frame), or, read once, as
+// anything is produced: the largest record of each object as the proof's
+// read measured it (typed values with their 5-byte frame), or, read once, as
 // its index entry records it (max_record_bytes, measured by the sink on
 // the record it received, as the archive keeps it: index.RecordSize; an
 // estimate where the format rewrites values, as JSON does; entries of an
@@ -104,7 +104,7 @@ func (r *Restorer) describeLimits(ctx context.Context, adm *kadm.Client, topics 
 }
 
 // checkRecordSizes refuses, before anything is produced, a plan whose
-// largest record of an object (as the proof measured it) exceeds the
+// largest record of an object (as its facts give it) exceeds the
 // target's max.message.bytes. It names every such record it knows of:
 // the largest of each object.
 func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {
@@ -113,11 +113,11 @@ func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {
 		limit := int64(r.batchBytes(t.Target))
 		for _, pp := range t.Parts {
 			for _, o := range pp.Objects {
-				if o.proof == nil || o.proof.largestSize <= limit {
+				if o.facts == nil || o.facts.largestSize <= limit {
 					continue
 				}
 				bad = append(bad, fmt.Sprintf("%s/%d %s (%d bytes, object %q)", t.Source, pp.Partition,
-					recordAt(o, o.proof.largestIdx), o.proof.largestSize, o.Key))
+					recordAt(o, o.facts.largestIdx), o.facts.largestSize, o.Key))
 			}
 		}
 		if len(bad) > 0 {
@@ -158,11 +158,11 @@ func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target stri
 		var n int64
 		for _, pp := range t.Parts {
 			for _, o := range pp.Objects {
-				if o.proof == nil || o.proof.nullKeys == 0 {
+				if o.facts == nil || o.facts.nullKeys == 0 {
 					continue
 				}
-				n += o.proof.nullKeys
-				bad = append(bad, fmt.Sprintf("%s/%d %s (object %q)", t.Source, pp.Partition, recordAt(o, o.proof.nullKeyIdx), o.Key))
+				n += o.facts.nullKeys
+				bad = append(bad, fmt.Sprintf("%s/%d %s (object %q)", t.Source, pp.Partition, recordAt(o, o.facts.nullKeyIdx), o.Key))
 			}
 		}
 		if len(bad) > 0 {
@@ -177,13 +177,13 @@ func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target stri
 // checkSize checks a loaded object against its target's limit, with the
 // exact sizes of the records as they will be produced, before the first
 // of them is.
-func (r *Restorer) checkSize(j job, obj Object, proof objectProof) error {
+func (r *Restorer) checkSize(j job, obj Object, facts objectFacts) error {
 	limit := int64(r.batchBytes(j.topic.Target))
-	if proof.largestSize <= limit {
+	if facts.largestSize <= limit {
 		return nil
 	}
 	return fmt.Errorf("%w: %s/%d offset %d is %d bytes (object %q), target %q has max.message.bytes=%d; nothing of the object was produced",
-		ErrRecordTooLarge, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, proof.largestIdx), proof.largestSize, obj.Key, j.topic.Target, limit)
+		ErrRecordTooLarge, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, facts.largestIdx), facts.largestSize, obj.Key, j.topic.Target, limit)
 }
 
 // offsetAt returns the source offset of record i of an object whose

@@ -18,13 +18,13 @@ import (
 
 // No partial objects
 //
-// To produce an object, loadObject reads it completely (again, after a
+// To produce an object, loadObject reads it completely (again, after the
 // proof), into a recordBuffer (up to Config.SpillBytes of decoded records
 // in memory, the rest in an unlinked temporary file in Config.TempDir),
 // and checks that its record count and its checksums, and those of its
 // .keys and .headers twins, are the proof's (sameAsProved; an error names
 // the object or twin that changed), or, read once, its index entry's
-// (checkEntry). Only then is its first record produced; an object that
+// (entryMatch.read). Only then is its first record produced; an object that
 // changed or broke in between stops the restore with nothing of it
 // produced. Objects whose offsets interleave
 // (folders of one partition) stay loaded together until their last
@@ -40,19 +40,6 @@ import (
 // Config.SpillBytes (a record past it goes to its object's temporary
 // file); the producer buffers at most 128 MiB of records until the broker
 // acknowledges them.
-//
-// With a proof, the first object of each partition is read only once (keep.go): its
-// proof keeps the decoded records when they are what the restore produces
-// (no typed values, no Config.KeyEncoder) and fit in half of that memory
-// bound, and its stream produces them without reading the object again;
-// being the proof's own read, they are the records it checked. An object
-// that does not fit is read again as any other. A partition whose stream
-// produces only kept records and has nothing to verify reads nothing, so
-// it starts at once without one of the Config.Parallelism places, which
-// bound the streams that read objects or the target (runJobs, splitKept):
-// every partition's records then reach the producer's buffer together,
-// and each produce request carries batches of all of them. Run releases
-// what no stream took.
 
 // ErrDamagedObject is wrapped when an archive object (or its .keys or
 // .headers twin) cannot be restored as a whole: it is missing, does not
@@ -75,8 +62,9 @@ const (
 	modeRestore
 )
 
-// objectProof is what reading one object proved about it.
-type objectProof struct {
+// objectFacts holds an object's facts: what a read computed of it, or,
+// taking the entry's word, what its index entry says (entryFacts).
+type objectFacts struct {
 	records int64
 	sums    digest // of the value object (the keys object for a tombstone object)
 	// keysSums and headersSums are the twins' (zero without them).
@@ -93,7 +81,7 @@ type objectProof struct {
 	nullKeys, nullKeyIdx int64
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
-	until untilProof
+	until untilFacts
 }
 
 // storeError marks an error of the store itself (network, permissions),
@@ -211,43 +199,38 @@ func isDamage(err error) bool {
 // twin with another record count is an error naming the object that
 // isDamage accepts.
 //
-// keeps, when not nil, says whether fn still keeps the records it gets;
-// once it says no, the value reader stops copying values out of its
-// buffers (format.Transient): each record is then valid only until the
-// next one is read.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error, keeps func() bool) (objectProof, error) {
+// In modeProve fn keeps nothing, so the value reader does not copy values
+// out of its buffers (format.Transient): each record is valid only until
+// the next one is read.
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectFacts, error) {
 	or, err := r.openObject(ctx, obj, target, mode)
 	if err != nil {
-		return objectProof{nullKeyIdx: -1}, err
+		return objectFacts{nullKeyIdx: -1}, err
 	}
 	defer or.close()
-	transient := false
+	if t, ok := or.rd.(format.Transient); ok && mode == modeProve {
+		t.SetTransient(true)
+	}
 	for {
-		if !transient && keeps != nil && !keeps() {
-			transient = true
-			if t, ok := or.rd.(format.Transient); ok {
-				t.SetTransient(true)
-			}
-		}
 		rec, err := or.next(ctx)
 		if err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		if rec == nil {
 			return or.finish()
 		}
 		if err := or.account(rec); err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		if err := fn(rec); err != nil {
-			return or.proof, err
+			return or.facts, err
 		}
 		or.n++
 	}
 }
 
 // objectReader reads one archive object and its twins, record by record,
-// and proves what it read (objectProof).
+// and computes its facts (objectFacts).
 type objectReader struct {
 	r      *Restorer
 	obj    Object
@@ -263,7 +246,7 @@ type objectReader struct {
 	n       int64 // records read
 	offsets offsetRuns
 	carried bool // records carry their source offsets
-	proof   objectProof
+	facts   objectFacts
 }
 
 // openObject opens obj and its twins and the reader of its format (the
@@ -277,7 +260,7 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		valueFormat = f
 	}
-	or := &objectReader{r: r, obj: obj, target: target, mode: mode, proof: objectProof{nullKeyIdx: -1, until: newUntilProof()}}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, facts: objectFacts{nullKeyIdx: -1, until: newUntilFacts()}}
 	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err
@@ -372,10 +355,10 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	return rec, nil
 }
 
-// account adds rec to the proof: its offset (increasing), what its
+// account adds rec to the object's facts: its offset (increasing), what its
 // timestamp says about Config.Until, its produce size and a missing key.
 func (or *objectReader) account(rec *format.Record) error {
-	p, n := &or.proof, or.n
+	p, n := &or.facts, or.n
 	if err := or.offsets.add(rec.Offset); err != nil {
 		return fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, or.obj.Key, n, err)
 	}
@@ -400,9 +383,9 @@ func (or *objectReader) account(rec *format.Record) error {
 }
 
 // finish reads what is left of the object and its twins, checks their
-// sizes and that the twins end with the object, and completes the proof.
-func (or *objectReader) finish() (objectProof, error) {
-	p := &or.proof
+// sizes and that the twins end with the object, and completes the facts.
+func (or *objectReader) finish() (objectFacts, error) {
+	p := &or.facts
 	if err := or.value.finish(or.obj.Key, or.obj.Size); err != nil {
 		return *p, err
 	}
@@ -448,8 +431,8 @@ func (r *Restorer) keyFor(ctx context.Context, krec *format.Record, target, objK
 
 // dropTyped lets go of rec's decoded key and value (KeyTyped, ValueTyped:
 // the Avro bytes and the Go value) once rec holds the bytes the target
-// gets. Nothing after framing reads them: produceSize and the keeper look
-// at ValueTyped in modeProve only, before framing, and the spill encoding
+// gets. Nothing after framing reads them: produceSize looks at
+// ValueTyped in modeProve only, before framing, and the spill encoding
 // writes the bytes alone. A record held in a recordBuffer must not keep
 // them, as recordSize, and so the restore's memory budget, does not count
 // them.
@@ -479,21 +462,22 @@ func produceSize(rec *format.Record, mode readMode) int64 {
 // wait in a recordBuffer to be produced.
 type loadedObject struct {
 	buf   *recordBuffer
-	proof objectProof
+	facts objectFacts
 }
 
 // loadObject reads obj completely in modeRestore into a recordBuffer
 // (memory up to spill bytes while the restore's memBudget allows, then an
-// unlinked temporary file) and checks that it is the object the plan
-// proved, and so are its .keys and .headers twins: the same record count
-// (the twins end with the object) and the same checksums (CRC32C, and the
-// SHA-256 when the plan computed one). Nothing of obj can be produced
+// unlinked temporary file) and checks it (checkLoaded): against the
+// proof's read of it and of its .keys and .headers twins (the same record
+// count, the twins ending with the object, and the same checksums: CRC32C,
+// and the SHA-256 when the proof computed one), or, when the plan took
+// its entry's word, against its entry. Nothing of obj can be produced
 // before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
-	proof, err := r.readObject(ctx, obj, target, modeRestore, buf.add, nil)
+	facts, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
 	if err == nil {
-		err = checkLoaded(&obj, proof)
+		err = checkLoaded(&obj, facts)
 	}
 	if err == nil {
 		err = buf.rewind()
@@ -502,13 +486,13 @@ func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, sp
 		buf.close()
 		return nil, err
 	}
-	return &loadedObject{buf: buf, proof: proof}, nil
+	return &loadedObject{buf: buf, facts: facts}, nil
 }
 
-// sameAsProved compares what reading obj now gave with what the plan's
-// proof read: record count, and the checksums of the object and of each
+// sameAsProved compares what reading obj now gave with what the proof
+// read: record count, and the checksums of the object and of each
 // twin. Its error names the object that changed.
-func sameAsProved(obj *Object, now, was objectProof) error {
+func sameAsProved(obj *Object, now, was objectFacts) error {
 	if now.records != was.records {
 		return fmt.Errorf("%w: %q now holds %d records, %d when the restore was planned: the object changed", ErrDamagedObject, obj.Key, now.records, was.records)
 	}
@@ -517,7 +501,7 @@ func sameAsProved(obj *Object, now, was objectProof) error {
 		now, was digest
 	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey, now.keysSums, was.keysSums}, {obj.HeadersKey, now.headersSums, was.headersSums}} {
 		if c.key == "" || c.was == (digest{}) {
-			continue // no such twin, or a proof that read nothing (the index's word)
+			continue // no such twin, or facts that read nothing (the entry's word)
 		}
 		if d := c.now.differs(c.was); d != "" {
 			return fmt.Errorf("%w: %q changed since the restore was planned (%s)", ErrDamagedObject, c.key, d)

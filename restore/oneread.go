@@ -1,24 +1,22 @@
 package restore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/kafkas3/kafkas3/index"
-	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // One read per object. With the archive index, a restore's plan does not
 // read the objects: each object the listing shows as its live index entry
 // says (every part there, at the entry's sizes) takes the entry's word
-// for its records (entryProof): their count, their offsets (the entry's
+// for its records (entryFacts): their count, their offsets (the entry's
 // runs), the largest record's size and the records without a key
 // (max_record_bytes and null_keys of entries that record them). The
 // partition's record stream, gaps, overlaps and order then come from the
 // entries alone, and an entry whose objects are not listed, or listed at
 // another size, is damaged before anything is produced. What the store
-// says of an object without a download is checked too (unchanged): the
+// says of an object without a download is checked too (entryMatch.stored): the
 // ETag the listing gives against the one the entry records, and where
 // they differ or one is missing, the CRC32C the store keeps (one HEAD).
 // An object the store shows was written again with other bytes (a
@@ -27,7 +25,7 @@ import (
 //
 // Each such object is then read once, to produce it (loadObject):
 // downloaded, checksummed and decoded in full, and checked against its
-// entry (checkEntry: the CRC32C and SHA-256 of each part, the record
+// entry (entryMatch.read: the CRC32C and SHA-256 of each part, the record
 // count, carried offsets) and against the target (checkSize, and
 // checkNullKeysLoaded for a compacting target) before its first record is
 // produced. Damage found then stops the restore at that object's
@@ -54,41 +52,41 @@ func (r *Restorer) readsOnce() bool {
 	return c.ReadOnce && !c.DryRun && c.OnError == OnErrorFail && !c.AllowGaps && c.Until.IsZero()
 }
 
-// entryProof is what an object's index entry says reading it would prove:
-// its records (count, offsets) and, when the entry records them, its
+// entryFacts is an object's facts as its index entry gives them: its
+// records (count, offsets) and, when the entry records them, its
 // largest record's size and its records without a key (index of the
 // first not known: -1). Its digests are zero: nothing was read.
-func entryProof(e *index.Entry) *objectProof {
-	return &objectProof{
+func entryFacts(e *index.Entry) *objectFacts {
+	return &objectFacts{
 		records: e.Records, offsets: entryRuns(e),
 		largestIdx: -1, largestSize: e.MaxRecordBytes,
 		nullKeys: e.NullKeys, nullKeyIdx: -1,
-		until: untilProof{after: -1},
+		until: untilFacts{after: -1},
 	}
 }
 
-// proveFromIndex gives o, listed as entries say (ai.listed), the proof
+// trustEntry gives o, listed as entries say (ai.listed), the facts
 // of its newest such entry without reading it (one read per object: it
 // is read when restored, and checked then against that entry).
-func proveFromIndex(o *Object, entries []*index.Entry) {
+func trustEntry(o *Object, entries []*index.Entry) {
 	e := entries[0]
 	o.entry, o.envelope = e, envelopeMode(e)
 	o.sha256 = anySHA256(entries[:1])
-	o.proof = entryProof(e)
+	o.facts = entryFacts(e)
 	o.fromIndex = true
 }
 
-// checkLoaded checks what reading obj to produce it proved: against its
+// checkLoaded checks what reading obj to produce it computed: against its
 // index entry when the plan took the entry's word (Object.fromIndex),
-// else against the plan's own proof (sameAsProved).
-func checkLoaded(obj *Object, now objectProof) error {
+// else against the proof's read of it (sameAsProved).
+func checkLoaded(obj *Object, now objectFacts) error {
 	switch {
-	case obj.proof == nil:
+	case obj.facts == nil:
 		return nil
 	case obj.fromIndex:
-		return checkEntry(obj, now, obj.entry)
+		return entryMatch{obj, obj.entry}.read(now)
 	}
-	return sameAsProved(obj, now, *obj.proof)
+	return sameAsProved(obj, now, *obj.facts)
 }
 
 // stoppedAt wraps err, the reason object i of job j cannot be produced,
@@ -98,7 +96,7 @@ func stoppedAt(j job, obj Object, err error) error {
 	first := int64(-1)
 	if len(obj.Offsets) > 0 {
 		first = obj.Offsets[0].First
-	} else if obj.proof == nil {
+	} else if obj.facts == nil {
 		first = obj.StartOffset
 	}
 	what := "the object"
@@ -112,18 +110,18 @@ func stoppedAt(j job, obj Object, err error) error {
 // checkNullKeysLoaded refuses a loaded object holding records without a
 // key when its target compacts (the broker would refuse them), before
 // the first of them is produced: the plan checked the objects whose
-// proof or index entry counts them, this checks every object again as
+// facts count them, this checks every object again as
 // it is read (entries written before null_keys was recorded say
 // nothing).
-func (r *Restorer) checkNullKeysLoaded(j job, obj Object, proof objectProof) error {
+func (r *Restorer) checkNullKeysLoaded(j job, obj Object, facts objectFacts) error {
 	r.mu.Lock()
 	compacted := r.compacted[j.topic.Target]
 	r.mu.Unlock()
-	if !compacted || proof.nullKeys == 0 {
+	if !compacted || facts.nullKeys == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: target %q compacts (cleanup.policy), and %d records of object %q have no key, the first at %s/%d offset %d; nothing of the object was produced",
-		ErrCompactedNullKey, j.topic.Target, proof.nullKeys, obj.Key, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, proof.nullKeyIdx))
+		ErrCompactedNullKey, j.topic.Target, facts.nullKeys, obj.Key, j.topic.Source, j.part.Partition, offsetAt(obj.Offsets, facts.nullKeyIdx))
 }
 
 // recordAt names record idx of o for an error: "offset N", or, when the
@@ -138,67 +136,4 @@ func recordAt(o Object, idx int64) string {
 		return fmt.Sprintf("offset %d", offsetAt(o.Offsets, idx))
 	}
 	return fmt.Sprintf("offset %d..%d (the index entry does not say which)", o.Offsets[0].First, o.Offsets[len(o.Offsets)-1].Last)
-}
-
-// listedPart is one object an Object may have (the value or tombstone
-// object, a twin) as the listing gave it: its key ("" when not listed),
-// size and ETag.
-type listedPart struct {
-	part, key, etag string
-	size            int64
-}
-
-// listedParts returns the parts o may have, by index part: the main
-// object (a tombstone object's is its .keys object), then its .keys twin
-// (not for a tombstone object) and .headers twin, listed or not.
-func listedParts(o *Object) []listedPart {
-	if o.Tombstone {
-		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, {index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
-	}
-	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, o.KeysKey, o.keysETag, o.KeysSize},
-		{index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
-}
-
-// unchanged tells whether what the store says of o without a download
-// agrees with entry e, the entry the one-read plan would take the word
-// of (listed at its sizes, ai.listed). Each part is compared by the ETag
-// the listing gave and the one e records; a part whose ETags differ (the
-// object was written again after the sink wrote e: other bytes, or the
-// same bytes under another ETag) or that has none to compare is then
-// compared by the CRC32C the store keeps (one HEAD, a store that keeps
-// one). unchanged is false when a part's ETags differ and its stored
-// CRC32C does not clear it, or its stored CRC32C differs from e's: the
-// plan then reads o to prove it before anything is produced (a damaged
-// object is refused then, as without one read). A part with nothing to
-// compare (no ETag, no stored checksum: a local directory, an entry
-// written before ETags were recorded) is taken at its entry's word; the
-// read that produces it checks it.
-func (r *Restorer) unchanged(ctx context.Context, o *Object, e *index.Entry) (bool, error) {
-	cs, _ := r.store.(s3store.Checksummer)
-	for _, p := range listedParts(o) {
-		want := e.Part(p.part)
-		if want == nil || p.key == "" {
-			continue // checkListing refused it already, or no such part
-		}
-		if p.etag != "" && p.etag == want.ETag {
-			continue
-		}
-		differs := p.etag != "" && want.ETag != ""
-		if cs == nil || want.CRC32C == "" {
-			if differs {
-				return false, nil
-			}
-			continue
-		}
-		crc, has, err := cs.StoredCRC32C(ctx, p.key)
-		switch {
-		case errors.Is(err, s3store.ErrNotExist):
-			return false, nil // gone since the listing: the read proves it
-		case err != nil:
-			return false, fmt.Errorf("read the stored checksum of object %q: %w", p.key, err)
-		case has && crc != want.CRC32C, !has && differs:
-			return false, nil
-		}
-	}
-	return true, nil
 }

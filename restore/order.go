@@ -11,14 +11,14 @@ import (
 // With a field partitioner, and with a time-based one that gets late
 // records, the sink keeps several objects of one Kafka partition open at
 // once, in different folders, so their offsets interleave (even offsets
-// in region=eu, odd ones in region=us). The proof's segments put such
+// in region=eu, odd ones in region=us). The plan's segments put such
 // records back in offset order whenever each record's offset is known:
 // from the archive index's runs, or from envelopes (PartitionPlan.Order
 // OrderOffsets). Without either, a name gives only an object's first
 // offset: objects of one folder are still in order (OrderOneFolder: the
 // sink writes a folder's records to one object at a time), but objects of
 // several folders are not proven in order (OrderUnproven; Overlapping
-// counts the objects that start inside another folder's object, proof
+// counts the objects that start inside another folder's object, a sign
 // that they interleave). Check refuses such partitions before anything is
 // produced (ErrOrderUnproven) unless Config.AllowUnprovenOrder; then each
 // of their objects is produced whole in start-offset order, none of its
@@ -71,11 +71,11 @@ const (
 // named reports whether o's records have no known offsets: readable, with
 // neither an index entry nor offsets carried by its records.
 func (o *Object) named() bool {
-	return o.Damage == nil && o.proof != nil && o.entry == nil && o.proof.offsets == nil
+	return o.Damage == nil && o.facts != nil && o.entry == nil && o.facts.offsets == nil
 }
 
 // judgeOrder sets pp.Order, pp.Folders and pp.Overlapping from its
-// objects (sorted by start offset) and their proofs, before claim. The
+// objects (sorted by start offset) and their facts, before claim. The
 // tombstone folder is not counted: a switch between tombstones and other
 // records rotates every open object, so tombstone objects never interleave
 // with value objects.
@@ -121,12 +121,12 @@ func (pp *PartitionPlan) overlappingFolders() int {
 	reach, reachFolder := int64(-1), ""
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
-		if o.Tombstone || o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+		if o.Tombstone || o.Damage != nil || o.facts == nil || o.facts.records == 0 {
 			continue
 		}
-		first, last := o.StartOffset, o.StartOffset+o.proof.records-1
-		if !o.named() && len(o.proof.offsets) > 0 {
-			first, last = o.proof.offsets[0].First, o.proof.offsets[len(o.proof.offsets)-1].Last
+		first, last := o.StartOffset, o.StartOffset+o.facts.records-1
+		if !o.named() && len(o.facts.offsets) > 0 {
+			first, last = o.facts.offsets[0].First, o.facts.offsets[len(o.facts.offsets)-1].Last
 		}
 		if first <= reach && o.Folder != reachFolder {
 			n++

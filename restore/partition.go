@@ -23,12 +23,12 @@ import (
 // (Config.Identity) and the source topic.
 //
 // Records are produced with franz-go's idempotent producer (acks=all), one
-// ordered stream per partition (the proof's deduplicated stream: each
+// ordered stream per partition (the plan's deduplicated stream: each
 // source offset once, in offset order; the same archive always gives the
 // same stream), so what lands in a partition is always a prefix of that
 // stream, even after a crash. A re-run reads E0 and the current end offset
 // E: the first E-E0 records of the stream are already there. It skips them
-// (whole objects by their proven counts, without reading them), compares the last few of them
+// (whole objects by their planned counts, without reading them), compares the last few of them
 // (Config.VerifyRecords) with the records at E-n..E-1 of the target (key,
 // value, headers), and produces the rest. Every acknowledged record must
 // land at offset E0 + its index; a different offset means another writer
@@ -373,9 +373,9 @@ func (s *stream) load(i int) (*loadedObject, error) {
 		return nil, err
 	}
 	obj := s.j.part.Objects[i]
-	err = s.r.checkSize(s.j, obj, lo.proof)
+	err = s.r.checkSize(s.j, obj, lo.facts)
 	if err == nil {
-		err = s.r.checkNullKeysLoaded(s.j, obj, lo.proof)
+		err = s.r.checkNullKeysLoaded(s.j, obj, lo.facts)
 	}
 	if err != nil {
 		lo.buf.close()
@@ -385,15 +385,10 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	return lo, nil
 }
 
-// loadObject returns object i of the stream loaded: the records its proof
-// kept, or else read completely again and checked (Restorer.loadObject).
-// The prefetcher calls it.
+// loadObject returns object i of the stream read completely and checked
+// (Restorer.loadObject). The prefetcher calls it.
 func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
-	obj := s.j.part.Objects[i]
-	if buf := obj.kept.take(); buf != nil {
-		return &loadedObject{buf: buf, proof: *obj.proof}, nil // the proof's own read (keep.go)
-	}
-	return s.r.loadObject(ctx, obj, s.target, s.spill)
+	return s.r.loadObject(ctx, s.j.part.Objects[i], s.target, s.spill)
 }
 
 // take handles the next archived record of the partition: one the target

@@ -57,7 +57,7 @@ type Object struct {
 	// etag, keysETag and headersETag are the ETags the listing gave the
 	// value (or tombstone) object and its twins ("" from a store without
 	// ETags): the one-read plan compares them with the index entry's,
-	// and proveObject drops them once it has.
+	// and examineObject drops them once it has.
 	etag, keysETag, headersETag string
 
 	// Tombstone marks a tombstone object: Key is a keys-only object in the
@@ -74,14 +74,15 @@ type Object struct {
 	// the CRC32C is always computed.
 	sha256 bool
 
-	// Set by the plan's proof (every object is read once while planning):
-	// Records is the decoded record count, Offsets the source offsets the
-	// records hold (runs of consecutive offsets), Damage why the object
-	// cannot be restored (wraps ErrDamagedObject; then Records is 0).
+	// Set by the plan from the object's facts (facts holds them: the
+	// proof's read, or its entry's word with one read): Records is the
+	// decoded record count, Offsets the source offsets the records hold
+	// (runs of consecutive offsets), Damage why the object cannot be
+	// restored (wraps ErrDamagedObject; then Records is 0).
 	Records int64
 	Offsets []offsetRun
 	Damage  error
-	proof   *objectProof
+	facts   *objectFacts
 	entry   *index.Entry // the index entry the object matched, or nil
 	// pastCut: every record of the object is past the --until cut, so it
 	// is neither read nor counted as restored. unread: the archive index
@@ -91,15 +92,13 @@ type Object struct {
 	// object without reading it (one read per object, oneread.go); the
 	// read that produces it is checked against entry.
 	fromIndex bool
-	// kept holds the records the proof decoded, for the stream to produce
-	// without reading the object again (keep.go); nil when not kept.
-	kept *keptObject
 }
 
-// knownProof is an object's proof, valid while its size is the same.
-type knownProof struct {
+// provedObject is what the proof read of an object (its facts), valid while
+// its size is the same.
+type provedObject struct {
 	size  int64
-	proof objectProof
+	facts objectFacts
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start
@@ -128,7 +127,7 @@ type PartitionPlan struct {
 	// nothing can restore them, and they never stop a restore.
 	Lost        []index.Run
 	LostOffsets int64
-	// Basis says what the offsets are proved from (Basis* constants).
+	// Basis says what the offsets come from (Basis* constants).
 	Basis string
 	// Order says how the record order is known (Order* constants; see
 	// OrderText). Folders counts the folders (encoded partitions) holding
@@ -293,7 +292,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 }
 
 // writePartitions prints one line per partition (objects, records to
-// restore, source offsets, duplicates, gaps, what the offsets are proved
+// restore, source offsets, duplicates, gaps, what the offsets come
 // from), then one line per gap and per damaged object.
 func (p *Plan) writePartitions(w io.Writer) error {
 	if p.Partitions() == 0 {
@@ -359,9 +358,9 @@ func (p *Plan) writePartitions(w io.Writer) error {
 	return nil
 }
 
-// Proven reports whether the partition's offsets are proved complete: no
-// gap, no damaged object, and offsets known from an index. Without an
-// index nothing is proved: a partition can only be found consistent.
+// Proven reports whether the plan shows the partition's offsets complete:
+// no gap, no damaged object, and offsets known from an index. Without an
+// index a partition can only be found consistent.
 func (pp *PartitionPlan) Proven() bool {
 	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis == BasisIndex
 }
@@ -407,7 +406,7 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	addPartitions(l.objects, topics)
 	l.archivePartitions(topics)
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
-	if err := r.prove(ctx, plan, ai); err != nil {
+	if err := r.planRecords(ctx, plan, ai); err != nil {
 		return nil, err
 	}
 	if err := r.describeArchived(ctx, plan); err != nil {

@@ -26,9 +26,7 @@ import (
 //
 // Memory: the decoded records that loaded objects hold in memory, across
 // the whole restore, never exceed Config.Parallelism × Config.SpillBytes
-// nor MaxRecordMemory (memBudget; records the proof kept, keep.go,
-// included); a record that
-// does not fit goes to its object's temporary file, as one past the
+// nor MaxRecordMemory (memBudget); a record that does not fit goes to its object's temporary file, as one past the
 // object's own share (stream.spill) does. Records
 // handed to the producer leave the budget; the producer buffers at most
 // producerBufferBytes of them until the broker acknowledges them.
@@ -39,23 +37,20 @@ import (
 type memBudget struct {
 	limit      int64
 	used, peak atomic.Int64
-	// parent, when set, is a larger budget this one is a part of: bytes
-	// are taken from both.
-	parent *memBudget
 }
 
-func newMemBudget(limit int64, parent *memBudget) *memBudget {
-	return &memBudget{limit: limit, parent: parent}
+func newMemBudget(limit int64) *memBudget {
+	return &memBudget{limit: limit}
 }
 
-// take reserves n bytes if they fit under the limit (and the parent's).
+// take reserves n bytes if they fit under the limit.
 // A nil budget takes everything.
 func (m *memBudget) take(n int64) bool {
 	if m == nil {
 		return true
 	}
 	u := m.used.Add(n)
-	if u > m.limit || !m.parent.take(n) {
+	if u > m.limit {
 		m.used.Add(-n)
 		return false
 	}
@@ -68,7 +63,6 @@ func (m *memBudget) take(n int64) bool {
 func (m *memBudget) give(n int64) {
 	if m != nil && n != 0 {
 		m.used.Add(-n)
-		m.parent.give(n)
 	}
 }
 

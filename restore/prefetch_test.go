@@ -30,7 +30,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		loads = append(loads, i)
 		mu.Unlock()
 		loaded <- i
-		return &loadedObject{buf: newRecordBuffer(1, "", nil), proof: objectProof{records: int64(i)}}, nil
+		return &loadedObject{buf: newRecordBuffer(1, "", nil), facts: objectFacts{records: int64(i)}}, nil
 	}
 	p := startPrefetch(ctx, []int{4, 1, 7}, load, nil, 0)
 	waitLoad := func(want int) {
@@ -45,7 +45,7 @@ func TestPrefetchLoadsOneAhead(t *testing.T) {
 		}
 	}
 	waitLoad(4)
-	if lo, err := p.take(ctx, 4); err != nil || lo.proof.records != 4 {
+	if lo, err := p.take(ctx, 4); err != nil || lo.facts.records != 4 {
 		t.Fatalf("take(4) = %+v, %v", lo, err)
 	}
 	waitLoad(1) // loaded while the stream holds object 4
@@ -95,7 +95,7 @@ func TestPrefetchStopsOnError(t *testing.T) {
 	cancel(nil)
 
 	// Cancelled while an object waits to be taken.
-	budget := newMemBudget(1<<20, nil)
+	budget := newMemBudget(1 << 20)
 	ctx, cancel = context.WithCancelCause(testContext(t))
 	p = startPrefetch(ctx, []int{0}, func(context.Context, int) (*loadedObject, error) {
 		b := newRecordBuffer(1<<20, "", budget)
@@ -136,7 +136,7 @@ func TestLoadOrder(t *testing.T) {
 // a buffer give its bytes back.
 func TestRecordBuffersShareTheBudget(t *testing.T) {
 	dir := t.TempDir()
-	budget := newMemBudget(5000, nil)
+	budget := newMemBudget(5000)
 	var bufs []*recordBuffer
 	var want [][]*format.Record
 	for b := range 3 {
@@ -258,7 +258,6 @@ func TestPartitionWaitingForAcksFreesItsPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.noKeep = true // partition 1's object is read again to be produced
 	if _, err := r.Run(testContext(t), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +281,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 		order[i] = n - 1 - i
 	}
 	var cur, peak atomic.Int64
-	budget := newMemBudget(1<<30, nil)
+	budget := newMemBudget(1 << 30)
 	load := func(fail int) func(context.Context, int) (*loadedObject, error) {
 		return func(_ context.Context, i int) (*loadedObject, error) {
 			c := cur.Add(1)
@@ -297,7 +296,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 			if err := b.add(&format.Record{Value: []byte("v")}); err != nil {
 				return nil, err
 			}
-			return &loadedObject{buf: b, proof: objectProof{records: int64(i)}}, nil
+			return &loadedObject{buf: b, facts: objectFacts{records: int64(i)}}, nil
 		}
 	}
 	small := func(int) int64 { return 1 << 10 }
@@ -305,7 +304,7 @@ func TestPrefetchLoadsSmallObjectsAtOnce(t *testing.T) {
 	p := startPrefetch(ctx, order, load(-1), small, 4<<20)
 	for _, i := range order {
 		lo, err := p.take(ctx, i)
-		if err != nil || lo.proof.records != int64(i) {
+		if err != nil || lo.facts.records != int64(i) {
 			t.Fatalf("take(%d) = %+v, %v", i, lo, err)
 		}
 		lo.buf.close()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 )
 
@@ -22,9 +23,8 @@ import (
 // twins, up to Config.ReadConcurrency objects at once (large ones Config.Parallelism at a time: eachObject), unless Run reads each
 // object once (Config.ReadOnce, below; kafkas3 source without
 // --prove-first): always without an index, in a dry run, and with
-// behavior.on.error ignore or log, AllowGaps or Until. The values of an object whose
-// records the proof does not keep (keep.go) are checked where the reader
-// decoded them, not copied (format.Transient). An object is damaged
+// behavior.on.error ignore or log, AllowGaps or Until. The values are
+// checked where the reader decoded them, not copied (format.Transient). An object is damaged
 // (ErrDamagedObject, Object.Damage) when it cannot be opened, does not
 // decode to its end (truncated, a flipped byte a checksum catches), holds
 // other bytes than the listing's size, its twins hold another record count
@@ -41,7 +41,7 @@ import (
 // Each object's records then have source offsets: the index entry's runs
 // (record i has the i-th offset), the offsets envelope records carry, or,
 // without either, the name's start offset plus i (consecutive offsets are
-// assumed; PartitionPlan.Basis says which). provePartition walks the
+// assumed; PartitionPlan.Basis says which). planPartition walks the
 // objects in plan order and gives each source offset to the first object
 // that holds it: PartitionPlan.segments, sorted by offset, is the
 // partition's record stream, each offset once, in offset order, across
@@ -67,9 +67,8 @@ import (
 // damaged object under behavior.on.error=fail, and on any gap, unless
 // Config.AllowGaps. ignore and log skip damaged objects whole; their gaps
 // and every gap AllowGaps lets through are logged and counted in the
-// Summary. The cost: the archive is read twice (proof, then production;
-// except the objects the proof keeps, below), and each object's offset
-// runs stay in memory.
+// Summary. The cost: the archive is read twice (proof, then production),
+// and each object's offset runs stay in memory.
 
 // ErrGaps is wrapped when the archive does not hold every offset of a
 // partition between its first and last archived offset, and
@@ -163,28 +162,26 @@ const (
 	BasisRecords = "offsets carried by the records (no index)"
 )
 
-// prove reads every object of the plan that this process has not proved
-// yet, with ai the archive index of the plan's topics (nil without one) (modeProve: all of it, twins included, nothing sent anywhere), then
-// works out, per partition, which records are restored (each source offset
+// planRecords gives every object of the plan its facts (examineObjects), with ai
+// the archive index of the plan's topics (nil without one), then works
+// out, per partition, which records are restored (each source offset
 // once, in offset order), the duplicates, the gaps and the damaged
 // objects.
 //
-// It costs one full read of the archive before anything is produced
-// (Run reads each object a second time to produce it), and no memory per
-// record: only each object's offset runs are kept.
-func (r *Restorer) prove(ctx context.Context, plan *Plan, ai *archiveIndex) error {
+// With the proof it costs one full read of the archive before anything
+// is produced (Run reads each object a second time to produce it), and no
+// memory per record: only each object's offset runs stay.
+func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex) error {
 	ai.addIndexedPartitions(plan)
 	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
 	if err != nil {
 		return err
 	}
-	r.markKept(plan)
-	if err := r.proveObjects(ctx, ai, plan); err != nil {
-		releaseKept(plan)
+	if err := r.examineObjects(ctx, ai, plan); err != nil {
 		return err
 	}
 	ai.finish(plan)
-	r.provePartitions(plan, ai, snaps)
+	r.planPartitions(plan, ai, snaps)
 	return nil
 }
 
@@ -215,24 +212,24 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 	return snaps, nil
 }
 
-// proveObjects proves every object of the plan (proveObject),
-// Config.Parallelism at a time, logging how much it reads (logProving).
-func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
+// examineObjects gives every object of the plan its facts (examineObject),
+// Config.Parallelism at a time, logging how much it reads (logExamining).
+func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
-	logAt, toRead := r.logProving(ctx, ai, objs)
-	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
+	logAt, toRead := r.logExamining(ctx, ai, objs)
+	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
 		return err
 	}
 	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
 	return nil
 }
 
-// logProving logs how the plan checks objs, and returns the level (Debug
+// logExamining logs how the plan checks objs, and returns the level (Debug
 // in follow mode when nothing is new) and how many objects it reads: every
-// object this process has not proved, or, reading each object once
+// object the proof has not read in this process, or, reading each object once
 // (Restorer.oneRead, with an index), those without an index entry.
-func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
+func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
 	toRead, objBytes := r.unproved(objs)
 	if !r.oneRead || ai == nil {
 		logAt := slog.LevelInfo
@@ -277,8 +274,8 @@ func (p *Plan) objects() []*Object {
 	return objs
 }
 
-// unproved counts the objects of objs that the proof reads (not proved by
-// this process at their size, nor left unread) and their bytes, twins
+// unproved counts the objects of objs that the proof reads (not read by
+// this process's proof at their size, nor left unread) and their bytes, twins
 // included.
 func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 	r.mu.Lock()
@@ -287,7 +284,7 @@ func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 		if o.unread {
 			continue
 		}
-		if known, ok := r.proofs[o.Key]; !ok || known.size != o.Size {
+		if known, ok := r.proved[o.Key]; !ok || known.size != o.Size {
 			n++
 			bytes += o.Size + o.KeysSize + o.HeadersSize
 		}
@@ -369,22 +366,23 @@ func (r *Restorer) readConcurrency() int {
 	return cmp.Or(r.cfg.ReadConcurrency, index.DefaultConcurrency)
 }
 
-// proveObject proves one object: it reads it completely in modeProve (or
-// takes this process's earlier proof of it, at the same size) and matches
-// it with its archive index entries. An object wholly past the cut
-// (Object.unread) takes its live entry's word instead. A damaged object
-// gets Object.Damage; any other error (the store, the context) is
-// returned.
-func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object) error {
-	// The listing's ETags serve only the one-read check (unchanged): the
+// examineObject gives one object its facts: the proof reads it completely
+// in modeProve (or takes this process's earlier read of it, at the same
+// size) and matches it with its archive index entries (firstMatch). An
+// object wholly past the cut (Object.unread), and with one read an
+// object the store shows as its entry says (entryMatch.stored), takes
+// its entry's word instead. A damaged object gets Object.Damage; any
+// other error (the store, the context) is returned.
+func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Object) error {
+	// The listing's ETags serve only the one-read check (stored): the
 	// plan does not keep them.
 	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
 	if o.unread {
-		// Wholly past the cut (markPastCut): its live entry stands in for
-		// what reading it would prove.
+		// Wholly past the cut (markPastCut): its live entry gives its
+		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
-		o.proof = &objectProof{records: e.Records, offsets: entryRuns(e), until: untilProof{after: -1}}
+		o.facts = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilFacts{after: -1}}
 		return nil
 	}
 	entries, err := ai.listed(o)
@@ -393,12 +391,12 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		return nil
 	}
 	if len(entries) > 0 && r.oneRead {
-		same, err := r.unchanged(ctx, o, entries[0])
+		same, err := entryMatch{o, entries[0]}.stored(ctx, r.store)
 		if err != nil {
 			return err
 		}
 		if same {
-			proveFromIndex(o, entries)
+			trustEntry(o, entries)
 			return nil
 		}
 		// The store says o is not what its entry describes: it is read
@@ -408,17 +406,17 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		o.envelope = envelopeMode(entries[0])
 	}
 	o.sha256 = anySHA256(entries)
-	p, err := r.readProof(ctx, o)
+	p, err := r.proofRead(ctx, o)
 	if err == nil && len(entries) > 0 {
-		if o.entry, err = match(o, p, entries); err == nil {
+		if o.entry, err = firstMatch(o, p, entries); err == nil {
 			p.offsets = entryRuns(o.entry)
 		}
 	}
 	switch {
 	case err == nil:
-		o.proof = &p
+		o.facts = &p
 		r.mu.Lock()
-		r.proofs[o.Key] = knownProof{size: o.Size, proof: p}
+		r.proved[o.Key] = provedObject{size: o.Size, facts: p}
 		r.mu.Unlock()
 	case isDamage(err):
 		o.Damage = err
@@ -440,26 +438,24 @@ func anySHA256(entries []*index.Entry) bool {
 	return false
 }
 
-// readProof returns what reading o proves: this process's earlier proof
-// of it when its size is the same, else a full read in modeProve.
-func (r *Restorer) readProof(ctx context.Context, o *Object) (objectProof, error) {
+// proofRead returns o's facts from the proof's read: this process's
+// earlier read of it when its size is the same, else a full read in
+// modeProve.
+func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error) {
 	r.mu.Lock()
-	known, ok := r.proofs[o.Key]
+	known, ok := r.proved[o.Key]
 	r.mu.Unlock()
-	if ok && known.size == o.Size && (!o.sha256 || known.proof.sums.sha256 != "") {
-		return known.proof, nil
+	if ok && known.size == o.Size && (!o.sha256 || known.facts.sums.sha256 != "") {
+		return known.facts, nil
 	}
 	target := "" // modeProve frames nothing
-	k := r.newKeeper(o)
-	p, err := r.readObject(ctx, *o, target, modeProve, k.add, k.keeping)
-	k.finish(o, err)
-	return p, err
+	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
 }
 
-// provePartitions works out each partition's records, duplicates, gaps
-// and damaged objects (provePartition) and, with Config.Until, its cut
+// planPartitions works out each partition's records, duplicates, gaps
+// and damaged objects (planPartition) and, with Config.Until, its cut
 // (cutPartition) from the topic's snapshots; then adds them up per topic.
-func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
+func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
 	plan.Until = r.cfg.Until
 	for ti := range plan.Topics {
 		t := &plan.Topics[ti]
@@ -471,7 +467,7 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 			if ai != nil {
 				ip = ai.parts[topicPartition{t.Source, pp.Partition}]
 			}
-			r.provePartition(pp, ip, ai.missingEntries(t.Source, pp))
+			r.planPartition(pp, ip, ai.missingEntries(t.Source, pp))
 			if !r.cfg.Until.IsZero() {
 				r.cutPartition(pp, ip, sp.prev, sp.next)
 			}
@@ -487,8 +483,8 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 	}
 }
 
-// provePartition works out pp's segments, duplicates and gaps from its
-// objects' proofs. Objects are taken in plan order (start offset, then
+// planPartition works out pp's segments, duplicates and gaps from its
+// objects' facts. Objects are taken in plan order (start offset, then
 // key); an offset held by several objects is restored from the first.
 //
 // Without an index (ip nil), a gap is a hole between the offsets the
@@ -499,7 +495,7 @@ func (r *Restorer) provePartitions(plan *Plan, ai *archiveIndex, snaps map[strin
 // store); offsets the sink read and the index says are absent
 // (compaction, transaction markers) are not gaps, nor are the offsets it
 // records as lost before archiving (pp.Lost).
-func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
+func (r *Restorer) planPartition(pp *PartitionPlan, ip *index.Partition, missing []*index.Entry) {
 	pp.Basis = BasisNames
 	pp.FirstOffset, pp.LastOffset = -1, -1
 	commit := int64(-1)
@@ -518,7 +514,7 @@ func (r *Restorer) provePartition(pp *PartitionPlan, ip *index.Partition, missin
 	var total int64
 	for _, o := range pp.Objects {
 		if o.Damage == nil {
-			total += o.proof.records
+			total += o.facts.records
 		}
 	}
 	pp.Duplicates = total - pp.Records
@@ -572,22 +568,22 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 			pp.Damaged = append(pp.Damaged, DamagedObject{Key: o.Key, Err: o.Damage})
 			continue
 		}
-		runs := o.proof.offsets
+		runs := o.facts.offsets
 		switch {
 		case o.entry != nil:
-			// runs are the entry's (checkEntry)
+			// runs are the entry's (entryMatch.read)
 		case runs != nil:
 			pp.Basis = BasisRecords
 			unindexed++
 		default:
 			unindexed++
-			if o.proof.records > 0 {
-				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.proof.records - 1}}
+			if o.facts.records > 0 {
+				runs = []offsetRun{{o.StartOffset, o.StartOffset + o.facts.records - 1}}
 			}
 		}
-		o.Records = o.proof.records
+		o.Records = o.facts.records
 		o.Offsets = runs
-		if pp.Order == OrderUnproven && o.entry == nil && o.proof.offsets == nil {
+		if pp.Order == OrderUnproven && o.entry == nil && o.facts.offsets == nil {
 			if o.Records > 0 {
 				all = append(all, claimRun{run: runs[0], obj: i, whole: true})
 				assumed = append(assumed, runs[0])

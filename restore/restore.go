@@ -54,8 +54,8 @@ type Restorer struct {
 	groupRename *groupRenamer
 
 	mu     sync.Mutex
-	proofs map[string]knownProof // object key -> what reading it proved
-	limits map[string]int32      // target topic -> max.message.bytes
+	proved map[string]provedObject // object key -> what the proof read of it
+	limits map[string]int32        // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
 	// covered holds the value objects a pass restored or found restored
@@ -66,16 +66,9 @@ type Restorer struct {
 	// every stream (Config.Parallelism × Config.SpillBytes, at most
 	// MaxRecordMemory).
 	mem *memBudget
-	// keepBudget is the half of mem that records kept from the proof may
-	// take (keep.go); keepProofs is set by Run: its plans keep them.
-	keepBudget *memBudget
-	keepProofs bool
 	// oneRead is set by Plan (readsOnce): its plans read each indexed
 	// object once, when it is restored (oneread.go).
 	oneRead bool
-	// noKeep turns keeping off (tests that cancel a run at a given object
-	// read need every object read again).
-	noKeep bool
 	// streams holds, in follow mode, each source partition's stream as
 	// the last pass restored it (checkStreams).
 	streams map[topicPartition][]streamPart
@@ -89,7 +82,7 @@ type topicPartition struct {
 }
 
 // partitionMemo is what this process restored into a target partition. On
-// a later pass (follow mode), an unchanged marker and end offset prove
+// a later pass (follow mode), an unchanged marker and end offset show
 // nobody else wrote in between, so the verification read is skipped.
 type partitionMemo struct {
 	start, end int64
@@ -111,17 +104,16 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		cfg:       cfg,
 		store:     store,
 		log:       log,
-		proofs:    map[string]knownProof{},
+		proved:    map[string]provedObject{},
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
 		covered:   map[string]int64{},
 		memo:      map[topicPartition]partitionMemo{},
 		streams:   map[topicPartition][]streamPart{},
 		warned:    map[string]bool{},
-		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory), nil),
+		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory)),
 		deps:      outage.NewTracker(cfg.Health, 0),
 	}
-	r.keepBudget = newMemBudget(r.mem.limit/2, r.mem)
 	if err := r.compile(); err != nil {
 		return nil, err
 	}
@@ -228,12 +220,10 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		progress.Finish(sum)
 	}()
 
-	r.keepProofs = !r.cfg.DryRun && !r.noKeep
 	plan, err := r.firstPlan(ctx)
 	if err != nil {
 		return sum, err
 	}
-	defer func() { releaseKept(plan) }() // the current plan's, on any return
 	sum.addPlan(plan)
 	if err := r.checkPlan(plan); err != nil || r.cfg.DryRun {
 		return sum, err // a dry run only plans
@@ -264,11 +254,9 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 func (r *Restorer) passes(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, groups []GroupPlan, progress Progress, sum *Summary) error {
 	backoff := outage.Backoff{Min: followMinBackoff, Max: followMaxBackoff}
 	var err error
-	defer func() { releaseKept(plan) }() // the current plan's, on any return
 	for first := true; plan != nil; first = false {
 		wait := true
 		err = r.pass(ctx, cl, adm, plan, progress, sum, first)
-		releaseKept(plan) // what the pass did not produce
 		if err == nil {
 			r.passed()
 			backoff.Reset()
@@ -691,17 +679,12 @@ func (r *Restorer) checkPassTargets(ctx context.Context, cl *kgo.Client, adm *ka
 	})
 }
 
-// runJobs restores the jobs' partitions, adding their results to sum.
-// Config.Parallelism partitions that read objects at a time are read and
-// handed to the producer; a partition whose stream produces only records
-// the proof kept reads nothing and starts at once, without a place
-// (splitKept). So every partition's records reach the producer's buffer
-// together and each produce request carries batches of all of them, not
-// of the few that hold a place. A partition whose records are all handed
-// over waits for their acknowledgements without holding its place, so the
-// next one starts. The first error stops every stream and is returned.
+// runJobs restores the jobs' partitions, adding their results to sum:
+// Config.Parallelism partitions at a time are read and handed to the
+// producer. A partition whose records are all handed over waits for their
+// acknowledgements without holding its place, so the next one starts. The
+// first error stops every stream and is returned.
 func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, progress Progress, sum *Summary, first bool) error {
-	reading, keptOnly := r.splitKept(jobs)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg, acks sync.WaitGroup
@@ -730,18 +713,15 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 			}
 		})
 	}
-	for _, j := range keptOnly {
-		wg.Go(func() { run(j) })
-	}
 	work := make(chan job)
-	for range min(r.cfg.Parallelism, len(reading)) {
+	for range min(r.cfg.Parallelism, len(jobs)) {
 		wg.Go(func() {
 			for j := range work {
 				run(j)
 			}
 		})
 	}
-	for _, j := range reading {
+	for _, j := range jobs {
 		select {
 		case work <- j:
 		case <-ctx.Done():

@@ -55,7 +55,7 @@ func (b *recordBuffer) Spilled() bool { return b.file != nil }
 // add appends rec. It keeps rec (the caller must not change it) while
 // the buffer is below its limit.
 func (b *recordBuffer) add(rec *format.Record) error {
-	if b.keep(rec) {
+	if b.addInMemory(rec) {
 		return nil
 	}
 	if b.file == nil {
@@ -80,10 +80,10 @@ func (b *recordBuffer) add(rec *format.Record) error {
 	return nil
 }
 
-// keep appends rec in memory if it fits under the limit and the budget,
+// addInMemory appends rec in memory if it fits under the limit and the budget,
 // and reports whether it did; then the buffer keeps rec (the caller must
 // not change it). A buffer that spilled keeps nothing more in memory.
-func (b *recordBuffer) keep(rec *format.Record) bool {
+func (b *recordBuffer) addInMemory(rec *format.Record) bool {
 	size := recordSize(rec)
 	if b.file != nil || b.memBytes+size > b.limit || !b.budget.take(size) {
 		return false

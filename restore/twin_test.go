@@ -67,7 +67,6 @@ func TestTwinChangedBeforeProduction(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r.noKeep = true // the object is read again to be produced
 				_, err = r.Run(testContext(t), nil)
 				if !errors.Is(err, ErrDamagedObject) || !strings.Contains(err.Error(), twin) || !strings.Contains(err.Error(), "changed since the restore was planned") {
 					t.Fatalf("err = %v, want the twin %q named as changed", err, twin)

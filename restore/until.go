@@ -162,8 +162,9 @@ func (c *Cut) String() string {
 
 func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
 
-// untilProof is what reading an object told about Config.Until.
-type untilProof struct {
+// untilFacts is what an object's records say about Config.Until (its
+// facts; set by a read).
+type untilFacts struct {
 	// stamped: every record carries its own timestamp (an envelope
 	// record with a timestamp type); logAppend: every one is
 	// LogAppendTime.
@@ -176,11 +177,11 @@ type untilProof struct {
 	atOrBefore offsetRuns
 }
 
-func newUntilProof() untilProof { return untilProof{stamped: true, logAppend: true, after: -1} }
+func newUntilFacts() untilFacts { return untilFacts{stamped: true, logAppend: true, after: -1} }
 
 // add accounts for one record at offset off; stamped says whether it
 // carries its own timestamp.
-func (u *untilProof) add(rec *format.Record, ts time.Time, stamped bool, off, untilMS int64) {
+func (u *untilFacts) add(rec *format.Record, ts time.Time, stamped bool, off, untilMS int64) {
 	if !stamped || rec.TimestampType < format.TimestampCreate {
 		u.stamped, u.logAppend = false, false
 		return
@@ -274,7 +275,7 @@ type tsCut struct {
 // at Until: LogAppendTime stamps in offset order.
 func (ts tsCut) exact() bool { return ts.ok && ts.anyStamped && ts.logAppend && ts.late == 0 }
 
-// timestampCut works out pp's timestamp cut from its objects' proofs and
+// timestampCut works out pp's timestamp cut from its objects' facts and
 // index entries (untilMS is Until in Unix milliseconds).
 func timestampCut(pp *PartitionPlan, ip *index.Partition, untilMS int64) tsCut {
 	ts := tsCut{offset: -1, ok: true, logAppend: true}
@@ -285,10 +286,10 @@ func timestampCut(pp *PartitionPlan, ip *index.Partition, untilMS int64) tsCut {
 		}
 	}
 	for _, o := range pp.Objects {
-		if o.Damage != nil || o.proof == nil || o.proof.records == 0 {
+		if o.Damage != nil || o.facts == nil || o.facts.records == 0 {
 			continue
 		}
-		u := o.proof.until
+		u := o.facts.until
 		switch {
 		case u.stamped:
 			ts.anyStamped = true
@@ -391,7 +392,7 @@ func (pp *PartitionPlan) applyCut(cut int64) {
 	var segs []segment
 	pp.Records = 0
 	pp.FirstOffset, pp.LastOffset = -1, -1
-	keep := make([]bool, len(pp.Objects))
+	below := make([]bool, len(pp.Objects))
 	for _, s := range pp.segments {
 		if s.first >= cut {
 			continue
@@ -400,7 +401,7 @@ func (pp *PartitionPlan) applyCut(cut int64) {
 			s.to = s.from + (cut - s.first)
 		}
 		segs = append(segs, s)
-		keep[s.obj] = true
+		below[s.obj] = true
 		n := s.to - s.from
 		pp.Records += n
 		if pp.FirstOffset < 0 {
@@ -411,7 +412,7 @@ func (pp *PartitionPlan) applyCut(cut int64) {
 	pp.segments = segs
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
-		o.pastCut = !keep[i] && o.Damage == nil && len(o.Offsets) > 0 && o.Offsets[0].First >= cut
+		o.pastCut = !below[i] && o.Damage == nil && len(o.Offsets) > 0 && o.Offsets[0].First >= cut
 	}
 	lost := pp.Lost[:0:0]
 	pp.LostOffsets = 0
@@ -562,7 +563,7 @@ func (r *Restorer) markPastCut(pp *PartitionPlan, ai *archiveIndex, prev, next *
 	for i := range pp.Objects {
 		o := &pp.Objects[i]
 		e := ai.live(o.Key)
-		if e == nil || e.MinTS <= until || checkListing(o, e) != nil {
+		if e == nil || e.MinTS <= until || (entryMatch{o, e}).listing() != nil {
 			continue
 		}
 		cand = append(cand, i)
