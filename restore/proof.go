@@ -555,7 +555,7 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 	n := 0
 	for i := range pp.Objects {
 		if o := &pp.Objects[i]; o.Damage == nil {
-			n += max(1, len(o.proof.offsets))
+			n += max(1, len(o.facts.offsets))
 		}
 	}
 	// Every readable object's runs, in plan order, and the runs claimed:
