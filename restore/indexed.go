@@ -31,25 +31,30 @@ type archiveIndex struct {
 }
 
 // loadIndex reads the archive index of topics under Config.IndexPrefix
-// (index.Load: each partition's checkpoints and the log after them, in
-// parallel). It returns nil when there is no prefix or no entry. An index
-// object or checkpoint that does not decode fails the plan, naming it:
-// the plan checks the archive against the index, and a damaged one
-// checks nothing.
+// one partition at a time (index.EachPartition: each partition's
+// checkpoints and the log after them, a few partitions at once), keeping
+// every entry of the partitions the shard owns and nothing else (no
+// second copy of the live ones). It returns nil when there is no prefix
+// or no entry. An index object or checkpoint that does not decode fails
+// the plan, naming it: the plan checks the archive against the index,
+// and a damaged one checks nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
-	ix, err := index.LoadWith(ctx, r.store, r.cfg.IndexPrefix, topics, index.LoadOptions{Concurrency: r.cfg.ReadConcurrency})
-	if err != nil {
-		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
-	}
 	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	for i := range ix.All {
-		e := &ix.All[i] // for one key, highest commit first
-		if r.cfg.Shard.Owns(e.Topic, e.Partition) {
+	err := index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}, func(ix *index.Index) error {
+		if len(ix.All) == 0 || !r.cfg.Shard.Owns(ix.All[0].Topic, ix.All[0].Partition) {
+			return nil
+		}
+		for i := range ix.All {
+			e := &ix.All[i] // for one key, highest commit first
 			ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
 	}
 	if len(ai.byKey) == 0 {
 		return nil, nil
@@ -90,7 +95,9 @@ func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 
 // finish computes the coverage of the entries that hold the plan's
 // records: the entry each readable object matched, and the live entry of
-// every other key (damaged objects, objects missing from the store).
+// every other key (damaged objects, objects missing from the store). It
+// analyzes one partition at a time, so the copies index.Analyze takes
+// are one partition's.
 func (ai *archiveIndex) finish(plan *Plan) {
 	if ai == nil {
 		return
@@ -105,17 +112,25 @@ func (ai *archiveIndex) finish(plan *Plan) {
 			}
 		}
 	}
-	var effective []index.Entry
+	byPart := map[topicPartition][]*index.Entry{}
 	for key := range ai.byKey {
 		e := chosen[key]
 		if e == nil {
 			e = ai.live(key)
 		}
-		effective = append(effective, *e)
+		tp := topicPartition{e.Topic, e.Partition}
+		byPart[tp] = append(byPart[tp], e)
 	}
 	ai.parts = map[topicPartition]*index.Partition{}
-	for _, p := range index.Analyze(effective) {
-		ai.parts[topicPartition{p.Topic, p.Partition}] = &p
+	for tp, es := range byPart {
+		effective := make([]index.Entry, len(es))
+		for i, e := range es {
+			effective[i] = *e
+		}
+		for _, p := range index.Analyze(effective) {
+			ai.parts[tp] = &p
+		}
+		delete(byPart, tp)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,10 +101,24 @@ func measure(ctx context.Context, st *simStore, s step) (result, error) {
 	wg.Wait()
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
+	if dir := os.Getenv("KAFKAS3_SIM_HEAPPROFILE"); dir != "" {
+		writeHeapProfile(dir, s.name)
+	}
 	runtime.KeepAlive(out)
 	l1, g1, h1 := st.counts()
 	return result{wall: wall, cpu: cpu, lists: l1 - l0, gets: g1 - g0, head: h1 - h0,
 		peakHeap: sub(peak, base), peakLive: sub(peakLive, baseLive), retained: sub(ms.HeapInuse, base)}, err
+}
+
+// writeHeapProfile writes the heap profile (what is live, the step's
+// result included) to dir/<step>.heap, for go tool pprof -sample_index=inuse_space.
+func writeHeapProfile(dir, step string) {
+	f, err := os.Create(filepath.Join(dir, step+".heap"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // cpuTime is the process's CPU time so far (0 if the system cannot say).
