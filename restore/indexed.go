@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/internal/parallel"
 )
 
 // BasisIndex: every object of the partition has an archive index entry;
@@ -31,23 +32,25 @@ type archiveIndex struct {
 }
 
 // loadIndex reads the archive index of topics under Config.IndexPrefix
-// (index.Load: each partition's checkpoints and the log after them, in
-// parallel). It returns nil when there is no prefix or no entry. An index
+// (readIndex: index.LoadWith, each partition's checkpoints and the log
+// after them, in parallel; in follow mode an index.Tail per topic). It returns nil when there is no prefix or no entry. An index
 // object or checkpoint that does not decode fails the plan, naming it:
 // the index is what proves the archive, and a damaged one proves nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
-	ix, err := index.LoadWith(ctx, r.store, r.cfg.IndexPrefix, topics, index.LoadOptions{Concurrency: r.cfg.ReadConcurrency})
+	all, err := r.readIndex(ctx, topics)
 	if err != nil {
 		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
 	}
 	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	for i := range ix.All {
-		e := &ix.All[i] // for one key, highest commit first
-		if r.cfg.Shard.Owns(e.Topic, e.Partition) {
-			ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
+	for _, es := range all {
+		for i := range es {
+			e := &es[i] // for one key, highest commit first
+			if r.cfg.Shard.Owns(e.Topic, e.Partition) {
+				ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
+			}
 		}
 	}
 	if len(ai.byKey) == 0 {
@@ -57,6 +60,38 @@ func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveInde
 		slices.SortStableFunc(es, func(a, b *index.Entry) int { return cmp.Compare(b.Commit, a.Commit) })
 	}
 	return ai, nil
+}
+
+// readIndex returns every entry of the archive index of topics
+// (index.Index.All), one slice per read. Outside follow mode it loads the
+// index (index.LoadWith); in follow mode each topic's index.Tail, kept
+// across passes, reads only the index objects added or rewritten since
+// the last plan (a topic's first plan loads it).
+func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.Entry, error) {
+	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}
+	if !r.cfg.Follow {
+		ix, err := index.LoadWith(ctx, r.store, r.cfg.IndexPrefix, topics, opt)
+		if err != nil {
+			return nil, err
+		}
+		return [][]index.Entry{ix.All}, nil
+	}
+	tails := make([]*index.Tail, len(topics))
+	for i, t := range topics {
+		if r.tails[t] == nil {
+			r.tails[t] = index.NewTail(r.store, r.cfg.IndexPrefix, []string{t}, opt)
+		}
+		tails[i] = r.tails[t]
+	}
+	all := make([][]index.Entry, len(topics))
+	err := parallel.Each(ctx, min(len(topics), r.readConcurrency()), len(topics), func(i int) error {
+		ix, err := tails[i].Refresh(ctx)
+		if err == nil {
+			all[i] = ix.All
+		}
+		return err
+	})
+	return all, err
 }
 
 // live returns the live entry of key (highest commit), or nil.

@@ -220,7 +220,7 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
-	logAt, toRead := r.logProving(ctx, ai, objs)
+	logAt, toRead := r.logProving(ctx, ai, plan, objs)
 	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.proveObject(ctx, ai, o) }); err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (r *Restorer) proveObjects(ctx context.Context, ai *archiveIndex, plan *Pla
 // in follow mode when nothing is new) and how many objects it reads: every
 // object this process has not proved, or, reading each object once
 // (Restorer.oneRead, with an index), those without an index entry.
-func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
+func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, plan *Plan, objs []*Object) (slog.Level, int) {
 	toRead, objBytes := r.unproved(objs)
 	if !r.oneRead || ai == nil {
 		logAt := slog.LevelInfo
@@ -243,17 +243,13 @@ func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Obj
 			"bytes", objBytes, "indexed", ai != nil)
 		return logAt, toRead
 	}
-	unindexed, fresh := 0, 0
-	r.mu.Lock()
+	unindexed := 0
 	for _, o := range objs {
 		if len(ai.byKey[o.Key]) == 0 && !o.unread {
 			unindexed++
 		}
-		if size, ok := r.covered[o.Key]; !ok || size != o.Size {
-			fresh++
-		}
 	}
-	r.mu.Unlock()
+	fresh := r.freshObjects(plan)
 	logAt := slog.LevelInfo
 	if fresh == 0 {
 		logAt = slog.LevelDebug // follow mode: nothing new
@@ -261,6 +257,29 @@ func (r *Restorer) logProving(ctx context.Context, ai *archiveIndex, objs []*Obj
 	r.log.Log(ctx, logAt, "checking the archive from its index; each object is read once, when it is restored",
 		"objects", len(objs), "not_restored_yet", fresh, "read_now_without_index_entry", unindexed)
 	return logAt, min(unindexed, toRead)
+}
+
+// freshObjects estimates how many objects of plan the last pass did not
+// have (all of them before the first pass): per partition, the objects
+// more than its plan had, or 1 when only their bytes changed.
+func (r *Restorer) freshObjects(plan *Plan) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			old, ok := r.streams[topicPartition{t.Source, pp.Partition}]
+			switch {
+			case !ok:
+				n += len(pp.Objects)
+			case len(pp.Objects) > old.objects:
+				n += len(pp.Objects) - old.objects
+			case pp.Bytes != old.bytes:
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // objects returns every object of the plan, in plan order.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -58,9 +59,12 @@ type Restorer struct {
 	limits map[string]int32      // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
-	// covered holds the value objects a pass restored or found restored
-	// (key -> size), so Summary.Bytes counts each once in follow mode.
-	covered map[string]int64
+	// covered holds, per source partition, the value objects counted in
+	// Summary.Bytes (key -> size) since the last pass that completed, so
+	// each is counted once in follow mode; a pass that completes lets them
+	// go (rememberStreams): they are then in the stream restored
+	// (stream.earlier).
+	covered map[topicPartition]map[string]int64
 	memo    map[topicPartition]partitionMemo
 	// mem bounds the decoded records loaded objects keep in memory, across
 	// every stream (Config.Parallelism × Config.SpillBytes, at most
@@ -76,9 +80,12 @@ type Restorer struct {
 	// noKeep turns keeping off (tests that cancel a run at a given object
 	// read need every object read again).
 	noKeep bool
-	// streams holds, in follow mode, each source partition's stream as
-	// the last pass restored it (checkStreams).
-	streams map[topicPartition][]streamPart
+	// streams holds, in follow mode, a summary of each source partition's
+	// stream as the last pass restored it (checkStreams).
+	streams map[topicPartition]streamSummary
+	// tails holds, in follow mode, each topic's archive index as the last
+	// plan read it (loadIndex): a later plan reads only what was added.
+	tails map[string]*index.Tail
 	warned  map[string]bool
 	deps    *outage.Tracker // the dependencies' states (Config.Health)
 }
@@ -114,9 +121,10 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		proofs:    map[string]knownProof{},
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
-		covered:   map[string]int64{},
+		covered:   map[topicPartition]map[string]int64{},
 		memo:      map[topicPartition]partitionMemo{},
-		streams:   map[topicPartition][]streamPart{},
+		streams:   map[topicPartition]streamSummary{},
+		tails:     map[string]*index.Tail{},
 		warned:    map[string]bool{},
 		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory), nil),
 		deps:      outage.NewTracker(cfg.Health, 0),
