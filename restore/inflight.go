@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -15,10 +16,17 @@ import (
 //
 // With Config.Follow, Run re-plans every PollInterval and restores what is
 // new: new objects, and new folders (time periods, field values) the same
-// way, since every pass lists the whole topic folder. Within one process it
-// remembers each object's proof (by key and size) and where each partition
-// ended, so later passes neither re-read old objects nor re-verify the
-// target.
+// way, since every pass lists the whole topic folder. Each plan reads the
+// archive index through an index.Tail per topic (Restorer.tails), which
+// reads only the index objects added or rewritten since the last plan.
+// Within one process it remembers, per partition, a summary of the stream
+// the last pass restored (streamSummary: segment count, a digest, the last
+// segment, the highest index commit its objects matched) and where each
+// target partition ended, so later passes neither re-read old objects nor
+// re-verify the target. An object whose newest index entry that summary
+// covers is proved from the entry (restoredEntry); the proofs kept are
+// those of objects without an entry (nothing else says what they hold).
+// None of this grows with the objects restored.
 //
 // Each pass's stream must be a prefix of the next one's. A sink commits a
 // rotation as: upload every open folder's object, write their index
@@ -180,13 +188,15 @@ type streamPart struct {
 // every segment but the last, and the last (which may grow). It does not
 // grow with the stream: a pass compares the first segments of its plan
 // with the digest, not with a kept copy of them. objects and bytes are the
-// plan's partition's (logProving).
+// plan's partition's (logProving); commit is the highest commit of the
+// index entries its objects matched (restoredEntry), -1 without one.
 type streamSummary struct {
 	segments int
 	prefix   [sha256.Size]byte
 	last     streamPart
 	objects  int
 	bytes    int64
+	commit   int64
 }
 
 // partOf is segment s of pp as streamSummary keeps it.
@@ -216,7 +226,8 @@ func digestSegments(pp *PartitionPlan, n int) [sha256.Size]byte {
 // rememberStreams keeps a summary of each partition's stream of plan
 // (follow mode), for checkStreams on the next pass. The objects the pass
 // counted (Restorer.covered) are now earlier ones (stream.earlier): their
-// keys are let go.
+// keys are let go; so are the proofs of the objects that matched an index
+// entry (restoredEntry stands in for them).
 func (r *Restorer) rememberStreams(plan *Plan) {
 	if !r.cfg.Follow {
 		return
@@ -225,17 +236,43 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 		for i := range t.Parts {
 			pp := &t.Parts[i]
 			tp := topicPartition{t.Source, pp.Partition}
-			sum := streamSummary{segments: len(pp.segments), objects: len(pp.Objects), bytes: pp.Bytes}
+			sum := streamSummary{segments: len(pp.segments), objects: len(pp.Objects), bytes: pp.Bytes, commit: -1}
 			if n := len(pp.segments); n > 0 {
 				sum.prefix = digestSegments(pp, n-1)
 				sum.last = partOf(pp, pp.segments[n-1])
 			}
 			r.mu.Lock()
+			for _, o := range pp.Objects {
+				if o.entry != nil {
+					sum.commit = max(sum.commit, o.entry.Commit)
+					delete(r.proofs, o.Key)
+				}
+			}
 			r.streams[tp] = sum
 			delete(r.covered, tp)
 			r.mu.Unlock()
 		}
 	}
+}
+
+// restoredEntry tells whether e, the newest index entry an object is
+// listed as, was known when the last pass (follow mode) completed: its
+// commit is at most the highest one that pass's objects matched in e's
+// partition. Each completed pass restored every object of its plan, and
+// the plan held every object the index named then (checkStreams: the
+// stream has only grown since), so such an object was proved then, and
+// its entry, which it matched, stands in for that proof (its records and
+// offsets) without reading it again. Its listing still has to match the
+// entry (archiveIndex.listed), and the read that produces it, if any, is
+// checked against the entry (oneread.go).
+func (r *Restorer) restoredEntry(e *index.Entry) bool {
+	if !r.cfg.Follow {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sum, ok := r.streams[topicPartition{e.Topic, e.Partition}]
+	return ok && e.Commit <= sum.commit
 }
 
 // restoredSegments is how many segments of the source partition's stream
@@ -282,4 +319,20 @@ func (r *Restorer) checkStreams(plan *Plan) error {
 		}
 	}
 	return nil
+}
+
+// retained counts what the Restorer keeps across passes that could grow
+// with what it restored: the proofs kept (objects read by a plan's
+// proof), the objects counted since the last completed pass
+// (Restorer.covered), the stream summaries and the target partitions'
+// memos. In follow mode with the archive index (and one read per
+// object), only the last two remain after a pass, one per partition.
+func (r *Restorer) retained() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.proofs) + len(r.streams) + len(r.memo)
+	for _, m := range r.covered {
+		n += len(m)
+	}
+	return n
 }

@@ -54,9 +54,12 @@ type Restorer struct {
 	// (--group-rename).
 	groupRename *groupRenamer
 
-	mu     sync.Mutex
-	proofs map[string]knownProof // object key -> what reading it proved
-	limits map[string]int32      // target topic -> max.message.bytes
+	mu sync.Mutex
+	// proofs holds, by object key, what reading it proved; in follow mode
+	// a completed pass lets go of those of objects that matched an index
+	// entry (rememberStreams, restoredEntry).
+	proofs map[string]knownProof
+	limits map[string]int32 // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
 	// covered holds, per source partition, the value objects counted in
@@ -85,9 +88,9 @@ type Restorer struct {
 	streams map[topicPartition]streamSummary
 	// tails holds, in follow mode, each topic's archive index as the last
 	// plan read it (loadIndex): a later plan reads only what was added.
-	tails map[string]*index.Tail
-	warned  map[string]bool
-	deps    *outage.Tracker // the dependencies' states (Config.Health)
+	tails  map[string]*index.Tail
+	warned map[string]bool
+	deps   *outage.Tracker // the dependencies' states (Config.Health)
 }
 
 type topicPartition struct {
