@@ -239,3 +239,38 @@ func followNewIndex(t *testing.T, once bool) {
 		}
 	}
 }
+
+// TestFollowKeepsSkippingADamagedObject: --follow with
+// behavior.on.error=log (so the whole-archive proof) over an indexed
+// archive with a damaged object (same size, a flipped bit): the first
+// pass skips it, and later passes, which prove the objects restored
+// before from their index entries instead of keeping their proofs, still
+// read it, find it damaged and skip it, rather than taking it for
+// restorable and stopping on a changed stream (or producing it).
+func TestFollowKeepsSkippingADamagedObject(t *testing.T) {
+	a := newArchive(t, format.NewJSON())
+	at := func(start int) {
+		key := a.putAt("src", 0, start, 5)
+		a.writeIndex("src", 0, int64(start+5), indexed{key: key, runs: []index.Run{{First: int64(start), Last: int64(start + 4)}}, from: int64(start)})
+		if start == 5 {
+			a.damage(key, flip)
+		}
+	}
+	at(0)
+	at(5)
+	at(10)
+	brokers := newCluster(t, 1)
+	cfg := indexedConfig(brokers, a)
+	cfg.Follow, cfg.PollInterval, cfg.OnError = true, 5*time.Millisecond, OnErrorLog
+	stop := followUntil(t, mustNew(t, cfg, a, nil))
+	waitRecords(t, brokers, "dst", 10)
+	at(15)
+	waitRecords(t, brokers, "dst", 15)
+	time.Sleep(100 * time.Millisecond) // more passes
+	sum, err := stop()
+	if err != nil || sum.Records != 15 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	want := append(offsetValues("v", 0, 5), offsetValues("v", 10, 10)...)
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
+}

@@ -243,9 +243,13 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 			}
 			r.mu.Lock()
 			for _, o := range pp.Objects {
-				if o.entry != nil {
+				switch {
+				case o.Damage != nil:
+					r.damaged[o.Key] = true // skipped (behavior.on.error): read again, not proved from its entry
+				case o.entry != nil:
 					sum.commit = max(sum.commit, o.entry.Commit)
 					delete(r.proofs, o.Key)
+					delete(r.damaged, o.Key)
 				}
 			}
 			r.streams[tp] = sum
@@ -255,24 +259,26 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 	}
 }
 
-// restoredEntry tells whether e, the newest index entry an object is
-// listed as, was known when the last pass (follow mode) completed: its
-// commit is at most the highest one that pass's objects matched in e's
-// partition. Each completed pass restored every object of its plan, and
-// the plan held every object the index named then (checkStreams: the
-// stream has only grown since), so such an object was proved then, and
-// its entry, which it matched, stands in for that proof (its records and
-// offsets) without reading it again. Its listing still has to match the
-// entry (archiveIndex.listed), and the read that produces it, if any, is
+// restoredEntry tells whether o, listed as e (its newest index entry
+// that the listing matches), was restored by an earlier pass (follow
+// mode): e's commit is at most the highest one that the last completed
+// pass's objects matched in e's partition, and o was not found damaged
+// then (Restorer.damaged). Each completed pass restored every object of
+// its plan but the damaged ones it skipped, and the plan held every
+// object the index named then (checkStreams: the stream has only grown
+// since), so such an object was proved then, and its entry, which it
+// matched, stands in for that proof (its records and offsets) without
+// reading it again. Its listing still has to match the entry
+// (archiveIndex.listed), and the read that produces it, if any, is
 // checked against the entry (oneread.go).
-func (r *Restorer) restoredEntry(e *index.Entry) bool {
+func (r *Restorer) restoredEntry(o *Object, e *index.Entry) bool {
 	if !r.cfg.Follow {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sum, ok := r.streams[topicPartition{e.Topic, e.Partition}]
-	return ok && e.Commit <= sum.commit
+	return ok && e.Commit <= sum.commit && !r.damaged[o.Key]
 }
 
 // restoredSegments is how many segments of the source partition's stream
@@ -330,7 +336,7 @@ func (r *Restorer) checkStreams(plan *Plan) error {
 func (r *Restorer) retained() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := len(r.proofs) + len(r.streams) + len(r.memo)
+	n := len(r.proofs) + len(r.streams) + len(r.memo) + len(r.damaged)
 	for _, m := range r.covered {
 		n += len(m)
 	}

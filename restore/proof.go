@@ -411,7 +411,7 @@ func (r *Restorer) proveObject(ctx context.Context, ai *archiveIndex, o *Object)
 		o.Damage = err
 		return nil
 	}
-	if len(entries) > 0 && !r.oneRead && r.restoredEntry(entries[0]) {
+	if len(entries) > 0 && !r.oneRead && r.restoredEntry(o, entries[0]) {
 		// Proved by an earlier pass, whose proof was let go
 		// (rememberStreams).
 		proveFromIndex(o, entries)

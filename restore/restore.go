@@ -86,6 +86,10 @@ type Restorer struct {
 	// streams holds, in follow mode, a summary of each source partition's
 	// stream as the last pass restored it (checkStreams).
 	streams map[topicPartition]streamSummary
+	// damaged holds, in follow mode, the indexed objects a completed pass
+	// found damaged and skipped (behavior.on.error ignore or log):
+	// restoredEntry leaves them to be read again.
+	damaged map[string]bool
 	// tails holds, in follow mode, each topic's archive index as the last
 	// plan read it (loadIndex): a later plan reads only what was added.
 	tails  map[string]*index.Tail
@@ -127,6 +131,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		covered:   map[topicPartition]map[string]int64{},
 		memo:      map[topicPartition]partitionMemo{},
 		streams:   map[topicPartition]streamSummary{},
+		damaged:   map[string]bool{},
 		tails:     map[string]*index.Tail{},
 		warned:    map[string]bool{},
 		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory), nil),
