@@ -16,7 +16,10 @@ import (
 // what LoadWith would give then (the same Entries, All, Superseded,
 // IndexObjects and Assumed) with, per partition of the log:
 //
-//   - one listing of its checkpoints (keys only) and, for each writer with
+//   - one listing of its checkpoints (keys only; the folder holds one per
+//     kafkas3.index.checkpoint.interval index objects of each writer,
+//     1,000 keys a listing request: new ones can sort anywhere, a new
+//     writer's start checkpoint below the others) and, for each writer with
 //     a new one, a read of the newest new one's first line (to know it is
 //     not void); the writer's live checkpoint's commit then moves up to
 //     it, and with the lowest of them the start of the next listing;
