@@ -1,8 +1,8 @@
 // Package index is the archive index: the record of what every committed
 // object holds, written by the sink next to the archive and read by
 // `kafkas3 verify` and the source's planner. It is pure (types, encoding,
-// decoding, coverage analysis); the only I/O is Load, through the
-// two-method Store (which every s3store.Store satisfies).
+// decoding, coverage analysis); the only I/O is Load (and Tail, a Load
+// brought up to date), through the two-method Store (which every s3store.Store satisfies).
 //
 // # Layout
 //
@@ -236,6 +236,18 @@
 // Index to its caller: a reader that keeps only what it needs of each
 // partition (kafkas3 verify) holds a few partitions of the index, not
 // every entry of a million objects.
+//
+// A follower (`kafkas3 source --follow`) keeps a Tail instead of loading
+// again: its Refresh gives what a load gives then, reading only the index
+// objects new or rewritten since (and, of each new checkpoint, the first
+// line). Its listing of each partition's log starts, as the load's, at the
+// lowest live checkpoint's commit, not after the last key read: a replay
+// (a crash before the commit, a group moved back) writes index objects at
+// commits already read, under the same keys (another size or ETag: read
+// again) or lower ones (new keys), always above the writer's live
+// checkpoint. What lies below the listing's start is kept, not listed
+// again. A partition whose checkpoints changed otherwise than by new ones
+// (voided, a new writer) is loaded again whole.
 //
 // An index rebuilt from the objects of an archive without one (`kafkas3
 // index rebuild --from-objects`, package objindex) is written under the

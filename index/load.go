@@ -149,32 +149,17 @@ func EachPartition(ctx context.Context, st Store, prefix string, topics []string
 	})
 }
 
-// load reads the index of parts (found by discover).
+// load reads the index of parts (found by discover) into one Index.
 func (l *loader) load(ctx context.Context, parts []logPartition) (*Index, error) {
-	plans := make([]*partPlan, len(parts))
-	err := parallel.Each(ctx, l.n, len(parts), func(i int) error {
-		pp, err := l.planCheckpoints(ctx, parts[i])
-		plans[i] = pp
-		return wrapDir(parts[i].dir, err)
-	})
+	plans, err := l.loadParts(ctx, parts)
 	if err != nil {
 		return nil, err
 	}
-	ckpts, err := l.readCheckpoints(ctx, plans)
-	if err != nil {
-		return nil, err
+	var res []readResult
+	for _, pp := range plans {
+		res = append(res, pp.results()...)
 	}
-	err = parallel.Each(ctx, l.n, len(plans), func(i int) error {
-		return wrapDir(plans[i].p.dir, l.listLog(ctx, plans[i]))
-	})
-	if err != nil {
-		return nil, err
-	}
-	res, err := l.readTails(ctx, plans)
-	if err != nil {
-		return nil, err
-	}
-	ix := mergeResults(append(res, ckpts...))
+	ix := mergeResults(res)
 	for _, pp := range plans {
 		ix.Listed += pp.listed
 		if pp.after == "" {
@@ -184,9 +169,35 @@ func (l *loader) load(ctx context.Context, parts []logPartition) (*Index, error)
 	return ix, nil
 }
 
+// loadParts loads the index of parts, each as LoadWith does: its
+// checkpoints listed, each writer's live checkpoint read, the log listed
+// from the lowest on and the index objects above each writer's read. The
+// plans hold what was read (partPlan.results).
+func (l *loader) loadParts(ctx context.Context, parts []logPartition) ([]*partPlan, error) {
+	plans := make([]*partPlan, len(parts))
+	err := parallel.Each(ctx, l.n, len(parts), func(i int) error {
+		pp, err := l.planCheckpoints(ctx, parts[i])
+		plans[i] = pp
+		return wrapDir(parts[i].dir, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := l.readCheckpoints(ctx, plans); err != nil {
+		return nil, err
+	}
+	err = parallel.Each(ctx, l.n, len(plans), func(i int) error {
+		return wrapDir(plans[i].p.dir, l.listLog(ctx, plans[i]))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return plans, l.readTails(ctx, plans)
+}
+
 // readCheckpoints reads the live checkpoint of every writer with
-// checkpoints of every partition, and notes its commit in the plan.
-func (l *loader) readCheckpoints(ctx context.Context, plans []*partPlan) ([]readResult, error) {
+// checkpoints of every partition, and notes it and its commit in the plan.
+func (l *loader) readCheckpoints(ctx context.Context, plans []*partPlan) error {
 	var wps []writerPart
 	for _, pp := range plans {
 		for w := range pp.ckpts {
@@ -202,13 +213,16 @@ func (l *loader) readCheckpoints(ctx context.Context, plans []*partPlan) ([]read
 	})
 	for i, wp := range wps {
 		wp.pp.lives[wp.w] = commits[i]
+		if commits[i] >= 0 {
+			wp.pp.ckptRes[wp.w] = res[i]
+		}
 	}
-	return res, err
+	return err
 }
 
 // readTails reads every writer's listed index objects above its live
-// checkpoint.
-func (l *loader) readTails(ctx context.Context, plans []*partPlan) ([]readResult, error) {
+// checkpoint, into each plan's tailRes.
+func (l *loader) readTails(ctx context.Context, plans []*partPlan) error {
 	var jobs []readJob
 	for _, pp := range plans {
 		for _, w := range pp.writer {
@@ -221,7 +235,13 @@ func (l *loader) readTails(ctx context.Context, plans []*partPlan) ([]readResult
 		res[i] = r
 		return wrapDir(jobs[i].dir, err)
 	})
-	return res, err
+	if err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		j.pp.tailRes[j.key] = res[i]
+	}
+	return nil
 }
 
 // wrapDir names the folder a load failed under.

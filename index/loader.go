@@ -35,6 +35,7 @@ type logPartition struct {
 // belongs to (for errors).
 type readJob struct {
 	key, dir string
+	pp       *partPlan // the plan whose tailRes the result goes to
 }
 
 // readResult is what one readJob (or one writer's live checkpoint) gave:
@@ -122,18 +123,52 @@ type partPlan struct {
 	after  string
 	listed int
 	writer []string // the writers of ckpts and logs, sorted
+	// ckptStamps holds what the listing said of each checkpoint key;
+	// ckptRes each writer's live checkpoint read (writers with one live),
+	// tailRes each index object read, by key (Tail keeps them).
+	ckptStamps map[string]objStamp
+	ckptRes    map[string]readResult
+	tailRes    map[string]readResult
+}
+
+// objStamp is what a listing says of an object: a rewritten object lists
+// with another size, ETag or modification time.
+type objStamp struct {
+	size int64
+	etag string
+	mod  int64 // Unix nanoseconds
+}
+
+// stampOf is info's objStamp.
+func stampOf(info s3store.ObjectInfo) objStamp {
+	return objStamp{size: info.Size, etag: info.ETag, mod: info.ModTime.UnixNano()}
+}
+
+// results returns what the load of the partition read: its live
+// checkpoints and the index objects above them.
+func (pp *partPlan) results() []readResult {
+	out := make([]readResult, 0, len(pp.ckptRes)+len(pp.tailRes))
+	for _, r := range pp.ckptRes {
+		out = append(out, r)
+	}
+	for _, r := range pp.tailRes {
+		out = append(out, r)
+	}
+	return out
 }
 
 // logObject is one index object of the log.
 type logObject struct {
 	key    string
 	commit int64
+	stamp  objStamp
 }
 
 // planCheckpoints lists one partition's checkpoints (keys only).
 func (l *loader) planCheckpoints(ctx context.Context, p logPartition) (*partPlan, error) {
-	ckpts, err := ListCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
-	return &partPlan{p: p, ckpts: ckpts, lives: map[string]int64{}, logs: map[string][]logObject{}}, err
+	ckpts, stamps, err := listCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
+	return &partPlan{p: p, ckpts: ckpts, lives: map[string]int64{}, logs: map[string][]logObject{},
+		ckptStamps: stamps, ckptRes: map[string]readResult{}, tailRes: map[string]readResult{}}, err
 }
 
 // listFrom returns where the listing of a partition's log starts, given
@@ -196,7 +231,7 @@ func (l *loader) list(ctx context.Context, pp *partPlan) error {
 			return err
 		}
 		pp.listed++
-		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit})
+		pp.logs[kn.Writer] = append(pp.logs[kn.Writer], logObject{key: info.Key, commit: kn.Commit, stamp: stampOf(info)})
 		return nil
 	})
 }
@@ -216,7 +251,15 @@ func (pp *partPlan) unknownWriter() bool {
 // returns each writer's commits in increasing order. A key in the folder
 // that is not a checkpoint of the partition fails it, naming the key.
 func ListCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, error) {
+	out, _, err := listCheckpoints(ctx, st, prefix, topic, p)
+	return out, err
+}
+
+// listCheckpoints is ListCheckpoints, and what the listing said of each
+// checkpoint key.
+func listCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, map[string]objStamp, error) {
 	out := map[string][]int64{}
+	stamps := map[string]objStamp{}
 	err := st.List(ctx, CheckpointPartitionDir(prefix, topic, p), func(info s3store.ObjectInfo) error {
 		kn, err := ParseCheckpointKey(info.Key)
 		if err != nil {
@@ -226,12 +269,13 @@ func ListCheckpoints(ctx context.Context, st Store, prefix, topic string, p int3
 			return fmt.Errorf("%w: checkpoint %q is not of topic %q partition %d", ErrMalformed, info.Key, topic, p)
 		}
 		out[kn.Writer] = append(out[kn.Writer], kn.Commit)
+		stamps[info.Key] = stampOf(info)
 		return nil
 	})
 	for _, cs := range out {
 		sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
 	}
-	return out, err
+	return out, stamps, err
 }
 
 // ReadLiveCheckpoint reads writer's live checkpoint of a partition, given
@@ -301,7 +345,7 @@ func (wp writerPart) tail() []readJob {
 	var jobs []readJob
 	for _, o := range wp.pp.logs[wp.w] {
 		if o.commit > commit {
-			jobs = append(jobs, readJob{key: o.key, dir: wp.pp.p.dir})
+			jobs = append(jobs, readJob{key: o.key, dir: wp.pp.p.dir, pp: wp.pp})
 		}
 	}
 	return jobs

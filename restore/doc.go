@@ -85,7 +85,9 @@
 //   - Follow mode (inflight.go, Config.Follow): a pass every PollInterval
 //     restores what is new; a rotation the sink is still committing is
 //     left for the next pass, and each pass checks that the streams only
-//     grew.
+//     grew (against a per-partition summary, streamSummary). Its plans
+//     read the index through an index.Tail per topic: only what was added
+//     since the last plan.
 //   - Outages (outage.go, retry.go): transient cluster, store and registry
 //     failures are retried; in follow mode the pass waits and runs again.
 //   - Shards (shard.go), renames (rename.go), progress (progress.go),

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/internal/parallel"
 )
 
 // BasisIndex: every object of the partition has an archive index entry;
@@ -31,30 +32,28 @@ type archiveIndex struct {
 }
 
 // loadIndex reads the archive index of topics under Config.IndexPrefix
-// one partition at a time (index.EachPartition: each partition's
-// checkpoints and the log after them, a few partitions at once), keeping
-// every entry of the partitions the shard owns and nothing else (no
-// second copy of the live ones). It returns nil when there is no prefix
-// or no entry. An index object or checkpoint that does not decode fails
-// the plan, naming it: the plan checks the archive against the index,
-// and a damaged one checks nothing.
+// (readIndex: one partition at a time, each partition's checkpoints and
+// the log after them; in follow mode an index.Tail per topic). It
+// returns nil when there is no prefix or no entry. An index object or
+// checkpoint that does not decode fails the plan, naming it: the plan
+// checks the archive against the index, and a damaged one checks
+// nothing.
 func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
 	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
 		return nil, nil
 	}
-	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	err := index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}, func(ix *index.Index) error {
-		if len(ix.All) == 0 || !r.cfg.Shard.Owns(ix.All[0].Topic, ix.All[0].Partition) {
-			return nil
-		}
-		for i := range ix.All {
-			e := &ix.All[i] // for one key, highest commit first
-			ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
-		}
-		return nil
-	})
+	all, err := r.readIndex(ctx, topics)
 	if err != nil {
 		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
+	}
+	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
+	for _, es := range all {
+		for i := range es {
+			e := &es[i] // for one key, highest commit first
+			if r.cfg.Shard.Owns(e.Topic, e.Partition) {
+				ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
+			}
+		}
 	}
 	if len(ai.byKey) == 0 {
 		return nil, nil
@@ -63,6 +62,43 @@ func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveInde
 		slices.SortStableFunc(es, func(a, b *index.Entry) int { return cmp.Compare(b.Commit, a.Commit) })
 	}
 	return ai, nil
+}
+
+// readIndex returns every entry of the archive index of topics
+// (index.Index.All), one slice per read. Outside follow mode it reads the
+// index one partition at a time (index.EachPartition), keeping the
+// entries of the partitions the shard owns and no second copy of the
+// live ones; in follow mode each topic's index.Tail, kept across passes,
+// reads only the index objects added or rewritten since the last plan (a
+// topic's first plan loads it).
+func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.Entry, error) {
+	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}
+	if !r.cfg.Follow {
+		var all [][]index.Entry
+		err := index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, func(ix *index.Index) error {
+			if len(ix.All) > 0 && r.cfg.Shard.Owns(ix.All[0].Topic, ix.All[0].Partition) {
+				all = append(all, ix.All)
+			}
+			return nil
+		})
+		return all, err
+	}
+	tails := make([]*index.Tail, len(topics))
+	for i, t := range topics {
+		if r.tails[t] == nil {
+			r.tails[t] = index.NewTail(r.store, r.cfg.IndexPrefix, []string{t}, opt)
+		}
+		tails[i] = r.tails[t]
+	}
+	all := make([][]index.Entry, len(topics))
+	err := parallel.Each(ctx, min(len(topics), r.readConcurrency()), len(topics), func(i int) error {
+		ix, err := tails[i].Refresh(ctx)
+		if err == nil {
+			all[i] = ix.All
+		}
+		return err
+	})
+	return all, err
 }
 
 // live returns the live entry of key (highest commit), or nil.

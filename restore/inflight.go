@@ -2,10 +2,13 @@ package restore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -13,10 +16,18 @@ import (
 //
 // With Config.Follow, Run re-plans every PollInterval and restores what is
 // new: new objects, and new folders (time periods, field values) the same
-// way, since every pass lists the whole topic folder. Within one process it
-// remembers each object's proof (by key and size) and where each partition
-// ended, so later passes neither re-read old objects nor re-verify the
-// target.
+// way, since every pass lists the whole topic folder. Each plan reads the
+// archive index through an index.Tail per topic (Restorer.tails), which
+// reads only the index objects added or rewritten since the last plan.
+// Within one process it remembers, per partition, a summary of the stream
+// the last pass restored (streamSummary: segment count, a digest, the last
+// segment, the highest index commit its objects matched) and where each
+// target partition ended, so later passes neither re-read old objects nor
+// re-verify the target. An object whose newest index entry that summary
+// covers takes its entry's word (restoredEntry, trustEntry); what the
+// proof read is kept only of objects without an entry (nothing else says
+// what they hold).
+// None of this grows with the objects restored.
 //
 // Each pass's stream must be a prefix of the next one's. A sink commits a
 // rotation as: upload every open folder's object, write their index
@@ -173,21 +184,110 @@ type streamPart struct {
 	first    int64
 }
 
-// rememberStreams keeps each partition's stream of plan (follow mode),
-// for checkStreams on the next pass.
+// streamSummary is what follow mode keeps of a partition's stream as the
+// last pass restored it, for checkStreams: its segment count, a SHA-256 of
+// every segment but the last, and the last (which may grow). It does not
+// grow with the stream: a pass compares the first segments of its plan
+// with the digest, not with a kept copy of them. objects and bytes are the
+// plan's partition's (logProving); commit is the highest commit of the
+// index entries its objects matched (restoredEntry), -1 without one.
+type streamSummary struct {
+	segments int
+	prefix   [sha256.Size]byte
+	last     streamPart
+	objects  int
+	bytes    int64
+	commit   int64
+}
+
+// partOf is segment s of pp as streamSummary keeps it.
+func partOf(pp *PartitionPlan, s segment) streamPart {
+	return streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
+}
+
+// digestSegments is the SHA-256 of pp's first n segments.
+func digestSegments(pp *PartitionPlan, n int) [sha256.Size]byte {
+	h := sha256.New()
+	var b [24]byte
+	for _, s := range pp.segments[:n] {
+		key := pp.Objects[s.obj].Key
+		binary.BigEndian.PutUint64(b[:8], uint64(len(key)))
+		h.Write(b[:8])
+		h.Write([]byte(key))
+		binary.BigEndian.PutUint64(b[:8], uint64(s.from))
+		binary.BigEndian.PutUint64(b[8:16], uint64(s.to))
+		binary.BigEndian.PutUint64(b[16:], uint64(s.first))
+		h.Write(b[:])
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// rememberStreams keeps a summary of each partition's stream of plan
+// (follow mode), for checkStreams on the next pass. The objects the pass
+// counted (Restorer.covered) are now earlier ones (stream.earlier): their
+// keys are let go; so are the proofs of the objects that matched an index
+// entry (restoredEntry stands in for them).
 func (r *Restorer) rememberStreams(plan *Plan) {
 	if !r.cfg.Follow {
 		return
 	}
 	for _, t := range plan.Topics {
-		for _, pp := range t.Parts {
-			parts := make([]streamPart, len(pp.segments))
-			for i, s := range pp.segments {
-				parts[i] = streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
+		for i := range t.Parts {
+			pp := &t.Parts[i]
+			tp := topicPartition{t.Source, pp.Partition}
+			sum := streamSummary{segments: len(pp.segments), objects: len(pp.Objects), bytes: pp.Bytes, commit: -1}
+			if n := len(pp.segments); n > 0 {
+				sum.prefix = digestSegments(pp, n-1)
+				sum.last = partOf(pp, pp.segments[n-1])
 			}
-			r.streams[topicPartition{t.Source, pp.Partition}] = parts
+			r.mu.Lock()
+			for _, o := range pp.Objects {
+				switch {
+				case o.Damage != nil:
+					r.damaged[o.Key] = true // skipped (behavior.on.error): read again, not taken at its entry's word
+				case o.entry != nil:
+					sum.commit = max(sum.commit, o.entry.Commit)
+					delete(r.proved, o.Key)
+					delete(r.damaged, o.Key)
+				}
+			}
+			r.streams[tp] = sum
+			delete(r.covered, tp)
+			r.mu.Unlock()
 		}
 	}
+}
+
+// restoredEntry tells whether o, listed as e (its newest index entry
+// that the listing matches), was restored by an earlier pass (follow
+// mode): e's commit is at most the highest one that the last completed
+// pass's objects matched in e's partition, and o was not found damaged
+// then (Restorer.damaged). Each completed pass restored every object of
+// its plan but the damaged ones it skipped, and the plan held every
+// object the index named then (checkStreams: the stream has only grown
+// since), so such an object was proved then, and its entry, which it
+// matched, stands in for that proof (its records and offsets) without
+// reading it again. Its listing still has to match the entry
+// (archiveIndex.listed), and the read that produces it, if any, is
+// checked against the entry (oneread.go).
+func (r *Restorer) restoredEntry(o *Object, e *index.Entry) bool {
+	if !r.cfg.Follow {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sum, ok := r.streams[topicPartition{e.Topic, e.Partition}]
+	return ok && e.Commit <= sum.commit && !r.damaged[o.Key]
+}
+
+// restoredSegments is how many segments of the source partition's stream
+// earlier passes restored (0 without follow mode, or before a pass).
+func (r *Restorer) restoredSegments(topic string, p int32) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streams[topicPartition{topic, p}].segments
 }
 
 // checkStreams refuses a plan (follow mode) in which a partition's stream
@@ -197,28 +297,49 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 // proven in order (OrderUnproven), and a pass that listed a rotation half
 // uploaded can see, on the next, an object that belongs before records it
 // produced: this check stops the run then, instead of resuming by count
-// into skipped and repeated records.
+// into skipped and repeated records. The last segment restored may have
+// grown: a partial object the sink uploaded and rewrote as a superset
+// under the same key.
 func (r *Restorer) checkStreams(plan *Plan) error {
 	for _, t := range plan.Topics {
-		for _, pp := range t.Parts {
-			old := r.streams[topicPartition{t.Source, pp.Partition}]
-			for i, o := range old {
-				var now streamPart
-				if i < len(pp.segments) {
-					s := pp.segments[i]
-					now = streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
-				}
-				// The last one may have grown: a partial object the sink
-				// uploaded and rewrote as a superset under the same key.
-				grown := i == len(old)-1 && now.key == o.key && now.from == o.from && now.first == o.first && now.to >= o.to
-				if now != o && !grown {
-					return fmt.Errorf("%w: %s/%d: records %d..%d of %q (source offsets from %d), restored by an earlier pass, are no longer where they were in the stream "+
-						"(an object appeared or changed that belongs before them; its order is %s): nothing more is produced; "+
-						"what the target holds is the earlier order, restore again into a new topic to get the archive's current order",
-						ErrStreamChanged, t.Source, pp.Partition, o.from, o.to-1, o.key, o.first, pp.OrderText())
-				}
+		for i := range t.Parts {
+			pp := &t.Parts[i]
+			r.mu.Lock()
+			old, ok := r.streams[topicPartition{t.Source, pp.Partition}]
+			r.mu.Unlock()
+			if !ok || old.segments == 0 {
+				continue
+			}
+			n := old.segments
+			same := len(pp.segments) >= n && digestSegments(pp, n-1) == old.prefix
+			if same {
+				now, o := partOf(pp, pp.segments[n-1]), old.last
+				same = now == o || now.key == o.key && now.from == o.from && now.first == o.first && now.to >= o.to
+			}
+			if !same {
+				o := old.last
+				return fmt.Errorf("%w: %s/%d: the %d segments of the stream restored by earlier passes (the last: records %d..%d of %q, source offsets from %d) are no longer the stream's first "+
+					"(an object appeared or changed that belongs before them; its order is %s): nothing more is produced; "+
+					"what the target holds is the earlier order, restore again into a new topic to get the archive's current order",
+					ErrStreamChanged, t.Source, pp.Partition, n, o.from, o.to-1, o.key, o.first, pp.OrderText())
 			}
 		}
 	}
 	return nil
+}
+
+// retained counts what the Restorer keeps across passes that could grow
+// with what it restored: the proofs kept (objects read by a plan's
+// proof), the objects counted since the last completed pass
+// (Restorer.covered), the stream summaries and the target partitions'
+// memos. In follow mode with the archive index (and one read per
+// object), only the last two remain after a pass, one per partition.
+func (r *Restorer) retained() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.proved) + len(r.streams) + len(r.memo) + len(r.damaged)
+	for _, m := range r.covered {
+		n += len(m)
+	}
+	return n
 }

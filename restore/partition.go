@@ -156,6 +156,10 @@ type stream struct {
 	verified bool
 
 	segsLeft []int // segments of each object still to go
+	// earlier marks the objects earlier passes restored records of (one
+	// of the stream's first restoredSegments segments; in a later pass,
+	// every object without a segment too): counted in Summary.Bytes then.
+	earlier []bool
 	// spill is each loaded object's share of Config.SpillBytes: objects
 	// whose offsets interleave (folders of a field or time-based layout)
 	// stay loaded together, and together they keep at most SpillBytes in
@@ -205,6 +209,15 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 	s.pctx = context.WithoutCancel(s.ctx)
 	for _, seg := range j.part.segments {
 		s.segsLeft[seg.obj]++
+	}
+	s.earlier = make([]bool, len(j.part.Objects))
+	if n := r.restoredSegments(j.topic.Source, j.part.Partition); n > 0 {
+		for _, seg := range j.part.segments[:min(n, len(j.part.segments))] {
+			s.earlier[seg.obj] = true
+		}
+		for i, left := range s.segsLeft {
+			s.earlier[i] = s.earlier[i] || left == 0
+		}
 	}
 	s.spill = max(r.cfg.SpillBytes/int64(maxLoaded(j.part.segments, len(j.part.Objects))), 1)
 	return s
@@ -267,15 +280,24 @@ func (s *stream) verify() error {
 	return s.r.verifyTail(s.ctx, s.j, s.tail)
 }
 
-// covered counts o in Summary.Bytes once per process.
-func (s *stream) covered(o Object) {
-	if o.Damage != nil || o.pastCut {
+// covered counts object i in Summary.Bytes once per process: not when
+// an earlier pass did (stream.earlier), nor again in a pass after one
+// that failed (Restorer.covered).
+func (s *stream) covered(i int) {
+	o := s.j.part.Objects[i]
+	if o.Damage != nil || o.pastCut || s.earlier[i] {
 		return
 	}
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
-	if size, ok := s.r.covered[o.Key]; !ok || size != o.Size {
-		s.r.covered[o.Key] = o.Size
+	tp := topicPartition{s.j.topic.Source, s.p}
+	m := s.r.covered[tp]
+	if m == nil {
+		m = map[string]int64{}
+		s.r.covered[tp] = m
+	}
+	if size, ok := m[o.Key]; !ok || size != o.Size {
+		m[o.Key] = o.Size
 		s.res.bytes += o.Size
 		s.obs.Restored(o.Size)
 	}
@@ -287,7 +309,7 @@ func (s *stream) skipEmptyObjects() {
 	for i, o := range s.j.part.Objects {
 		if s.segsLeft[i] == 0 {
 			s.progress.Advance(0, o.Size)
-			s.covered(o)
+			s.covered(i)
 		}
 	}
 }
@@ -304,9 +326,8 @@ func (s *stream) done(i int) {
 		delete(s.loaded, i)
 		s.report()
 	}
-	o := s.j.part.Objects[i]
-	s.progress.Advance(0, o.Size)
-	s.covered(o)
+	s.progress.Advance(0, s.j.part.Objects[i].Size)
+	s.covered(i)
 }
 
 // stop ends the stream: its context is cancelled, its prefetcher has

@@ -217,7 +217,7 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archive
 func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
 	objs := plan.objects()
 	began := time.Now()
-	logAt, toRead := r.logExamining(ctx, ai, objs)
+	logAt, toRead := r.logExamining(ctx, ai, plan, objs)
 	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *P
 // in follow mode when nothing is new) and how many objects it reads: every
 // object the proof has not read in this process, or, reading each object once
 // (Restorer.oneRead, with an index), those without an index entry.
-func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, objs []*Object) (slog.Level, int) {
+func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, plan *Plan, objs []*Object) (slog.Level, int) {
 	toRead, objBytes := r.unproved(objs)
 	if !r.oneRead || ai == nil {
 		logAt := slog.LevelInfo
@@ -240,17 +240,13 @@ func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, objs []*O
 			"bytes", objBytes, "indexed", ai != nil)
 		return logAt, toRead
 	}
-	unindexed, fresh := 0, 0
-	r.mu.Lock()
+	unindexed := 0
 	for _, o := range objs {
 		if len(ai.byKey[o.Key]) == 0 && !o.unread {
 			unindexed++
 		}
-		if size, ok := r.covered[o.Key]; !ok || size != o.Size {
-			fresh++
-		}
 	}
-	r.mu.Unlock()
+	fresh := r.freshObjects(plan)
 	logAt := slog.LevelInfo
 	if fresh == 0 {
 		logAt = slog.LevelDebug // follow mode: nothing new
@@ -258,6 +254,29 @@ func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, objs []*O
 	r.log.Log(ctx, logAt, "checking the archive from its index; each object is read once, when it is restored",
 		"objects", len(objs), "not_restored_yet", fresh, "read_now_without_index_entry", unindexed)
 	return logAt, min(unindexed, toRead)
+}
+
+// freshObjects estimates how many objects of plan the last pass did not
+// have (all of them before the first pass): per partition, the objects
+// more than its plan had, or 1 when only their bytes changed.
+func (r *Restorer) freshObjects(plan *Plan) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			old, ok := r.streams[topicPartition{t.Source, pp.Partition}]
+			switch {
+			case !ok:
+				n += len(pp.Objects)
+			case len(pp.Objects) > old.objects:
+				n += len(pp.Objects) - old.objects
+			case pp.Bytes != old.bytes:
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // objects returns every object of the plan, in plan order.
@@ -388,6 +407,12 @@ func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Objec
 	entries, err := ai.listed(o)
 	if err != nil {
 		o.Damage = err
+		return nil
+	}
+	if len(entries) > 0 && !r.oneRead && r.restoredEntry(o, entries[0]) {
+		// Proved by an earlier pass, whose proof was let go
+		// (rememberStreams).
+		trustEntry(o, entries)
 		return nil
 	}
 	if len(entries) > 0 && r.oneRead {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -53,14 +54,20 @@ type Restorer struct {
 	// (--group-rename).
 	groupRename *groupRenamer
 
-	mu     sync.Mutex
-	proved map[string]provedObject // object key -> what the proof read of it
-	limits map[string]int32        // target topic -> max.message.bytes
+	mu sync.Mutex
+	// proved holds, by object key, what the proof read of it; in follow mode
+	// a completed pass lets go of those of objects that matched an index
+	// entry (rememberStreams, restoredEntry).
+	proved map[string]provedObject
+	limits map[string]int32 // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
-	// covered holds the value objects a pass restored or found restored
-	// (key -> size), so Summary.Bytes counts each once in follow mode.
-	covered map[string]int64
+	// covered holds, per source partition, the value objects counted in
+	// Summary.Bytes (key -> size) since the last pass that completed, so
+	// each is counted once in follow mode; a pass that completes lets them
+	// go (rememberStreams): they are then in the stream restored
+	// (stream.earlier).
+	covered map[topicPartition]map[string]int64
 	memo    map[topicPartition]partitionMemo
 	// mem bounds the decoded records loaded objects keep in memory, across
 	// every stream (Config.Parallelism × Config.SpillBytes, at most
@@ -69,11 +76,18 @@ type Restorer struct {
 	// oneRead is set by Plan (readsOnce): its plans read each indexed
 	// object once, when it is restored (oneread.go).
 	oneRead bool
-	// streams holds, in follow mode, each source partition's stream as
-	// the last pass restored it (checkStreams).
-	streams map[topicPartition][]streamPart
-	warned  map[string]bool
-	deps    *outage.Tracker // the dependencies' states (Config.Health)
+	// streams holds, in follow mode, a summary of each source partition's
+	// stream as the last pass restored it (checkStreams).
+	streams map[topicPartition]streamSummary
+	// damaged holds, in follow mode, the indexed objects a completed pass
+	// found damaged and skipped (behavior.on.error ignore or log):
+	// restoredEntry leaves them to be read again.
+	damaged map[string]bool
+	// tails holds, in follow mode, each topic's archive index as the last
+	// plan read it (loadIndex): a later plan reads only what was added.
+	tails  map[string]*index.Tail
+	warned map[string]bool
+	deps   *outage.Tracker // the dependencies' states (Config.Health)
 }
 
 type topicPartition struct {
@@ -107,9 +121,11 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		proved:    map[string]provedObject{},
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
-		covered:   map[string]int64{},
+		covered:   map[topicPartition]map[string]int64{},
 		memo:      map[topicPartition]partitionMemo{},
-		streams:   map[topicPartition][]streamPart{},
+		streams:   map[topicPartition]streamSummary{},
+		damaged:   map[string]bool{},
+		tails:     map[string]*index.Tail{},
 		warned:    map[string]bool{},
 		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory)),
 		deps:      outage.NewTracker(cfg.Health, 0),

@@ -15,7 +15,10 @@ type Summary struct {
 	Records    int64
 	// Bytes is the size (as listed, compressed) of the value objects the
 	// run restored or found already restored, each counted once: in
-	// follow mode later passes add only new objects. The archive is read
+	// follow mode later passes add only new objects with records to
+	// restore (an object that grew under its key is counted at its first
+	// size; one with no record of its own, every offset held by others,
+	// only in the first pass of its partition). The archive is read
 	// more than that: once by the plan's proof, and again for the objects
 	// produced.
 	Bytes    int64
