@@ -29,7 +29,7 @@ func TestEachObjectBudget(t *testing.T) {
 			r := &Restorer{cfg: Config{Parallelism: tc.parallel, ReadConcurrency: tc.readConcy}}
 			objs := make([]*Object, tc.objects)
 			for i := range objs {
-				objs[i] = &Object{Size: tc.size, KeysSize: tc.twins}
+				objs[i] = &Object{Size: tc.size, twins: &twinObjects{keys: twinObject{size: tc.twins}}}
 			}
 			var mu sync.Mutex
 			cur, peak := 0, 0

@@ -86,6 +86,11 @@ type parallelObject struct {
 	name     partition.ObjectName
 }
 
+// twin is po as the twin of a value object.
+func (po *parallelObject) twin() twinObject {
+	return twinObject{key: po.key, ext: po.ext, etag: po.etag, size: po.size}
+}
+
 // list lists the chosen topics' folders (Config.Topics), or everything
 // under topics.dir (Config.TopicsRegex), and sorts each key (visit).
 func (r *Restorer) list(ctx context.Context) (*listing, error) {
@@ -236,11 +241,11 @@ func (l *listing) pairParallel(topics map[string]*TopicPlan) {
 				continue
 			}
 			if pp.keys != nil {
-				objs[i].KeysKey, objs[i].keysExt, objs[i].KeysSize, objs[i].keysETag = pp.keys.key, pp.keys.ext, pp.keys.size, pp.keys.etag
+				objs[i].twin().keys = pp.keys.twin()
 				t.KeysObjects++
 			}
 			if pp.headers != nil {
-				objs[i].HeadersKey, objs[i].headersExt, objs[i].HeadersSize, objs[i].headersETag = pp.headers.key, pp.headers.ext, pp.headers.size, pp.headers.etag
+				objs[i].twin().headers = pp.headers.twin()
 				t.HeadersObjects++
 			}
 			delete(l.parallel, base)
@@ -266,9 +271,10 @@ func (r *Restorer) addTombstones(l *listing, topics map[string]*TopicPlan) {
 		pp := l.parallel[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
 			n := pp.keys.name
-			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, keysExt: pp.keys.ext, etag: pp.keys.etag}
+			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, etag: pp.keys.etag}
+			o.twin().keys.ext = pp.keys.ext // its own: it is the keys object
 			if pp.headers != nil {
-				o.HeadersKey, o.headersExt, o.HeadersSize, o.headersETag = pp.headers.key, pp.headers.ext, pp.headers.size, pp.headers.etag
+				o.twins.headers = pp.headers.twin()
 			}
 			k := topicPartition{n.Topic, n.Partition}
 			l.objects[k] = append(l.objects[k], o)

@@ -254,7 +254,7 @@ type objectReader struct {
 func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mode readMode) (*objectReader, error) {
 	valueFormat := r.cfg.Format
 	if obj.Tombstone {
-		f, err := r.parallelFormat(obj.keysExt, true)
+		f, err := r.parallelFormat(obj.twinPart(index.PartKeys).ext, true)
 		if err != nil {
 			return nil, fmt.Errorf("read object %q: %w", obj.Key, err)
 		}
@@ -266,15 +266,15 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		return nil, err
 	}
 	or.closers, or.value = append(or.closers, closer.Close), cr
-	if obj.KeysKey != "" {
-		if or.keys, err = r.openParallel(ctx, obj.KeysKey, obj.keysExt, obj.KeysSize, true, obj.sha256); err != nil {
+	if t := obj.twinPart(index.PartKeys); t.key != "" {
+		if or.keys, err = r.openParallel(ctx, t.key, t.ext, t.size, true, obj.sha256); err != nil {
 			or.close()
 			return nil, err
 		}
 		or.closers = append(or.closers, or.keys.close)
 	}
-	if obj.HeadersKey != "" {
-		if or.headers, err = r.openParallel(ctx, obj.HeadersKey, obj.headersExt, obj.HeadersSize, false, obj.sha256); err != nil {
+	if t := obj.twinPart(index.PartHeaders); t.key != "" {
+		if or.headers, err = r.openParallel(ctx, t.key, t.ext, t.size, false, obj.sha256); err != nil {
 			or.close()
 			return nil, err
 		}
@@ -499,7 +499,7 @@ func sameAsProved(obj *Object, now, was objectFacts) error {
 	for _, c := range []struct {
 		key      string
 		now, was digest
-	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey, now.keysSums, was.keysSums}, {obj.HeadersKey, now.headersSums, was.headersSums}} {
+	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey(), now.keysSums, was.keysSums}, {obj.HeadersKey(), now.headersSums, was.headersSums}} {
 		if c.key == "" || c.was == (digest{}) {
 			continue // no such twin, or facts that read nothing (the entry's word)
 		}

@@ -55,11 +55,12 @@ type listedPart struct {
 // object (a tombstone object's is its .keys object), then its .keys twin
 // (not for a tombstone object) and .headers twin, listed or not.
 func listedParts(o *Object) []listedPart {
+	k, h := o.twinPart(index.PartKeys), o.twinPart(index.PartHeaders)
+	headers := listedPart{index.PartHeaders, h.key, h.etag, h.size}
 	if o.Tombstone {
-		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, {index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
+		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, headers}
 	}
-	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, o.KeysKey, o.keysETag, o.KeysSize},
-		{index.PartHeaders, o.HeadersKey, o.headersETag, o.HeadersSize}}
+	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, k.key, k.etag, k.size}, headers}
 }
 
 // listing compares the listed parts with the entry's: every part of the

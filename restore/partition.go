@@ -84,7 +84,7 @@ func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, 
 	s := r.newStream(ctx, cl, j, progress)
 	s.pre = startPrefetch(s.ctx, loadOrder(j.part.segments, j.skipUnread(int64(r.cfg.VerifyRecords))), s.loadObject, func(i int) int64 {
 		o := &j.part.Objects[i]
-		return o.Size + o.KeysSize + o.HeadersSize
+		return o.Size + o.twinBytes()
 	}, r.cfg.PrefetchBytes)
 	if j.verifies() {
 		r.log.Info("resuming restore", "topic", s.target, "partition", s.p, "already_restored", s.already, "from_offset", j.start)

@@ -46,19 +46,16 @@ type Object struct {
 	// tombstone folder), any depth, joined by directory.delim.
 	Folder string
 
-	// KeysKey and HeadersKey name the parallel objects Confluent's
-	// store.kafka.keys and store.kafka.headers write next to the value
-	// object ("<base>.keys<ext>", "<base>.headers<ext>", ext possibly
-	// another format's), or are empty. Record i of each is the key or the
-	// headers of record i of the value object.
-	KeysKey, HeadersKey   string
-	keysExt, headersExt   string // their extensions after the infix
-	KeysSize, HeadersSize int64
-	// etag, keysETag and headersETag are the ETags the listing gave the
-	// value (or tombstone) object and its twins ("" from a store without
-	// ETags): the one-read plan compares them with the index entry's,
-	// and examineObject drops them once it has.
-	etag, keysETag, headersETag string
+	// twins are the parallel objects Confluent's store.kafka.keys and
+	// store.kafka.headers write next to the value object (KeysKey,
+	// HeadersKey); nil without any, so an object without them costs a
+	// pointer, not their fields.
+	twins *twinObjects
+	// etag is the ETag the listing gave the value (or tombstone) object
+	// ("" from a store without ETags): the one-read plan compares it (and
+	// the twins') with the index entry's, and examineObject drops them
+	// once it has.
+	etag string
 
 	// Tombstone marks a tombstone object: Key is a keys-only object in the
 	// tombstone folder (behavior.on.null.values=write), each record of
@@ -99,6 +96,54 @@ type Object struct {
 type provedObject struct {
 	size  int64
 	facts objectFacts
+}
+
+// twinObjects are an Object's .keys and .headers objects: each named
+// "<base>.keys<ext>" or "<base>.headers<ext>" next to the value object,
+// ext possibly another format's. Record i of each is the key or the
+// headers of record i of the value object. A tombstone object has no
+// .keys twin (it is one): keys.key is empty and keys.ext is its own
+// extension.
+type twinObjects struct {
+	keys, headers twinObject
+}
+
+// twinObject is one parallel object as the listing gave it: key, its
+// extension after the infix, size and ETag.
+type twinObject struct {
+	key, ext, etag string
+	size           int64
+}
+
+// twin returns o's twins, making them if it has none.
+func (o *Object) twin() *twinObjects {
+	if o.twins == nil {
+		o.twins = &twinObjects{}
+	}
+	return o.twins
+}
+
+// KeysKey names o's .keys object, "" without one.
+func (o *Object) KeysKey() string { return o.twinPart(index.PartKeys).key }
+
+// HeadersKey names o's .headers object, "" without one.
+func (o *Object) HeadersKey() string { return o.twinPart(index.PartHeaders).key }
+
+// twinBytes is the size of o's twins together.
+func (o *Object) twinBytes() int64 {
+	return o.twinPart(index.PartKeys).size + o.twinPart(index.PartHeaders).size
+}
+
+// twinPart returns o's twin of the given index part (PartKeys,
+// PartHeaders), zero without it.
+func (o *Object) twinPart(part string) twinObject {
+	switch {
+	case o.twins == nil:
+		return twinObject{}
+	case part == index.PartKeys:
+		return o.twins.keys
+	}
+	return o.twins.headers
 }
 
 // PartitionPlan is the objects of one Kafka partition, sorted by start

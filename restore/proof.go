@@ -305,7 +305,7 @@ func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
 		}
 		if known, ok := r.proved[o.Key]; !ok || known.size != o.Size {
 			n++
-			bytes += o.Size + o.KeysSize + o.HeadersSize
+			bytes += o.Size + o.twinBytes()
 		}
 	}
 	return n, bytes
@@ -355,7 +355,7 @@ func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(conte
 	free := int64(r.cfg.Parallelism) * proofWeight
 feed:
 	for _, o := range objs {
-		w := min(max(o.Size+o.KeysSize+o.HeadersSize, 1), proofWeight)
+		w := min(max(o.Size+o.twinBytes(), 1), proofWeight)
 		for free < w {
 			select {
 			case n := <-released:
@@ -395,7 +395,11 @@ func (r *Restorer) readConcurrency() int {
 func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Object) error {
 	// The listing's ETags serve only the one-read check (stored): the
 	// plan does not keep them.
-	defer func() { o.etag, o.keysETag, o.headersETag = "", "", "" }()
+	defer func() {
+		if o.etag = ""; o.twins != nil {
+			o.twins.keys.etag, o.twins.headers.etag = "", ""
+		}
+	}()
 	if o.unread {
 		// Wholly past the cut (markPastCut): its live entry gives its
 		// facts.

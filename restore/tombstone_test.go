@@ -126,7 +126,7 @@ func TestRestoreTombstonesInOrder(t *testing.T) {
 	var starts []int64
 	for _, o := range tp.Parts[0].Objects {
 		starts = append(starts, o.StartOffset)
-		if o.Tombstone != (o.StartOffset == 2 || o.StartOffset == 9) || o.Tombstone && o.KeysKey != "" {
+		if o.Tombstone != (o.StartOffset == 2 || o.StartOffset == 9) || o.Tombstone && o.KeysKey() != "" {
 			t.Errorf("object %+v", o)
 		}
 	}
