@@ -66,10 +66,11 @@ const (
 // taking the entry's word, what its index entry says (entryFacts).
 type objectFacts struct {
 	records int64
-	sums    digest // of the value object (the keys object for a tombstone object)
-	// keysSums and headersSums are the twins' (zero without them).
-	keysSums, headersSums digest
-	bytes                 int64 // bytes read from the store, all parts
+	// sums are what a read computed of each part's bytes; nil when
+	// nothing was read (the entry's word), so the facts of an object
+	// not read cost no digests.
+	sums  *readSums
+	bytes int64 // bytes read from the store, all parts
 	// offsets are the source offsets of the records as runs, when the
 	// records carry them (envelope objects); nil otherwise.
 	offsets []offsetRun
@@ -91,6 +92,21 @@ type storeError struct{ err error }
 
 func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
+
+// readSums are the digests a read computed of an object's parts: value
+// (the keys object of a tombstone object), and the twins' (zero without
+// them).
+type readSums struct {
+	value, keys, headers digest
+}
+
+// digests returns what the read computed, zero when nothing was read.
+func (p objectFacts) digests() readSums {
+	if p.sums == nil {
+		return readSums{}
+	}
+	return *p.sums
+}
 
 // digest is what reading an object computed of its bytes: the CRC32C
 // (index.FormatCRC32C), always, and the hex SHA-256 when asked for
@@ -401,14 +417,20 @@ func (or *objectReader) finish() (objectFacts, error) {
 			return *p, err
 		}
 		p.bytes += tw.cr.n
+		if p.sums == nil {
+			p.sums = &readSums{}
+		}
 		if tw.isKey {
-			p.keysSums = tw.cr.sum()
+			p.sums.keys = tw.cr.sum()
 		} else {
-			p.headersSums = tw.cr.sum()
+			p.sums.headers = tw.cr.sum()
 		}
 	}
 	p.records = or.n
-	p.sums = or.value.sum()
+	if p.sums == nil {
+		p.sums = &readSums{}
+	}
+	p.sums.value = or.value.sum()
 	if or.carried {
 		p.offsets = or.offsets.runs
 	}
@@ -499,7 +521,8 @@ func sameAsProved(obj *Object, now, was objectFacts) error {
 	for _, c := range []struct {
 		key      string
 		now, was digest
-	}{{obj.Key, now.sums, was.sums}, {obj.KeysKey(), now.keysSums, was.keysSums}, {obj.HeadersKey(), now.headersSums, was.headersSums}} {
+	}{{obj.Key, now.digests().value, was.digests().value}, {obj.KeysKey(), now.digests().keys, was.digests().keys},
+		{obj.HeadersKey(), now.digests().headers, was.digests().headers}} {
 		if c.key == "" || c.was == (digest{}) {
 			continue // no such twin, or facts that read nothing (the entry's word)
 		}

@@ -116,11 +116,11 @@ func (m entryMatch) read(p objectFacts) error {
 func (p objectFacts) digestOf(o *Object, part string) digest {
 	switch {
 	case part == index.PartHeaders:
-		return p.headersSums
+		return p.digests().headers
 	case part == index.PartKeys && !o.Tombstone:
-		return p.keysSums
+		return p.digests().keys
 	}
-	return p.sums
+	return p.digests().value
 }
 
 // stored tells whether what the store says of the object without a

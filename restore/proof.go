@@ -474,7 +474,7 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 	r.mu.Lock()
 	known, ok := r.proved[o.Key]
 	r.mu.Unlock()
-	if ok && known.size == o.Size && (!o.sha256 || known.facts.sums.sha256 != "") {
+	if ok && known.size == o.Size && (!o.sha256 || known.facts.digests().value.sha256 != "") {
 		return known.facts, nil
 	}
 	target := "" // modeProve frames nothing
