@@ -247,8 +247,8 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 				switch {
 				case o.Damage != nil:
 					r.damaged[o.Key] = true // skipped (behavior.on.error): read again, not taken at its entry's word
-				case o.entry != nil:
-					sum.commit = max(sum.commit, o.entry.Commit)
+				case o.checks != nil:
+					sum.commit = max(sum.commit, o.checks.commit)
 					delete(r.proved, o.Key)
 					delete(r.damaged, o.Key)
 				}

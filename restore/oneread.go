@@ -83,6 +83,8 @@ func checkLoaded(obj *Object, now objectFacts) error {
 	switch {
 	case obj.facts == nil:
 		return nil
+	case obj.fromIndex && obj.checks != nil:
+		return entryMatch{obj, obj.checks.entry(obj)}.read(now)
 	case obj.fromIndex:
 		return entryMatch{obj, obj.entry}.read(now)
 	}

@@ -71,7 +71,7 @@ const (
 // named reports whether o's records have no known offsets: readable, with
 // neither an index entry nor offsets carried by its records.
 func (o *Object) named() bool {
-	return o.Damage == nil && o.facts != nil && o.entry == nil && o.facts.offsets == nil
+	return o.Damage == nil && o.facts != nil && o.entry == nil && o.checks == nil && o.facts.offsets == nil
 }
 
 // judgeOrder sets pp.Order, pp.Folders and pp.Overlapping from its

@@ -80,14 +80,19 @@ type Object struct {
 	Offsets []offsetRun
 	Damage  error
 	facts   *objectFacts
-	entry   *index.Entry // the index entry the object matched, or nil
+	// entry is the index entry the object matched, or nil, while the
+	// plan is made; checks is what production checks against of it once
+	// the plan is made (compactEntries), when entry is let go with the
+	// rest of the index.
+	entry  *index.Entry
+	checks *entryChecks
 	// pastCut: every record of the object is past the --until cut, so it
 	// is neither read nor counted as restored. unread: the archive index
 	// showed that before the plan's proof, which did not read it either.
 	pastCut, unread bool
 	// fromIndex: the plan took the archive index entry's word for the
 	// object without reading it (one read per object, oneread.go); the
-	// read that produces it is checked against entry.
+	// read that produces it is checked against its entry (checks).
 	fromIndex bool
 }
 
@@ -457,6 +462,7 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}
+	compactEntries(plan)
 	return plan, nil
 }
 
