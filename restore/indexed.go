@@ -26,9 +26,8 @@ type archiveIndex struct {
 	// object may match an older one: a later sink run with a smaller
 	// flush.size rewrites a key with fewer records and a lower commit.
 	byKey map[string][]*index.Entry
-	// parts is the coverage of the entries the objects matched (the live
-	// entry for damaged and missing objects), set by finish.
-	parts map[topicPartition]*index.Partition
+	// keysOf holds the object keys of each partition, set by finish.
+	keysOf map[topicPartition][]string
 }
 
 // loadIndex reads the archive index of topics under Config.IndexPrefix
@@ -129,45 +128,49 @@ func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 	return ok, nil
 }
 
-// finish computes the coverage of the entries that hold the plan's
-// records: the entry each readable object matched, and the live entry of
-// every other key (damaged objects, objects missing from the store). It
-// analyzes one partition at a time, so the copies index.Analyze takes
-// are one partition's.
-func (ai *archiveIndex) finish(plan *Plan) {
+// finish groups the index's object keys by partition, for coverage.
+func (ai *archiveIndex) finish() {
 	if ai == nil {
 		return
 	}
-	chosen := map[string]*index.Entry{}
-	for _, t := range plan.Topics {
-		for _, pp := range t.Parts {
-			for _, o := range pp.Objects {
-				if o.entry != nil {
-					chosen[o.Key] = o.entry
-				}
-			}
+	ai.keysOf = map[topicPartition][]string{}
+	for key := range ai.byKey {
+		e := ai.live(key)
+		tp := topicPartition{e.Topic, e.Partition}
+		ai.keysOf[tp] = append(ai.keysOf[tp], key)
+	}
+}
+
+// coverage computes the coverage of the entries that hold the records
+// of pp, a partition of topic: the entry each readable object matched,
+// and the live entry of every other key of the partition (damaged
+// objects, objects missing from the store). The plan asks for one
+// partition's at a time and lets it go, so the copies index.Analyze
+// takes are one partition's. It returns nil without an index or entries.
+func (ai *archiveIndex) coverage(topic string, pp *PartitionPlan) *index.Partition {
+	if ai == nil {
+		return nil
+	}
+	keys := ai.keysOf[topicPartition{topic, pp.Partition}]
+	if len(keys) == 0 {
+		return nil
+	}
+	chosen := make(map[string]*index.Entry, len(pp.Objects))
+	for i := range pp.Objects {
+		if o := &pp.Objects[i]; o.entry != nil {
+			chosen[o.Key] = o.entry
 		}
 	}
-	byPart := map[topicPartition][]*index.Entry{}
-	for key := range ai.byKey {
+	effective := make([]index.Entry, len(keys))
+	for i, key := range keys {
 		e := chosen[key]
 		if e == nil {
 			e = ai.live(key)
 		}
-		tp := topicPartition{e.Topic, e.Partition}
-		byPart[tp] = append(byPart[tp], e)
+		effective[i] = *e
 	}
-	ai.parts = map[topicPartition]*index.Partition{}
-	for tp, es := range byPart {
-		effective := make([]index.Entry, len(es))
-		for i, e := range es {
-			effective[i] = *e
-		}
-		for _, p := range index.Analyze(effective) {
-			ai.parts[tp] = &p
-		}
-		delete(byPart, tp)
-	}
+	ps := index.Analyze(effective)
+	return &ps[0]
 }
 
 // entryRuns converts an entry's runs.
@@ -179,13 +182,10 @@ func entryRuns(e *index.Entry) []offsetRun {
 	return out
 }
 
-// missingEntries returns the index entries of topic/partition whose
-// object is not in the plan's partition (deleted from the store).
-func (ai *archiveIndex) missingEntries(topic string, pp *PartitionPlan) []*index.Entry {
-	if ai == nil {
-		return nil
-	}
-	ip := ai.parts[topicPartition{topic, pp.Partition}]
+// missingEntries returns the entries of ip, a partition's coverage,
+// whose object is not in the plan's partition pp (deleted from the
+// store).
+func missingEntries(ip *index.Partition, pp *PartitionPlan) []*index.Entry {
 	if ip == nil {
 		return nil
 	}

@@ -180,7 +180,7 @@ func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex
 	if err := r.examineObjects(ctx, ai, plan); err != nil {
 		return err
 	}
-	ai.finish(plan)
+	ai.finish()
 	r.planPartitions(plan, ai, snaps)
 	return nil
 }
@@ -492,11 +492,8 @@ func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string
 		t.cutSnapshot = sp.prev
 		for pi := range t.Parts {
 			pp := &t.Parts[pi]
-			var ip *index.Partition
-			if ai != nil {
-				ip = ai.parts[topicPartition{t.Source, pp.Partition}]
-			}
-			r.planPartition(pp, ip, ai.missingEntries(t.Source, pp))
+			ip := ai.coverage(t.Source, pp)
+			r.planPartition(pp, ip, missingEntries(ip, pp))
 			if !r.cfg.Until.IsZero() {
 				r.cutPartition(pp, ip, sp.prev, sp.next)
 			}
