@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -303,6 +304,10 @@ func addPartitions(objects map[topicPartition][]Object, topics map[string]*Topic
 			}
 			return objs[i].Key < objs[j].Key
 		})
+		// The listing grew objs by appending; the plan keeps them at
+		// their size (a quarter less memory per object, on average).
+		objs = slices.Clip(append([]Object(nil), objs...))
+		delete(objects, k)
 		pp := PartitionPlan{Partition: k.part, Objects: objs}
 		for _, o := range objs {
 			pp.Bytes += o.Size
