@@ -82,7 +82,7 @@ type objectFacts struct {
 	nullKeys, nullKeyIdx int64
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
-	until untilFacts
+	until *untilFacts
 }
 
 // storeError marks an error of the store itself (network, permissions),
@@ -98,6 +98,16 @@ func (e *storeError) Unwrap() error { return e.err }
 // them).
 type readSums struct {
 	value, keys, headers digest
+}
+
+// untilOf returns what the records' timestamps say about Config.Until:
+// a read's, or, for facts that read nothing (the entry's word) or a
+// restore without --until, nothing stamped and nothing after it.
+func (p objectFacts) untilOf() untilFacts {
+	if p.until == nil {
+		return untilFacts{after: -1}
+	}
+	return *p.until
 }
 
 // digests returns what the read computed, zero when nothing was read.
@@ -276,7 +286,11 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		valueFormat = f
 	}
-	or := &objectReader{r: r, obj: obj, target: target, mode: mode, facts: objectFacts{nullKeyIdx: -1, until: newUntilFacts()}}
+	or := &objectReader{r: r, obj: obj, target: target, mode: mode, facts: objectFacts{nullKeyIdx: -1}}
+	if !r.cfg.Until.IsZero() {
+		u := newUntilFacts()
+		or.facts.until = &u
+	}
 	closer, cr, err := r.openChecked(ctx, obj.Key, obj.sha256)
 	if err != nil {
 		return nil, err
@@ -384,7 +398,9 @@ func (or *objectReader) account(rec *format.Record) error {
 		if stamped {
 			ts = or.ec.archived // before --timestamps now cleared it
 		}
-		p.until.add(rec, ts, stamped, rec.Offset, or.r.untilMS())
+		if p.until != nil {
+			p.until.add(rec, ts, stamped, rec.Offset, or.r.untilMS())
+		}
 	}
 	if size := produceSize(rec, or.mode); size > p.largestSize {
 		p.largestIdx, p.largestSize = n, size

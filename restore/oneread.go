@@ -61,7 +61,6 @@ func entryFacts(e *index.Entry) *objectFacts {
 		records: e.Records, offsets: entryRuns(e),
 		largestIdx: -1, largestSize: e.MaxRecordBytes,
 		nullKeys: e.NullKeys, nullKeyIdx: -1,
-		until: untilFacts{after: -1},
 	}
 }
 

@@ -405,7 +405,7 @@ func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Objec
 		// facts.
 		e := ai.live(o.Key)
 		o.entry, o.envelope = e, envelopeMode(e)
-		o.facts = &objectFacts{records: e.Records, offsets: entryRuns(e), until: untilFacts{after: -1}}
+		o.facts = &objectFacts{records: e.Records, offsets: entryRuns(e)}
 		return nil
 	}
 	entries, err := ai.listed(o)

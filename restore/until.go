@@ -289,7 +289,7 @@ func timestampCut(pp *PartitionPlan, ip *index.Partition, untilMS int64) tsCut {
 		if o.Damage != nil || o.facts == nil || o.facts.records == 0 {
 			continue
 		}
-		u := o.facts.until
+		u := o.facts.untilOf()
 		switch {
 		case u.stamped:
 			ts.anyStamped = true
