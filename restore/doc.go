@@ -19,10 +19,11 @@
 // The plan (Plan, plan.go) lists the chosen topic folders (list.go: every
 // layout, folders of any depth, .keys/.headers twins paired with their
 // value object, tombstone objects, skipped keys counted by reason), loads
-// the archive index (indexed.go, index.LoadWith: checkpoints and the log
-// after them) and gives every object its facts: its records' count and
-// source offsets, and what else the checks need. Where they come from is
-// the one choice of the package:
+// the archive index (indexed.go, index.EachPartition: checkpoints and the
+// log after them, one partition at a time; in follow mode an index.Tail)
+// and gives every object its facts: its records' count and source
+// offsets, and what else the checks need. Where they come from is the one
+// choice of the package:
 //
 //   - One read per object (oneread.go; Config.ReadOnce, kafkas3 source's
 //     default): an indexed object listed as its entry says (every part,
@@ -37,7 +38,9 @@
 //
 // Whether an object matches an entry has one rule (entryMatch, match.go),
 // whatever is known of the object: its listing, the store's word without
-// a download, or a read.
+// a download, or a read. Once the plan is made, each object keeps only
+// what production checks of its entry (entryChecks, checks.go) and the
+// index is let go: a plan holds about 500 bytes per object.
 //
 // From the objects' offsets the plan builds each partition's record
 // stream (claim.go): every source offset once, in offset order, across
