@@ -205,9 +205,11 @@ type Config struct {
 // MaxRecordMemory bounds the decoded records that the loaded objects of
 // a restore keep in memory together (memBudget), whatever Parallelism ×
 // SpillBytes: a 1 GiB restore of objects of 44 MB peaked at 1.1-1.2 GiB
-// RSS with 8 × 64 MiB and at 433-472 MiB with this bound, as fast
-// (BENCHMARKS.md). Records past it go to their objects' temporary files.
-const MaxRecordMemory = 96 << 20
+// RSS with 8 × 64 MiB, at 433-472 MiB with 96 MiB, as fast, and under
+// 256 MiB with 64 MiB, a 32 MiB producer buffer and kafkas3 source's
+// memory limit (BENCHMARKS.md, "Restore memory"). Records past it go to
+// their objects' temporary files.
+const MaxRecordMemory = 64 << 20
 
 // Defaults for the zero values of Config.
 const (

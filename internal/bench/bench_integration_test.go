@@ -62,9 +62,10 @@ const (
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
 	// rows (thousandRows); onlyEnv=many only the 200-partition rows
 	// (manyRows); onlyEnv=scale only the archive of many small objects
-	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, the bytes and
-	// JSON+gzip archives (restoreArchives) and the restore rows in two
-	// rounds between producer baselines (restoreRows).
+	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, an Avro topic
+	// of as many bytes, the bytes, JSON+gzip, Avro and Parquet archives
+	// (restoreArchives) and the restore rows in two rounds between
+	// producer baselines (restoreRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -110,8 +111,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	}
 	if only == "restore" {
 		e.restoreOnly = true
-		e.restoreArchives(main)
-		e.restoreRows(main, restoreRounds(b))
+		e.restoreRows(main, e.restoreArchives(main), restoreRounds(b))
 		e.report()
 		return
 	}
@@ -154,10 +154,10 @@ func BenchmarkKafkas3(b *testing.B) {
 
 	// Typed formats: Avro (fast path) and Parquet from an Avro topic, with
 	// ratios against that topic's own raw consume.
-	e.typedRows()
+	typed := e.typedRows()
 
 	// Restore against a bare idempotent producer writing the same records.
-	e.restoreRows(main, 1)
+	e.restoreRows(main, restoreSets(main, typed), 1)
 
 	e.manyRows(partBytes)
 	e.thousandRows()
