@@ -205,11 +205,12 @@ type Config struct {
 // MaxRecordMemory bounds the decoded records that the loaded objects of
 // a restore keep in memory together (memBudget), whatever Parallelism ×
 // SpillBytes: a 1 GiB restore of objects of 44 MB peaked at 1.1-1.2 GiB
-// RSS with 8 × 64 MiB, at 433-472 MiB with 96 MiB, as fast, and under
-// 256 MiB with 64 MiB, a 32 MiB producer buffer and kafkas3 source's
-// memory limit (BENCHMARKS.md, "Restore memory"). Records past it go to
-// their objects' temporary files.
-const MaxRecordMemory = 64 << 20
+// RSS with 8 × 64 MiB and at 433-472 MiB with 96 MiB, as fast. With
+// 48 MiB, a 32 MiB producer buffer and kafkas3 source's memory limit it
+// stays under 256 MiB (BENCHMARKS.md, "Restore memory"): at 64 MiB the
+// live heap of a bytes restore was 141 MB at its peak, 67 MB of it
+// decoded records. Records past it go to their objects' temporary files.
+const MaxRecordMemory = 48 << 20
 
 // Defaults for the zero values of Config.
 const (

@@ -398,7 +398,7 @@ type procResult struct {
 }
 
 // run runs cmd to completion, its stderr in a log file, and measures its
-// wall time and peak RSS. A failure ends the benchmark with the log's tail.
+// wall time and peak RSS (peakRSS). A failure ends the benchmark with the log's tail.
 func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	e.b.Helper()
 	logPath := filepath.Join(e.dir, fmt.Sprintf("%02d.log", len(e.rows)))
@@ -414,7 +414,7 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	fmt.Fprintf(os.Stderr, "bench: %s ...\n", name)
 	brokerCPU, s3CPU := procCPU(e.brokerPID), procCPU(e.s3PID)
 	start := time.Now()
-	err = cmd.Run()
+	polled, err := runPolled(cmd)
 	wall := time.Since(start)
 	cpu := cpuTimes{broker: procCPU(e.brokerPID) - brokerCPU, s3: procCPU(e.s3PID) - s3CPU}
 	if err != nil {
@@ -425,9 +425,10 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 		e.b.Fatalf("%s: no rusage", name)
 	}
 	cpu.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB, CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
-		float64(ru.Maxrss)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
-	return procResult{wall: wall, rssKiB: ru.Maxrss, cpu: cpu, stdout: out.Bytes(), start: start, log: logPath}
+	rss := peakRSS(ru.Maxrss, polled)
+	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB (ru_maxrss %.1f, VmHWM polled %.1f), CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
+		float64(rss)/1024, float64(ru.Maxrss)/1024, float64(polled)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
+	return procResult{wall: wall, rssKiB: rss, cpu: cpu, stdout: out.Bytes(), start: start, log: logPath}
 }
 
 func tail(path string, lines int) string {
