@@ -249,8 +249,10 @@ func profileFile(name string) string {
 
 // restoreInProcess restores like `kafkas3 source --config FILE
 // --topic-rename RENAME --create-topics`, with the restore config built
-// from the file by package config as the command builds it, under the CPU
-// profiler; it writes the heap profile at the highest live heap seen.
+// from the file by package config as the command builds it (reading each
+// object once, with its prefetch), under the CPU profiler; it writes the
+// heap profile at the highest live heap seen. It runs without the
+// command's soft memory limit (memlimit).
 func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childResult, error) {
 	p := a.RestoreProfile
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -270,6 +272,8 @@ func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (child
 	cfg.Topics = cfg.ArchiveTopics
 	cfg.RenameRegex, cfg.Rename = regexp.MustCompile(`.*`), p.Rename
 	cfg.CreateTopics = true
+	// As kafkas3 source sets them (cmd/source_flags.go) without --prove-first.
+	cfg.ReadOnce, cfg.PrefetchBytes = true, restore.DefaultPrefetchBytes
 	cfg.Identity = ident + "/" + cfg.Keys.TopicsDir
 	r, err := restore.New(cfg, store, log)
 	if err != nil {
