@@ -216,6 +216,20 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 // still reads the objects the index lacks, under the limit.)
 const sourceHeapHeadroom = 64 << 20
 
+// startMemLimit runs memlimit.Run with headroom until the returned stop is
+// called; stop returns once Run has put back the limit it found, so a
+// command run after this one (in the same process: tests) finds that
+// limit, not this run's.
+func startMemLimit(ctx context.Context, headroom int64) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		memlimit.Run(ctx, memlimit.Config{Headroom: headroom})
+	}()
+	return func() { cancel(); <-done }
+}
+
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	settings, log, err := loadSettings(config.Source, f.configFlags, f.keyFlags(config.NewKeys()), streams)
 	if settings == nil {
@@ -254,9 +268,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs),
 		"shard", shardText(cfg.Shard))
 	if r.ReadsOnce() {
-		memCtx, stopMem := context.WithCancel(ctx)
-		defer stopMem()
-		go memlimit.Run(memCtx, memlimit.Config{Headroom: sourceHeapHeadroom})
+		defer startMemLimit(ctx, sourceHeapHeadroom)()
 	}
 	stderr := stderrFor(f.configFlags, streams, log)
 	progress := restore.NewRenderer(stderr, isTerminal(stderr), progressInterval)
