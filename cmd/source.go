@@ -207,8 +207,8 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 // GOGC alone the heap grows to twice the live heap (restore.MaxRecordMemory
 // of decoded records, the producer's buffer, the objects being decoded): a
 // 1 GiB restore peaked at 427-472 MiB RSS with 96 MiB of records and a
-// 128 MiB producer buffer, and at 285-356 MiB with 48 MiB and 32 MiB; with
-// this headroom at 210-245 MiB, for 10-35% more CPU (BENCHMARKS.md,
+// 128 MiB producer buffer, and at 285-361 MiB with 48 MiB and 32 MiB; with
+// this headroom at 212-241 MiB, for 13-37% more CPU (BENCHMARKS.md,
 // "Restore memory"). A restore
 // that keeps the whole-archive proof (--prove-first, --dry-run,
 // --allow-gaps, --until, behavior.on.error ignore or log) runs without it:
