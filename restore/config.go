@@ -136,7 +136,8 @@ type Config struct {
 	// object ahead while it produces one; across the restore, loaded
 	// objects keep at most Parallelism × SpillBytes, and at most
 	// MaxRecordMemory, of decoded records in memory, and records past
-	// that go to the temporary files too.
+	// that go to the temporary files too. A Parquet object being loaded
+	// is copied to a temporary file in TempDir as well (randomaccess.go).
 	SpillBytes int64
 	TempDir    string
 
