@@ -122,9 +122,7 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	memCtx, stopMem := context.WithCancel(ctx)
-	defer stopMem()
-	go memlimit.Run(memCtx, memlimit.Config{Headroom: sinkHeapHeadroom})
+	defer memlimit.Start(ctx, memlimit.Config{Headroom: sinkHeapHeadroom})()
 	if cfg.RotateScheduleInterval > 0 {
 		log.Warn("rotate.schedule.interval.ms rotates on the wall clock: a replay after a crash may cut objects differently (weaker than exactly-once)")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/spf13/cobra"
@@ -200,6 +201,21 @@ func sourceIdentity(storeIdent, topicsDir string) string {
 	return storeIdent + "/" + topicsDir
 }
 
+// sourceHeapHeadroom is how far above its live heap a restore that reads
+// each object once (restore.Restorer.ReadsOnce) lets the Go heap grow
+// before collecting (memlimit; GOMEMLIMIT overrides it). With the default
+// GOGC alone the heap grows to twice the live heap (restore.MaxRecordMemory
+// of decoded records, the producer's buffer, the objects being decoded): a
+// 1 GiB restore peaked at 427-472 MiB RSS with 96 MiB of records and a
+// 128 MiB producer buffer, and at 285-361 MiB with 48 MiB and 32 MiB; with
+// this headroom at 212-241 MiB, for 13-37% more CPU (BENCHMARKS.md,
+// "Restore memory"). A restore
+// that keeps the whole-archive proof (--prove-first, --dry-run,
+// --allow-gaps, --until, behavior.on.error ignore or log) runs without it:
+// its collections slowed the proof. (The plan of a read-once restore
+// still reads the objects the index lacks, under the limit.)
+const sourceHeapHeadroom = 64 << 20
+
 func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	settings, log, err := loadSettings(config.Source, f.configFlags, f.keyFlags(config.NewKeys()), streams)
 	if settings == nil {
@@ -237,6 +253,9 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs),
 		"shard", shardText(cfg.Shard))
+	if r.ReadsOnce() {
+		defer memlimit.Start(ctx, memlimit.Config{Headroom: sourceHeapHeadroom})()
+	}
 	stderr := stderrFor(f.configFlags, streams, log)
 	progress := restore.NewRenderer(stderr, isTerminal(stderr), progressInterval)
 	res, err := runRestore(ctx, r, observeProgress(progress))

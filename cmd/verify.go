@@ -95,9 +95,7 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 			}
 		}
 	}
-	memCtx, stopMem := context.WithCancel(ctx)
-	defer stopMem()
-	go memlimit.Run(memCtx, memlimit.Config{Headroom: memlimit.ReaderHeadroom})
+	defer memlimit.Start(ctx, memlimit.Config{Headroom: memlimit.ReaderHeadroom})()
 	log.Info("verify starting", "archive", ident, "topics.dir", rc.Keys.TopicsDir, "index", rc.IndexPrefix, "deep", f.Deep)
 	rep, err := verify.Run(ctx, cfg, store, log)
 	if err != nil {

@@ -17,6 +17,9 @@ import (
 const (
 	maxAvroMetaEntries = 1024
 	maxAvroMetaBytes   = 16 << 20
+	// avroPrealloc is the longest length readBytes allocates before
+	// reading: what a hostile length can make it allocate for nothing.
+	avroPrealloc = 8 << 20
 )
 
 func (f *avroFormat) NewReader(r io.Reader) (RecordReader, error) {
@@ -80,12 +83,21 @@ func (ar *avroReader) readBytes(max int64, what string) ([]byte, error) {
 	if n < 0 || n > max {
 		return nil, badAvro("%s length %d out of range 0..%d", what, n, max)
 	}
-	// Grow with the data actually read, so a hostile length cannot make
-	// us allocate before the bytes arrive.
-	var buf bytes.Buffer
-	if n <= 64<<10 {
-		buf.Grow(int(n))
+	// Up to avroPrealloc the length is allocated at once (a block of
+	// DefaultAvroBlockRecords records of 1 KiB is 4 MiB); past it the
+	// buffer grows with the data actually read, so a hostile length
+	// cannot make us allocate more before the bytes arrive. Growing a
+	// 4 MiB block from nothing allocated about three times its size, a
+	// good part of a restore's allocations (BENCHMARKS.md, "Restore
+	// memory").
+	if n <= avroPrealloc {
+		b := make([]byte, n)
+		if m, err := io.ReadFull(ar.br, b); err != nil {
+			return nil, badAvro("%s: read %d of %d bytes: %w", what, m, n, inData(err))
+		}
+		return b, nil
 	}
+	var buf bytes.Buffer
 	if m, err := io.CopyN(&buf, ar.br, n); err != nil {
 		return nil, badAvro("%s: read %d of %d bytes: %w", what, m, n, inData(err))
 	}

@@ -136,7 +136,8 @@ type Config struct {
 	// object ahead while it produces one; across the restore, loaded
 	// objects keep at most Parallelism × SpillBytes, and at most
 	// MaxRecordMemory, of decoded records in memory, and records past
-	// that go to the temporary files too.
+	// that go to the temporary files too. A Parquet object being loaded
+	// is copied to a temporary file in TempDir as well (randomaccess.go).
 	SpillBytes int64
 	TempDir    string
 
@@ -205,9 +206,12 @@ type Config struct {
 // MaxRecordMemory bounds the decoded records that the loaded objects of
 // a restore keep in memory together (memBudget), whatever Parallelism ×
 // SpillBytes: a 1 GiB restore of objects of 44 MB peaked at 1.1-1.2 GiB
-// RSS with 8 × 64 MiB and at 433-472 MiB with this bound, as fast
-// (BENCHMARKS.md). Records past it go to their objects' temporary files.
-const MaxRecordMemory = 96 << 20
+// RSS with 8 × 64 MiB and at 433-472 MiB with 96 MiB, as fast. With
+// 48 MiB, a 32 MiB producer buffer and kafkas3 source's memory limit it
+// stays under 256 MiB (BENCHMARKS.md, "Restore memory"): at 64 MiB the
+// live heap of a bytes restore was 141 MB at its peak, 67 MB of it
+// decoded records. Records past it go to their objects' temporary files.
+const MaxRecordMemory = 48 << 20
 
 // Defaults for the zero values of Config.
 const (

@@ -38,8 +38,8 @@ import (
 // next partition starts meanwhile. The decoded records that loaded objects keep
 // in memory, across the whole restore, stay within Config.Parallelism ×
 // Config.SpillBytes (a record past it goes to its object's temporary
-// file); the producer buffers at most 128 MiB of records until the broker
-// acknowledges them.
+// file), and MaxRecordMemory; the producer buffers at most 32 MiB of
+// records until the broker acknowledges them (producerBufferBytes).
 
 // ErrDamagedObject is wrapped when an archive object (or its .keys or
 // .headers twin) cannot be restored as a whole: it is missing, does not
@@ -310,7 +310,16 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 		}
 		or.closers = append(or.closers, or.headers.close)
 	}
-	if or.rd, err = valueFormat.NewReader(cr); err != nil {
+	var value io.Reader = cr
+	if mode == modeRestore && needsRandomAccess(valueFormat) {
+		sr, closeFile, err := spool(cr, r.cfg.TempDir, obj.Key)
+		if err != nil {
+			or.close()
+			return nil, err
+		}
+		or.closers, value = append(or.closers, closeFile), sr
+	}
+	if or.rd, err = valueFormat.NewReader(value); err != nil {
 		or.close()
 		return nil, fmt.Errorf("%w: read object %q: %w", ErrDamagedObject, obj.Key, err)
 	}

@@ -45,6 +45,11 @@ import (
 // cut is refined by the records' timestamps, which only a read gives. The
 // plan still reads the objects that have no index entry.
 
+// ReadsOnce tells whether Run reads each indexed object once, when it is
+// restored, rather than first for a whole-archive proof (Config.ReadOnce,
+// outside a dry run, behavior.on.error=fail, without AllowGaps and Until).
+func (r *Restorer) ReadsOnce() bool { return r.readsOnce() }
+
 // readsOnce tells whether Run's plans read each indexed object once, when
 // it is restored, rather than first for a whole-archive proof.
 func (r *Restorer) readsOnce() bool {

@@ -364,8 +364,12 @@ func (r *Restorer) finishGroups(ctx context.Context, adm *kadm.Client, groups []
 }
 
 // producerBufferBytes bounds the records the producer holds until the
-// broker acknowledges them (kgo.MaxBufferedBytes).
-const producerBufferBytes = 128 << 20
+// broker acknowledges them (kgo.MaxBufferedBytes; franz-go's own bound of
+// 50,000 records applies too). 32 MiB is several in-flight batches of
+// 1 MiB for each of the Parallelism partitions being produced; 128 MiB
+// held about 50 MB of 1 KiB records (the record bound) for no more speed
+// (BENCHMARKS.md, "Restore memory").
+const producerBufferBytes = 32 << 20
 
 // newProducer builds the idempotent producer: acks=all, records go to the
 // partition they name, topics are never auto-created.

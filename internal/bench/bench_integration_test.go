@@ -62,9 +62,10 @@ const (
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
 	// rows (thousandRows); onlyEnv=many only the 200-partition rows
 	// (manyRows); onlyEnv=scale only the archive of many small objects
-	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, the bytes and
-	// JSON+gzip archives (restoreArchives) and the restore rows in two
-	// rounds between producer baselines (restoreRows).
+	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, an Avro topic
+	// of as many bytes, the bytes, JSON+gzip, Avro and Parquet archives
+	// (restoreArchives) and the restore rows in two rounds between
+	// producer baselines (restoreRows).
 	onlyEnv = "KAFKAS3_BENCH_ONLY"
 )
 
@@ -110,8 +111,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	}
 	if only == "restore" {
 		e.restoreOnly = true
-		e.restoreArchives(main)
-		e.restoreRows(main, restoreRounds(b))
+		e.restoreRows(main, e.restoreArchives(main), restoreRounds(b))
 		e.report()
 		return
 	}
@@ -154,10 +154,10 @@ func BenchmarkKafkas3(b *testing.B) {
 
 	// Typed formats: Avro (fast path) and Parquet from an Avro topic, with
 	// ratios against that topic's own raw consume.
-	e.typedRows()
+	typed := e.typedRows()
 
 	// Restore against a bare idempotent producer writing the same records.
-	e.restoreRows(main, 1)
+	e.restoreRows(main, restoreSets(main, typed), 1)
 
 	e.manyRows(partBytes)
 	e.thousandRows()
@@ -398,7 +398,7 @@ type procResult struct {
 }
 
 // run runs cmd to completion, its stderr in a log file, and measures its
-// wall time and peak RSS. A failure ends the benchmark with the log's tail.
+// wall time and peak RSS (peakRSS). A failure ends the benchmark with the log's tail.
 func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	e.b.Helper()
 	logPath := filepath.Join(e.dir, fmt.Sprintf("%02d.log", len(e.rows)))
@@ -414,7 +414,7 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 	fmt.Fprintf(os.Stderr, "bench: %s ...\n", name)
 	brokerCPU, s3CPU := procCPU(e.brokerPID), procCPU(e.s3PID)
 	start := time.Now()
-	err = cmd.Run()
+	polled, err := runPolled(cmd)
 	wall := time.Since(start)
 	cpu := cpuTimes{broker: procCPU(e.brokerPID) - brokerCPU, s3: procCPU(e.s3PID) - s3CPU}
 	if err != nil {
@@ -425,9 +425,10 @@ func (e *env) run(name string, cmd *exec.Cmd) procResult {
 		e.b.Fatalf("%s: no rusage", name)
 	}
 	cpu.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB, CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
-		float64(ru.Maxrss)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
-	return procResult{wall: wall, rssKiB: ru.Maxrss, cpu: cpu, stdout: out.Bytes(), start: start, log: logPath}
+	rss := peakRSS(ru.Maxrss, polled)
+	fmt.Fprintf(os.Stderr, "bench: %s: %.1fs, peak RSS %.1f MiB (ru_maxrss %.1f, VmHWM polled %.1f), CPU s: self %.1f broker %.1f s3 %.1f\n", name, wall.Seconds(),
+		float64(rss)/1024, float64(ru.Maxrss)/1024, float64(polled)/1024, cpu.self.Seconds(), cpu.broker.Seconds(), cpu.s3.Seconds())
+	return procResult{wall: wall, rssKiB: rss, cpu: cpu, stdout: out.Bytes(), start: start, log: logPath}
 }
 
 func tail(path string, lines int) string {

@@ -29,9 +29,10 @@
 //     partition open for the whole run), bytes and JSON+gzip, failing
 //     when the peak RSS reaches 300 MiB;
 //   - `kafkas3 source --create-topics` of the bytes and JSON+gzip archives
-//     into new topics against a bare franz-go idempotent producer writing
-//     the same records to a new topic (acks=all, the restore's 128 MiB
-//     buffer limit), run before and after: every restore row reports its
+//     and of the Avro topic's Avro and Parquet archives into new topics
+//     against a bare franz-go idempotent producer writing the main records
+//     to a new topic (acks=all, a 128 MiB buffer limit, the restore's until
+//     it took 32 MiB), run before and after: every restore row reports its
 //     throughput and CPU seconds per GB as ratios to the mean of the
 //     producer runs;
 //   - the archive index's cost: `kafkas3 sink --once` in bytes with
@@ -78,8 +79,10 @@
 // through a proxy that adds KAFKAS3_BENCH_SCALE_LATENCY (default 20ms) to
 // every request and counts the requests by kind (GET of an object, LIST,
 // HEAD, PUT, POST) and the most in flight at once.
-// KAFKAS3_BENCH_ONLY=restore runs the load, the sink runs that write the
-// bytes and JSON+gzip archives (not profiled), and then two rounds
+// KAFKAS3_BENCH_ONLY=restore runs the load, the load of an Avro topic of
+// as many bytes (KAFKAS3_BENCH_BYTES, not KAFKAS3_BENCH_AVRO_BYTES), the
+// sink runs that write the bytes, JSON+gzip, Avro (null codec) and
+// Parquet (snappy) archives (not profiled), and then two rounds
 // (KAFKAS3_BENCH_RESTORE_ROUNDS sets how many) of a producer baseline
 // followed by, for each archive, its proof alone (`kafkas3 source
 // --dry-run`: listing, index and every object read and checked, nothing
@@ -100,7 +103,10 @@
 // live heap), with the archive index on as in the measured run; so is each
 // restore run, in a child that builds the restore config from the same
 // config file with package config, as `kafkas3 source` does, and restores
-// into another new topic.
+// into another new topic. A child's peak RSS is its ru_maxrss, or its
+// VmHWM polled from /proc when ru_maxrss is no more than the benchmark
+// process's own peak (rss_integration_test.go: Linux gives an exec'd child
+// the high-water RSS of the process it was vforked from).
 //
 // The simulated archive of 10^6 objects behind 20 ms per request (issue
 // 19 item 7: index load, plain verify and the restore's plan, without the

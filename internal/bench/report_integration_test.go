@@ -106,7 +106,7 @@ func (e *env) markdown() []byte {
 	}
 	b.WriteString("\nMB = 10^6 bytes of Kafka record values; seconds are the wall time of the whole process " +
 		"(start, connect, group join, work, final commit, exit); peak RSS is the process's maximum resident set " +
-		"(getrusage ru_maxrss); CPU s is the user+system CPU time of the process itself and, during its run, " +
+		"(getrusage ru_maxrss, or the VmHWM polled from /proc when ru_maxrss is no more than the benchmark process's own peak, rss_integration_test.go); CPU s is the user+system CPU time of the process itself and, during its run, " +
 		"of the broker and of versitygw (the machine has " + fmt.Sprint(runtime.NumCPU()) + " cores for all three); " +
 		"CPU s/GB is the process's own CPU seconds per 10^9 value bytes; vs limit is the row's MB/s and CPU s/GB " +
 		"divided by the mean of the limit baseline runs named (a bare franz-go consume + aws-sdk-go-v2 upload, or + file write, " +

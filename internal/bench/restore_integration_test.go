@@ -25,11 +25,19 @@ import (
 )
 
 // restoreFormats are the archives the restore rows restore: the main sink
-// runs' bytes and JSON+gzip archives.
-var restoreFormats = []string{fmtBytes, fmtJSONGzip}
+// runs' bytes and JSON+gzip archives, and the Avro topic's Avro (null
+// codec) and Parquet (snappy) archives.
+var restoreFormats = []string{fmtBytes, fmtJSONGzip, fmtAvro, fmtParquet}
 
-// restoreRows measures `kafkas3 source` of the main archives against a bare
-// franz-go idempotent producer writing the same records: rounds times a
+// restoreSets maps each of restoreFormats to the data set its archive holds:
+// main for bytes and JSON+gzip, typed for Avro and Parquet.
+func restoreSets(main, typed dataset) map[string]dataset {
+	return map[string]dataset{fmtBytes: main, fmtJSONGzip: main, fmtAvro: typed, fmtParquet: typed}
+}
+
+// restoreRows measures `kafkas3 source` of the archives of sets (main's
+// and the Avro topic's, restoreSets) against a bare franz-go idempotent
+// producer writing main's records: rounds times a
 // producer baseline followed by, for each archive, its proof alone
 // (`kafkas3 source --dry-run`, which reads and checks every object and
 // produces nothing) and one restore, then a last baseline, so every
@@ -40,7 +48,7 @@ var restoreFormats = []string{fmtBytes, fmtJSONGzip}
 // for a side-by-side comparison under the same load. The facts then give,
 // per archive, the proof's seconds against the producer's and the best
 // ratio a restore that proves before it produces can reach (restoreFloor).
-func (e *env) restoreRows(main dataset, rounds int) {
+func (e *env) restoreRows(main dataset, sets map[string]dataset, rounds int) {
 	other := os.Getenv(restoreBinEnv)
 	var bases, compared []*row
 	proofs, restores := map[string][]*row{}, map[string][]*row{}
@@ -51,15 +59,16 @@ func (e *env) restoreRows(main dataset, rounds int) {
 			break
 		}
 		for _, f := range restoreFormats {
+			d := sets[f]
 			tag := strings.NewReplacer("+", "_").Replace(f)
-			proofs[f] = append(proofs[f], e.proofRow(fmt.Sprintf("proof alone: source --dry-run %s archive (%d of %d)", f, i, rounds), main, f))
+			proofs[f] = append(proofs[f], e.proofRow(fmt.Sprintf("proof alone: source --dry-run %s archive (%d of %d)", f, i, rounds), d, f))
 			rename := fmt.Sprintf("copy%d_%s_of_$0", i, tag)
-			name := fmt.Sprintf("source %s archive → %s", f, strings.ReplaceAll(rename, "$0", main.Topic))
-			restores[f] = append(restores[f], e.restoreRow(name, main, f, rename, e.bin))
+			name := fmt.Sprintf("source %s archive → %s", f, strings.ReplaceAll(rename, "$0", d.Topic))
+			restores[f] = append(restores[f], e.restoreRow(name, d, f, rename, e.bin))
 			if other != "" {
 				rename := fmt.Sprintf("other%d_%s_of_$0", i, tag)
-				name := fmt.Sprintf("source %s archive, %s binary → %s", f, restoreBinEnv, strings.ReplaceAll(rename, "$0", main.Topic))
-				compared = append(compared, e.restoreRow(name, main, f, rename, other))
+				name := fmt.Sprintf("source %s archive, %s binary → %s", f, restoreBinEnv, strings.ReplaceAll(rename, "$0", d.Topic))
+				compared = append(compared, e.restoreRow(name, d, f, rename, other))
 			}
 		}
 	}
@@ -161,14 +170,17 @@ func (e *env) proofRow(name string, d dataset, f string) *row {
 }
 
 // restoreArchives writes the archives the restore rows need (KAFKAS3_BENCH_ONLY=restore):
-// `kafkas3 sink --once` of the main set in each restore format, measured
-// like the other sink rows but not profiled.
-func (e *env) restoreArchives(main dataset) {
+// the Avro topic, loaded with as many bytes as main (avroSet), and `kafkas3
+// sink --once` of each restore format's data set, measured like the other
+// sink rows but not profiled. It returns the restore's data sets.
+func (e *env) restoreArchives(main dataset) map[string]dataset {
+	sets := restoreSets(main, e.avroSet(main.Bytes()))
 	for _, f := range restoreFormats {
 		if _, ok := e.archives[f]; !ok {
-			e.sinkRow("sink "+f+" --once (the archive to restore)", main, f, mainFlushSize, 0, false)
+			e.sinkRow("sink "+f+" --once (the archive to restore)", sets[f], f, mainFlushSize, 0, false)
 		}
 	}
+	return sets
 }
 
 // restoreRow restores the main sink run's archive of d in format f into
@@ -237,8 +249,10 @@ func profileFile(name string) string {
 
 // restoreInProcess restores like `kafkas3 source --config FILE
 // --topic-rename RENAME --create-topics`, with the restore config built
-// from the file by package config as the command builds it, under the CPU
-// profiler; it writes the heap profile at the highest live heap seen.
+// from the file by package config as the command builds it (reading each
+// object once, with its prefetch), under the CPU profiler; it writes the
+// heap profile at the highest live heap seen. It runs without the
+// command's soft memory limit (memlimit).
 func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childResult, error) {
 	p := a.RestoreProfile
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -258,6 +272,8 @@ func restoreInProcess(ctx context.Context, a childArgs, stderr io.Writer) (child
 	cfg.Topics = cfg.ArchiveTopics
 	cfg.RenameRegex, cfg.Rename = regexp.MustCompile(`.*`), p.Rename
 	cfg.CreateTopics = true
+	// As kafkas3 source sets them (cmd/source_flags.go) without --prove-first.
+	cfg.ReadOnce, cfg.PrefetchBytes = true, restore.DefaultPrefetchBytes
 	cfg.Identity = ident + "/" + cfg.Keys.TopicsDir
 	r, err := restore.New(cfg, store, log)
 	if err != nil {

@@ -124,9 +124,31 @@ func checkEventID(rec any, i int64) error {
 
 // typedRows loads the Avro topic and measures the raw consume of it, the
 // Avro sink (fast path) with the null and snappy codecs and the Parquet
-// sink, with ratios against that topic's raw consume rate.
-func (e *env) typedRows() {
-	n := envSize(e.b, avroBytesEnv, defaultAvroBytes)
+// sink, with ratios against that topic's raw consume rate. It returns the
+// Avro data set (whose archives the restore rows restore).
+func (e *env) typedRows() dataset {
+	d := e.avroSet(envSize(e.b, avroBytesEnv, defaultAvroBytes))
+	raw1 := e.consumeRow("raw consume of the Avro topic (1 of 2)", d)
+	limit1 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (1 of 2)", d, mainFlushSize, 0, false)
+	rows := []*row{
+		e.sinkRow("sink avro (null codec) --once, AvroConverter fast path", d, fmtAvro, mainFlushSize, 0, false),
+		e.sinkRow("sink avro (snappy codec) --once, AvroConverter fast path", d, fmtAvroSnappy, mainFlushSize, 0, false),
+		e.sinkRow("sink parquet (snappy) --once, AvroConverter", d, fmtParquet, mainFlushSize, 0, false),
+	}
+	limit2 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (2 of 2)", d, mainFlushSize, 0, false)
+	raw2 := e.consumeRow("raw consume of the Avro topic (2 of 2)", d)
+	rate := (raw1.rate() + raw2.rate()) / 2
+	limit := meanBaseline("consume + upload of the Avro topic (mean)", limit1, limit2)
+	for _, r := range rows {
+		r.setRatio(rate, "raw consume of the Avro topic (mean)")
+		r.limit = limit
+	}
+	return d
+}
+
+// avroSet starts the in-process Schema Registry, registers eventSchema and
+// creates and loads the Avro topic with n bytes of values.
+func (e *env) avroSet(n int64) dataset {
 	reg, err := srfake.Start(srfake.Config{})
 	if err != nil {
 		e.b.Fatal(err)
@@ -162,21 +184,7 @@ func (e *env) typedRows() {
 
 	e.createTopic(d.Topic, d.Partitions)
 	e.produceRow("load: franz-go idempotent producer, Avro topic", d, "")
-	raw1 := e.consumeRow("raw consume of the Avro topic (1 of 2)", d)
-	limit1 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (1 of 2)", d, mainFlushSize, 0, false)
-	rows := []*row{
-		e.sinkRow("sink avro (null codec) --once, AvroConverter fast path", d, fmtAvro, mainFlushSize, 0, false),
-		e.sinkRow("sink avro (snappy codec) --once, AvroConverter fast path", d, fmtAvroSnappy, mainFlushSize, 0, false),
-		e.sinkRow("sink parquet (snappy) --once, AvroConverter", d, fmtParquet, mainFlushSize, 0, false),
-	}
-	limit2 := e.limitRow("limit: consume + aws-sdk-go-v2 upload of the Avro topic (2 of 2)", d, mainFlushSize, 0, false)
-	raw2 := e.consumeRow("raw consume of the Avro topic (2 of 2)", d)
-	rate := (raw1.rate() + raw2.rate()) / 2
-	limit := meanBaseline("consume + upload of the Avro topic (mean)", limit1, limit2)
-	for _, r := range rows {
-		r.setRatio(rate, "raw consume of the Avro topic (mean)")
-		r.limit = limit
-	}
+	return d
 }
 
 // typedConfig returns the config keys of typed format f.

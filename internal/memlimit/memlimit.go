@@ -55,6 +55,20 @@ func Run(ctx context.Context, cfg Config) {
 	}
 }
 
+// Start runs Run with cfg until the returned stop is called; stop
+// returns once Run has put back the limit it found, so that whatever runs
+// after it in the process (a command after a command, in tests) finds
+// that limit, not this run's.
+func Start(ctx context.Context, cfg Config) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, cfg)
+	}()
+	return func() { cancel(); <-done }
+}
+
 // Limit is the soft memory limit for a live heap of live bytes: live plus
 // headroom, saturating at the largest limit.
 func Limit(live uint64, headroom int64) int64 {

@@ -83,3 +83,19 @@ func TestRunLeavesGOMEMLIMITAlone(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestStartMemLimit: Start's stop returns once the limit found is
+// back.
+func TestStartMemLimit(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	const found = math.MaxInt64 - 54321
+	before := debug.SetMemoryLimit(found)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	for range 20 {
+		stop := Start(context.Background(), Config{Headroom: 64 << 20})
+		stop()
+		if got := debug.SetMemoryLimit(-1); got != found {
+			t.Fatalf("memory limit after stop: %d, want %d", got, found)
+		}
+	}
+}
