@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kafkas3/kafkas3/index"
@@ -274,8 +275,11 @@ func TestEachPartitionIsLoad(t *testing.T) {
 	whole := load(t, mem)
 	for _, opt := range []index.LoadOptions{{}, {PartitionsAtOnce: 1, Concurrency: 1}, {PartitionsAtOnce: 3, Concurrency: 2}} {
 		var got index.Index
+		var mu sync.Mutex
 		calls := 0
 		err := index.EachPartition(context.Background(), mem, prefix, nil, opt, func(ix *index.Index) error {
+			mu.Lock()
+			defer mu.Unlock()
 			calls++
 			for i := range ix.All {
 				if ix.All[i].Topic != ix.All[0].Topic || ix.All[i].Partition != ix.All[0].Partition {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"sync"
 
 	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -120,8 +119,10 @@ const DefaultPartitionsAtOnce = 4
 // EachPartition reads the archive index under prefix (of topics, when
 // given) as LoadWith does, one partition of the log at a time, and calls
 // fn with each partition's Index (its Entries and All hold that
-// partition's entries only), in no particular order and never two calls
-// at once. At most opt.PartitionsAtOnce partitions are loaded together,
+// partition's entries only), in no particular order, for up to
+// opt.PartitionsAtOnce partitions at once (fn must be safe for that: a
+// reader that does requests of its own for a partition does them beside
+// the others'). At most opt.PartitionsAtOnce partitions are loaded together,
 // and their requests share opt.Concurrency, so memory follows the largest
 // partitions, not the archive: a reader that keeps only what it needs of
 // each partition reads an archive of millions of objects in the memory of
@@ -137,14 +138,11 @@ func EachPartition(ctx context.Context, st Store, prefix string, topics []string
 	if at <= 0 {
 		at = DefaultPartitionsAtOnce
 	}
-	var mu sync.Mutex
 	return parallel.Each(ctx, at, len(parts), func(i int) error {
 		ix, err := l.load(ctx, parts[i:i+1])
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		return fn(ix)
 	})
 }

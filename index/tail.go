@@ -84,13 +84,13 @@ type tailObject struct {
 }
 
 // NewTail returns a Tail of the archive index under prefix (of topics,
-// when given). It reads nothing until Refresh.
+// when given). It reads nothing until Refresh, which keeps at most
+// opt.Concurrency requests in flight (its partitions and their reads
+// share them).
 func NewTail(st Store, prefix string, topics []string, opt LoadOptions) *Tail {
-	n := opt.Concurrency
-	if n <= 0 {
-		n = DefaultConcurrency
-	}
-	return &Tail{l: &loader{st: st, prefix: prefix, n: n}, topics: topics, parts: map[LogPartition]*tailPart{}}
+	l := newLoader(st, prefix, opt)
+	l.st = newLimited(st, l.n)
+	return &Tail{l: l, topics: topics, parts: map[LogPartition]*tailPart{}}
 }
 
 // Refresh brings the Tail up to date and returns the index as LoadWith

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kafkas3/kafkas3/s3store"
@@ -30,7 +31,7 @@ func TestTailIsALoad(t *testing.T) {
 	tail.l.st = opens
 	check := func(what string, wantOpens int) {
 		t.Helper()
-		before := opens.n
+		before := opens.n.Load()
 		got, err := tail.Refresh(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +45,7 @@ func TestTailIsALoad(t *testing.T) {
 			t.Fatalf("%s: the Tail gives %d entries (%d in All, %d superseded, %d index objects), a load %d (%d, %d, %d)", what,
 				len(got.Entries), len(got.All), got.Superseded, got.IndexObjects, len(want.Entries), len(want.All), want.Superseded, want.IndexObjects)
 		}
-		if n := opens.n - before; n != wantOpens {
+		if n := opens.n.Load() - before; n != int64(wantOpens) {
 			t.Fatalf("%s: %d index objects read, want %d", what, n, wantOpens)
 		}
 	}
@@ -66,13 +67,13 @@ func TestTailIsALoad(t *testing.T) {
 	check("a new partition", 1)
 }
 
-// openCount counts the opens of a store.
+// openCount counts the opens of a store (from several goroutines).
 type openCount struct {
 	s3store.Store
-	n int
+	n atomic.Int64
 }
 
 func (o *openCount) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	o.n++
+	o.n.Add(1)
 	return o.Store.Open(ctx, key)
 }

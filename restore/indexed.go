@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/parallel"
@@ -73,10 +74,15 @@ func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveInde
 func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.Entry, error) {
 	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}
 	if !r.cfg.Follow {
-		var all [][]index.Entry
+		var (
+			mu  sync.Mutex
+			all [][]index.Entry
+		)
 		err := index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, func(ix *index.Index) error {
 			if len(ix.All) > 0 && r.cfg.Shard.Owns(ix.All[0].Topic, ix.All[0].Partition) {
+				mu.Lock()
 				all = append(all, ix.All)
+				mu.Unlock()
 			}
 			return nil
 		})
@@ -90,7 +96,9 @@ func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.En
 		tails[i] = r.tails[t]
 	}
 	all := make([][]index.Entry, len(topics))
-	err := parallel.Each(ctx, min(len(topics), r.readConcurrency()), len(topics), func(i int) error {
+	// Each Tail keeps at most ReadConcurrency requests in flight; a few
+	// topics refresh at once.
+	err := parallel.Each(ctx, min(len(topics), index.DefaultPartitionsAtOnce), len(topics), func(i int) error {
 		ix, err := tails[i].Refresh(ctx)
 		if err == nil {
 			all[i] = ix.All

@@ -41,57 +41,65 @@ type storedSum struct {
 	etag bool
 }
 
-// fetchStored fills v.stored for every listed object that an index entry
-// describes with the listed size. An object the listing gives the ETag an
-// entry records is proven by it, with no request (proveByETag). Of each
-// other one that an entry describes with a CRC32C, the store is asked the
-// CRC32C it keeps (one HEAD each, up to Config.Concurrency at once); a
-// store that keeps no checksum (no s3store.Checksummer) is asked nothing.
-// It returns an error only when the store fails.
-func (v *verifier) fetchStored(ix *index.Index) error {
-	v.stored = map[string]storedSum{}
-	v.proveByETag(ix)
+// fetchStored returns the stored checksums of one partition's objects:
+// of every listed object that an index entry describes with the listed
+// size. An object the listing gives the ETag an entry records is proven
+// by it, with no request (proveByETag). Of each other one that an entry
+// describes with a CRC32C, the store is asked the CRC32C it keeps (one
+// HEAD each; Config.Concurrency in flight, shared with the partitions
+// checked beside it); a store that keeps no checksum (no
+// s3store.Checksummer) is asked nothing. It reads the listing under v.mu
+// and asks the store without it. It returns an error only when the store
+// fails.
+func (v *verifier) fetchStored(ix *index.Index) (map[string]storedSum, error) {
+	stored := map[string]storedSum{}
 	cs, ok := v.store.(s3store.Checksummer)
-	if !ok {
-		return nil
-	}
 	var keys []string
+	v.mu.Lock()
+	proveByETag(ix, v.listed, stored)
 	for i := range ix.All {
 		for _, o := range ix.All[i].Objects {
+			if !ok {
+				break
+			}
 			if l, listed := v.listed[o.Key]; !listed || l.size != o.Size || o.CRC32C == "" {
 				continue
 			}
-			if _, known := v.stored[o.Key]; !known {
-				v.stored[o.Key] = storedSum{} // asked: filled below
+			if _, known := stored[o.Key]; !known {
+				stored[o.Key] = storedSum{} // asked: filled below
 				keys = append(keys, o.Key)
 			}
 		}
 	}
+	v.mu.Unlock()
+	if len(keys) == 0 {
+		return stored, nil
+	}
 	sums, err := v.head(cs, keys)
 	for i, k := range keys {
-		v.stored[k] = sums[i]
+		stored[k] = sums[i]
 	}
-	return err
+	return stored, err
 }
 
-// proveByETag records in v.stored, for every listed object that an index
+// proveByETag records in stored, for every listed object that an index
 // entry describes with the listed size and ETag, the CRC32C of the first
 // such entry (the highest commit): the store's ETag proves the object is
 // the one the sink committed then. An ETag that differs proves nothing
 // (the same bytes written again may get another: SSE-KMS, SSE-C, another
 // s3.part.size); fetchStored asks for the stored checksum of those.
-func (v *verifier) proveByETag(ix *index.Index) {
+func proveByETag(ix *index.Index, listed map[string]listedObject, stored map[string]storedSum) {
 	for i := range ix.All {
 		for _, o := range ix.All[i].Objects {
 			if o.ETag == "" {
 				continue
 			}
-			l, listed := v.listed[o.Key]
-			if !listed || l.size != o.Size || l.etag != o.ETag {
+			l, ok := listed[o.Key]
+			if !ok || l.size != o.Size || l.etag != o.ETag {
 				continue
 			}
-			if _, known := v.stored[o.Key]; !known {
-				v.stored[o.Key] = storedSum{crc: o.CRC32C, has: o.CRC32C != "", etag: true}
+			if _, known := stored[o.Key]; !known {
+				stored[o.Key] = storedSum{crc: o.CRC32C, has: o.CRC32C != "", etag: true}
 			}
 		}
 	}
@@ -148,7 +156,13 @@ func (v *verifier) head(cs s3store.Checksummer, keys []string) ([]storedSum, err
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				select {
+				case v.heads <- struct{}{}:
+				case <-ctx.Done():
+					continue
+				}
 				crc, has, err := cs.StoredCRC32C(ctx, keys[i])
+				<-v.heads
 				switch {
 				case errors.Is(err, s3store.ErrNotExist):
 					out[i].gone = true

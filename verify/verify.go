@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -159,13 +160,16 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	_, rep.StoreChecksums = store.(s3store.Checksummer)
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	n := cmp.Or(cfg.Concurrency, DefaultConcurrency)
 	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listing: listAsync(lctx, cfg, store),
-		parts: map[partKey]*Partition{}, topics: map[string]bool{}}
-	opt := index.LoadOptions{Concurrency: cfg.Concurrency}
+		parts: map[partKey]*Partition{}, topics: map[string]bool{}, heads: make(chan struct{}, n)}
+	opt := index.LoadOptions{Concurrency: n}
+	// The index's errors come first: a listing that failed skips every
+	// partition, and is returned once the index is known to be readable.
 	each := func(fn func(*index.Index) error) error {
 		return index.EachPartition(ctx, store, cfg.IndexPrefix, cfg.Topics, opt, func(ix *index.Index) error {
-			if err := v.waitListing(); err != nil {
-				return err
+			if v.waitListing() != nil {
+				return nil
 			}
 			return fn(ix)
 		})
@@ -179,7 +183,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	}
 	if err != nil {
 		cancel()
-		_ = v.waitListing() // let it end; its own error, if the first, is err
+		_ = v.waitListing() // let it end
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -211,6 +215,8 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 // waitListing waits for the listing of topics.dir (once) and returns its
 // error.
 func (v *verifier) waitListing() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.listing != nil {
 		v.listed, v.listErr = v.listing()
 		v.listing = nil
@@ -218,8 +224,20 @@ func (v *verifier) waitListing() error {
 	return v.listErr
 }
 
-// partition checks one partition of the index against the listing.
+// partition checks one partition of the index against the listing. The
+// partitions EachPartition hands over at once ask the store for their
+// stored checksums together (fetchStored, Config.Concurrency HEADs in
+// flight between them); the rest is done one partition at a time.
 func (v *verifier) partition(ix *index.Index) error {
+	var stored map[string]storedSum
+	if !v.cfg.Deep {
+		var err error
+		if stored, err = v.fetchStored(ix); err != nil {
+			return err
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.rep.IndexObjects += ix.IndexObjects
 	v.rep.Superseded += ix.Superseded
 	v.assumed += ix.Assumed
@@ -228,11 +246,7 @@ func (v *verifier) partition(ix *index.Index) error {
 	if len(ix.All) > 0 {
 		v.topics[ix.All[0].Topic] = true
 	}
-	if !v.cfg.Deep {
-		if err := v.fetchStored(ix); err != nil {
-			return err
-		}
-	}
+	v.stored = stored
 	chosen, findings, err := v.choose(ix)
 	if err != nil {
 		return err
@@ -245,6 +259,8 @@ func (v *verifier) partition(ix *index.Index) error {
 // countTotals adds the objects and bytes --deep reads of one partition
 // to its progress's totals.
 func (v *verifier) countTotals(ix *index.Index) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	for _, es := range byKey(ix) {
 		if pick := v.firstSized(es); pick != nil {
 			v.total += len(pick.Objects)
@@ -264,6 +280,9 @@ type partKey struct {
 
 // verifier is one Run: what it checks against and the report it fills.
 type verifier struct {
+	// mu guards what follows but ctx, cfg and store: EachPartition hands
+	// over several partitions at once.
+	mu    sync.Mutex
 	ctx   context.Context
 	cfg   Config
 	store s3store.Store
@@ -282,6 +301,9 @@ type verifier struct {
 	topics map[string]bool
 	// What the index loads counted, for the log.
 	assumed, fullListings, indexKeysListed int
+	// heads bounds the HEADs in flight of every partition at once
+	// (Config.Concurrency).
+	heads chan struct{}
 	// Deep's progress: objects read and to read, bytes to read.
 	done, total int
 	totalBytes  int64

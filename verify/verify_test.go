@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -432,4 +433,48 @@ func (c *countingStore) StoredCRC32C(ctx context.Context, key string) (string, b
 	}
 	time.Sleep(5 * time.Millisecond) // let requests overlap
 	return c.Memory.StoredCRC32C(ctx, key)
+}
+
+// failingList fails every listing under prefix: topics.dir cannot be
+// listed, the index can.
+type failingList struct {
+	s3store.Store
+	prefix string
+}
+
+var errDenied = errors.New("access denied")
+
+func (f failingList) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
+	if strings.HasPrefix(prefix, f.prefix) || strings.HasPrefix(f.prefix, prefix) && !strings.HasPrefix(prefix, index.DefaultPrefix) {
+		return errDenied
+	}
+	return f.Store.List(ctx, prefix, fn)
+}
+
+// TestIndexErrorsBeforeListingErrors: verify reads the index one partition
+// at a time beside the listing of topics.dir. A listing that fails is
+// returned as Run's error, but a malformed index object is reported (an
+// index problem naming it) whichever partition holds it, as when the
+// index was read whole before the listing was looked at; and neither
+// hides the other's kind.
+func TestIndexErrorsBeforeListingErrors(t *testing.T) {
+	st := s3store.NewMemory()
+	const p = "topics/t/partition=0/t+0+"
+	body := "1\n2\n"
+	put(t, st, p+"0000000000.json", body)
+	for part := range int32(6) {
+		archive(t, st, 2, entry("t", part, fmt.Sprintf("topics/t/partition=%d/t+%d+0000000000.json", part, part), 0, 2, []index.Run{{First: 0, Last: 1}},
+			obj(fmt.Sprintf("topics/t/partition=%d/t+%d+0000000000.json", part, part), "", body)))
+	}
+	cfg := baseConfig()
+	cfg.Deep = false
+	denied := failingList{Store: st, prefix: "topics/t/"}
+	if _, err := Run(context.Background(), cfg, denied, nil); !errors.Is(err, errDenied) {
+		t.Fatalf("Run with topics.dir unlistable = %v, want the listing's error", err)
+	}
+	put(t, st, index.Key(index.DefaultPrefix, "t", 4, 3, ""), "not json\n")
+	rep, err := Run(context.Background(), cfg, denied, nil)
+	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != KindIndex || !strings.Contains(rep.Problems[0].Detail, "/t/4/") {
+		t.Fatalf("Run = %+v, %v; want only the malformed index object of partition 4 reported", rep, err)
+	}
 }
