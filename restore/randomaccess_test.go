@@ -21,21 +21,7 @@ func loadParquet(t *testing.T, n int, dir string) (*loadedObject, error) {
 	if !needsRandomAccess(pq) {
 		t.Fatal("needsRandomAccess(parquet) = false")
 	}
-	a := newArchive(t, pq)
-	recs, _ := typedRecords(t, 0, n)
-	key := a.put("orders", 0, 0, recs)
-	info, err := a.store.Stat(testContext(t), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, enc := startRegistry(t)
-	cfg := baseConfig([]string{"localhost:1"}, pq, "orders")
-	cfg.ValueEncoder, cfg.TempDir = enc, dir
-	r := mustNew(t, cfg, a, nil)
-	lo, err := r.loadObject(testContext(t), Object{Key: key, Size: info.Size}, "copy", 1<<30)
-	if lo != nil {
-		t.Cleanup(lo.buf.close)
-	}
+	_, lo, err := loadTyped(t, pq, n, dir)
 	return lo, err
 }
 

@@ -16,7 +16,19 @@ func loadTypedObject(t *testing.T, n int) (*Restorer, *loadedObject) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newArchive(t, avroF)
+	r, lo, err := loadTyped(t, avroF, n, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, lo
+}
+
+// loadTyped stores one object of format f holding n typed records and
+// loads it as a restore produces it (values framed for a fake registry),
+// with Config.TempDir tempDir.
+func loadTyped(t *testing.T, f format.Format, n int, tempDir string) (*Restorer, *loadedObject, error) {
+	t.Helper()
+	a := newArchive(t, f)
 	recs, _ := typedRecords(t, 0, n)
 	key := a.put("orders", 0, 0, recs)
 	info, err := a.store.Stat(testContext(t), key)
@@ -24,15 +36,14 @@ func loadTypedObject(t *testing.T, n int) (*Restorer, *loadedObject) {
 		t.Fatal(err)
 	}
 	_, enc := startRegistry(t)
-	cfg := baseConfig([]string{"localhost:1"}, avroF, "orders")
-	cfg.ValueEncoder = enc
+	cfg := baseConfig([]string{"localhost:1"}, f, "orders")
+	cfg.ValueEncoder, cfg.TempDir = enc, tempDir
 	r := mustNew(t, cfg, a, nil)
 	lo, err := r.loadObject(testContext(t), Object{Key: key, Size: info.Size}, "copy", 1<<30)
-	if err != nil {
-		t.Fatal(err)
+	if lo != nil {
+		t.Cleanup(lo.buf.close)
 	}
-	t.Cleanup(lo.buf.close)
-	return r, lo
+	return r, lo, err
 }
 
 // TestLoadedTypedRecordsDropTypedForm: once a typed value is framed for the
