@@ -84,13 +84,18 @@ func (c *entryChecks) entry(o *Object) *index.Entry {
 func compactEntries(plan *Plan) {
 	for ti := range plan.Topics {
 		for pi := range plan.Topics[ti].Parts {
-			objs := plan.Topics[ti].Parts[pi].Objects
-			for oi := range objs {
-				if o := &objs[oi]; o.entry != nil {
-					o.checks = newEntryChecks(o.entry)
-					o.entry = nil
-				}
-			}
+			compactObjects(plan.Topics[ti].Parts[pi].Objects)
+		}
+	}
+}
+
+// compactObjects lets objs go of their index entries, keeping their
+// checks.
+func compactObjects(objs []Object) {
+	for i := range objs {
+		if o := &objs[i]; o.entry != nil {
+			o.checks = newEntryChecks(o.entry)
+			o.entry = nil
 		}
 	}
 }

@@ -190,6 +190,17 @@ func entryRuns(e *index.Entry) []offsetRun {
 	return out
 }
 
+// release lets go of the entries of topic's partition p, once the plan of
+// that partition is made (planInBatches): with its objects' entries
+// compacted, nothing holds them then.
+func (ai *archiveIndex) release(topic string, p int32) {
+	tp := topicPartition{topic, p}
+	for _, key := range ai.keysOf[tp] {
+		delete(ai.byKey, key)
+	}
+	delete(ai.keysOf, tp)
+}
+
 // missingEntries returns the entries of ip, a partition's coverage,
 // whose object is not in the plan's partition pp (deleted from the
 // store).

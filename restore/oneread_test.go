@@ -603,3 +603,55 @@ func TestOneReadStoreToldRewrite(t *testing.T) {
 		}
 	})
 }
+
+// TestOneReadPlanInBatchesIsOnePlan: a one-read plan examines and plans
+// a few partitions at a time, letting each batch's index entries go
+// (planInBatches); whatever the batch, the plan is the one the proof's
+// plan makes of the whole archive at once: records, gaps, damaged objects
+// (one deleted from the store) and objects without an entry, partition
+// by partition.
+func TestOneReadPlanInBatchesIsOnePlan(t *testing.T) {
+	brokers := newCluster(t, 4)
+	a := newArchive(t, format.NewJSON())
+	var gone string
+	for p := range int32(4) {
+		for i, start := range []int{0, 5, 10} {
+			key := a.putAt("src", p, start, 5)
+			a.writeIndex("src", p, int64(start+5), indexed{key: key, runs: []index.Run{{First: int64(start), Last: int64(start + 4)}}, from: int64(start)})
+			if p == 2 && i == 1 {
+				gone = key
+			}
+		}
+	}
+	a.putAt("src", 3, 15, 5) // no entry: read by the plan
+	a.delete(gone)
+	var plans []string
+	for _, batch := range []int{0, 1, 4, batchObjects} {
+		cfg := readOnceConfig(brokers, a)
+		cfg.ReadOnce = batch > 0 // 0: the proof's plan, all partitions at once
+		r := mustNew(t, cfg, a, nil)
+		r.planBatch = batch
+		plan, err := r.Plan(testContext(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := plan.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range plan.objects() {
+			if o.entry != nil {
+				t.Fatalf("batch %d: %q still holds its index entry after the plan", batch, o.Key)
+			}
+		}
+		plans = append(plans, b.String())
+	}
+	for i := range plans {
+		if plans[i] != plans[0] {
+			t.Fatalf("the plan in batches differs:\n%s\nfrom:\n%s", plans[i], plans[0])
+		}
+	}
+	if !strings.Contains(plans[0], gone) {
+		t.Fatalf("the plan does not name the deleted object %q:\n%s", gone, plans[0])
+	}
+}

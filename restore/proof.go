@@ -177,11 +177,70 @@ func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex
 	if err != nil {
 		return err
 	}
+	if r.oneRead && ai != nil {
+		return r.planInBatches(ctx, plan, ai)
+	}
 	if err := r.examineObjects(ctx, ai, plan); err != nil {
 		return err
 	}
 	ai.finish()
 	r.planPartitions(plan, ai, snaps)
+	return nil
+}
+
+// batchObjects is how many objects planInBatches examines together: enough
+// that the HEADs and the reads of objects without an entry of many small
+// partitions still go Config.ReadConcurrency at a time.
+const batchObjects = 4096
+
+// planInBatches is planRecords reading each object once (no --until, no
+// proof): it examines the objects of a few partitions at a time (at least
+// Restorer.planBatch objects, batchObjects, or the rest), plans those
+// partitions, keeps of
+// each object only its entryChecks and lets the partitions' index entries
+// go (archiveIndex.release) before the next batch. The index's memory
+// then falls as the plan's grows, instead of adding up with it.
+func (r *Restorer) planInBatches(ctx context.Context, plan *Plan, ai *archiveIndex) error {
+	began := time.Now()
+	logAt, toRead := r.logExamining(ctx, ai, plan, plan.objects())
+	ai.finish()
+	plan.Until = r.cfg.Until
+	type part struct{ ti, pi int }
+	var batch []part
+	var objs []*Object
+	flush := func() error {
+		if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
+			return err
+		}
+		for _, b := range batch {
+			t := &plan.Topics[b.ti]
+			pp := &t.Parts[b.pi]
+			ip := ai.coverage(t.Source, pp)
+			r.planPartition(pp, ip, missingEntries(ip, pp))
+			addUp(t, pp)
+			compactObjects(pp.Objects)
+			ai.release(t.Source, pp.Partition)
+		}
+		batch, objs = batch[:0], objs[:0]
+		return nil
+	}
+	for ti := range plan.Topics {
+		for pi := range plan.Topics[ti].Parts {
+			batch = append(batch, part{ti, pi})
+			for oi := range plan.Topics[ti].Parts[pi].Objects {
+				objs = append(objs, &plan.Topics[ti].Parts[pi].Objects[oi])
+			}
+			if len(objs) >= r.planBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
 	return nil
 }
 
@@ -497,16 +556,21 @@ func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string
 			if !r.cfg.Until.IsZero() {
 				r.cutPartition(pp, ip, sp.prev, sp.next)
 			}
-			t.Records += pp.Records
-			t.Duplicates += pp.Duplicates
-			t.Gaps += len(pp.Gaps)
-			t.Damaged += len(pp.Damaged)
-			t.LostOffsets += pp.LostOffsets
+			addUp(t, pp)
 		}
 		if sp.prev != nil {
 			t.UntilUnarchived = unarchived(t, sp.prev, r.cfg.Shard)
 		}
 	}
+}
+
+// addUp adds pp's counts to its topic's.
+func addUp(t *TopicPlan, pp *PartitionPlan) {
+	t.Records += pp.Records
+	t.Duplicates += pp.Duplicates
+	t.Gaps += len(pp.Gaps)
+	t.Damaged += len(pp.Damaged)
+	t.LostOffsets += pp.LostOffsets
 }
 
 // planPartition works out pp's segments, duplicates and gaps from its

@@ -73,6 +73,9 @@ type Restorer struct {
 	// every stream (Config.Parallelism × Config.SpillBytes, at most
 	// MaxRecordMemory).
 	mem *memBudget
+	// planBatch is how many objects a one-read plan examines together
+	// (planInBatches): batchObjects, smaller in tests.
+	planBatch int
 	// oneRead is set by Plan (readsOnce): its plans read each indexed
 	// object once, when it is restored (oneread.go).
 	oneRead bool
@@ -119,6 +122,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		store:     store,
 		log:       log,
 		proved:    map[string]provedObject{},
+		planBatch: batchObjects,
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
 		covered:   map[topicPartition]map[string]int64{},
