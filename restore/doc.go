@@ -40,7 +40,8 @@
 // whatever is known of the object: its listing, the store's word without
 // a download, or a read. Once the plan is made, each object keeps only
 // what production checks of its entry (entryChecks, checks.go) and the
-// index is let go: a plan holds about 500 bytes per object.
+// index is let go: a plan holds about 500 bytes per object. A one-read
+// plan lets go of it a few partitions at a time (planInBatches).
 //
 // From the objects' offsets the plan builds each partition's record
 // stream (claim.go): every source offset once, in offset order, across
