@@ -393,33 +393,25 @@ func (s *S3) ListAfter(ctx context.Context, prefix, after string, fn func(Object
 		startAfter = &after
 	}
 	for page := 1; ; page++ {
-		var out *s3.ListObjectsV2Output
-		err := s.do(ctx, fmt.Sprintf("list %s (page %d)", s.url(prefix), page), func(ctx context.Context) error {
-			var err error
-			out, err = s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
-				Bucket:            &s.cfg.Bucket,
-				Prefix:            &prefix,
-				ContinuationToken: token,
-				StartAfter:        startAfter,
-			})
-			return err
+		out, err := s.listPage(ctx, fmt.Sprintf("list %s (page %d)", s.url(prefix), page), &s3.ListObjectsV2Input{
+			Bucket: &s.cfg.Bucket, Prefix: &prefix, ContinuationToken: token, StartAfter: startAfter,
 		})
 		if err != nil {
 			return err
 		}
 		for _, o := range out.Contents {
-			key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
+			info, err := s.listedObject(out, prefix, o)
 			if err != nil {
 				return err
 			}
-			if key <= after {
+			if info.Key <= after {
 				continue // a server that ignores StartAfter
 			}
-			if last != "" && key <= last {
-				return fmt.Errorf("s3 list %s: server returned key %q after %q, not in lexical order", s.url(prefix), key, last)
+			if last != "" && info.Key <= last {
+				return fmt.Errorf("s3 list %s: server returned key %q after %q, not in lexical order", s.url(prefix), info.Key, last)
 			}
-			last = key
-			if err := fn(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}); err != nil {
+			last = info.Key
+			if err := fn(info); err != nil {
 				return err
 			}
 		}
@@ -449,23 +441,18 @@ func (s *S3) nextPage(out *s3.ListObjectsV2Output, prefix string) (*string, erro
 func (s *S3) ListFolders(ctx context.Context, prefix, delim string, folder func(string) error, file func(ObjectInfo) error) error {
 	var token *string
 	for page := 1; ; page++ {
-		var out *s3.ListObjectsV2Output
-		err := s.do(ctx, fmt.Sprintf("list folders %s (page %d)", s.url(prefix), page), func(ctx context.Context) error {
-			var err error
-			out, err = s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
-				Bucket: &s.cfg.Bucket, Prefix: &prefix, Delimiter: &delim, ContinuationToken: token,
-			})
-			return err
+		out, err := s.listPage(ctx, fmt.Sprintf("list folders %s (page %d)", s.url(prefix), page), &s3.ListObjectsV2Input{
+			Bucket: &s.cfg.Bucket, Prefix: &prefix, Delimiter: &delim, ContinuationToken: token,
 		})
 		if err != nil {
 			return err
 		}
 		for _, o := range out.Contents {
-			key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
+			info, err := s.listedObject(out, prefix, o)
 			if err != nil {
 				return err
 			}
-			if err := file(ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}); err != nil {
+			if err := file(info); err != nil {
 				return err
 			}
 		}
@@ -482,6 +469,24 @@ func (s *S3) ListFolders(ctx context.Context, prefix, delim string, folder func(
 			return err
 		}
 	}
+}
+
+// listPage asks for one page of a listing, retried as every request;
+// what names it in errors.
+func (s *S3) listPage(ctx context.Context, what string, in *s3.ListObjectsV2Input) (*s3.ListObjectsV2Output, error) {
+	var out *s3.ListObjectsV2Output
+	err := s.do(ctx, what, func(ctx context.Context) error {
+		var err error
+		out, err = s.client.ListObjectsV2(ctx, in)
+		return err
+	})
+	return out, err
+}
+
+// listedObject is what a listing page says of one of its objects.
+func (s *S3) listedObject(out *s3.ListObjectsV2Output, prefix string, o types.Object) (ObjectInfo, error) {
+	key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
+	return ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}, err
 }
 
 // listedKey is a key (or common prefix) of a listing page, decoded when
