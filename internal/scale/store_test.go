@@ -187,6 +187,18 @@ func (s *simStore) List(ctx context.Context, prefix string, fn func(s3store.Obje
 	return s.ListAfter(ctx, prefix, "", fn)
 }
 
+// page is a listing's step at its n-th entry, object i: one request at
+// the start of each page of pageSize entries, and done past the keys
+// under prefix.
+func (s *simStore) page(ctx context.Context, n, i int, prefix string) (done bool, err error) {
+	if n%pageSize == 0 {
+		if err := s.request(ctx, &s.lists); err != nil {
+			return true, err
+		}
+	}
+	return i >= len(s.objs) || !strings.HasPrefix(s.keyBytes(i), prefix), nil
+}
+
 // ListAfter pays one request per page of pageSize keys, before the page.
 func (s *simStore) ListAfter(ctx context.Context, prefix, after string, fn func(s3store.ObjectInfo) error) error {
 	from := max(prefix, after)
@@ -195,13 +207,8 @@ func (s *simStore) ListAfter(ctx context.Context, prefix, after string, fn func(
 		i++
 	}
 	for n := 0; ; n++ {
-		if n%pageSize == 0 {
-			if err := s.request(ctx, &s.lists); err != nil {
-				return err
-			}
-		}
-		if i >= len(s.objs) || !strings.HasPrefix(s.keyBytes(i), prefix) {
-			return nil
+		if done, err := s.page(ctx, n, i, prefix); done || err != nil {
+			return err
 		}
 		if err := fn(s.info(&s.objs[i])); err != nil {
 			return err
@@ -217,13 +224,8 @@ func (s *simStore) ListAfter(ctx context.Context, prefix, after string, fn func(
 func (s *simStore) ListFolders(ctx context.Context, prefix, delim string, folder func(string) error, file func(s3store.ObjectInfo) error) error {
 	i := s.find(prefix)
 	for n := 0; ; n++ {
-		if n%pageSize == 0 {
-			if err := s.request(ctx, &s.lists); err != nil {
-				return err
-			}
-		}
-		if i >= len(s.objs) || !strings.HasPrefix(s.keyBytes(i), prefix) {
-			return nil
+		if done, err := s.page(ctx, n, i, prefix); done || err != nil {
+			return err
 		}
 		k := s.keyBytes(i)
 		if j := strings.Index(k[len(prefix):], delim); j >= 0 {
