@@ -4,10 +4,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -126,66 +126,20 @@ func oneReadProduce(t *testing.T, b *bed, topic string, perPart int) {
 	}
 }
 
-// oneReadKills runs the source and SIGKILLs it up to five times, the rule
-// of TestIntegrationSourceCrashExactlyOnce: kill 1 after a random start-up
-// delay (20..450 ms) or once 30 % has landed, kills 2..5 when a random
-// share (5..30 %) of what is left has landed, and a kill after the first
-// two only while a tenth of the archive is still to restore (a run can
-// finish between the poll and the signal). At least three kills must hit
-// an unfinished restore. It returns what landed before the final run and
-// how many kills left a partition in the middle of an object (its end
-// offset not a multiple of flush).
+// oneReadKills is sourceKills, counting the kills that left a partition
+// in the middle of an object (its end offset not a multiple of flush). It
+// returns what landed before the final run and that count.
 func oneReadKills(t *testing.T, b *bed, cfg, target string, args []string, rng *rand.Rand, seed uint64, landed func() int64, total, flush int64) (prev int64, midObject int) {
 	t.Helper()
-	kills := 0
-	for k := 1; k <= 5; k++ {
-		if k > 2 && total-prev < total/10 {
-			t.Logf("no kill %d: only %d records of %d left to restore", k, total-prev, total)
-			break
-		}
-		kills = k
-		label := "source run " + strconv.Itoa(k)
-		p := srcStart(t, label, cfg, args...)
-		var delay time.Duration
-		threshold := prev + int64(float64(total-prev)*(0.05+0.25*rng.Float64()))
-		if k == 1 {
-			delay, threshold = time.Duration(20+rng.IntN(431))*time.Millisecond, total*3/10
-		}
-		for !(k == 1 && time.Since(p.started) >= delay) && landed() < threshold {
-			if p.exited() {
-				t.Fatalf("%s exited (code %d) before its kill point (delay %v, threshold %d, landed %d)\n%s",
-					label, p.cmd.ProcessState.ExitCode(), delay, threshold, landed(), p.logs())
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		at, before := time.Since(p.started), landed()
-		p.signal(syscall.SIGKILL)
-		<-p.done
-		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("%s: not killed by SIGKILL: %v\n%s", label, p.cmd.ProcessState, p.logs())
-		}
-		if before >= total {
-			t.Fatalf("kill %d came after the restore had finished (landed %d of %d); seed %d", k, before, total, seed)
-		}
-		time.Sleep(200 * time.Millisecond) // let requests already on the wire land
-		after := landed()
-		if after > total || after < prev {
-			t.Fatalf("after kill %d the target holds %d records (before it %d, archive %d)", k, after, prev, total)
-		}
-		ends := b.srcEnds(t, target)
+	prev = sourceKills(t, b, cfg, target, args, rng, seed, landed, total, func(k int, p *proc, after int64) string {
 		mid := false
-		for _, e := range ends {
+		for _, e := range b.srcEnds(t, target) {
 			mid = mid || e%flush != 0
 		}
 		if mid {
 			midObject++
 		}
-		t.Logf("kill %d: SIGKILL %v after start (rule: %s); landed %d at the kill, %d after it (per partition %s; mid-object %v)",
-			k, at.Round(time.Millisecond), killRule(k, delay, threshold), before, after, srcFmt(ends), mid)
-		prev = after
-	}
-	if kills < 3 {
-		t.Fatalf("only %d kills hit an unfinished restore, want at least 3; seed %d", kills, seed)
-	}
+		return fmt.Sprintf("mid-object %v", mid)
+	})
 	return prev, midObject
 }

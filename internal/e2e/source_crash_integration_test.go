@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,65 +66,9 @@ func TestIntegrationSourceCrashExactlyOnce(t *testing.T) {
 	// the kill would prove nothing. Kill 1 lands at most about two thirds
 	// and a kill's in-flight batches add a few 10,000, so at least three
 	// kills always come.
-	var prev int64
-	kills := 0
-	for k := 1; k <= 5; k++ {
-		if k > 2 && total-prev < total/10 {
-			t.Logf("no kill %d: only %d records of %d left to restore", k, total-prev, total)
-			break
-		}
-		kills = k
-		label := "source run " + strconv.Itoa(k)
-		p := srcStart(t, label, cfg, args...)
-		var delay time.Duration
-		var threshold int64
-		if k == 1 {
-			delay = time.Duration(20+rng.IntN(431)) * time.Millisecond
-			threshold = total * 3 / 10
-		} else {
-			threshold = prev + int64(float64(total-prev)*(0.05+0.25*rng.Float64()))
-		}
-		for {
-			if p.exited() {
-				t.Fatalf("%s exited (code %d) before its kill point (delay %v, threshold %d, landed %d)\n%s",
-					label, p.cmd.ProcessState.ExitCode(), delay, threshold, landed(), p.logs())
-			}
-			if k == 1 && time.Since(p.started) >= delay {
-				break
-			}
-			if landed() >= threshold {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		at := time.Since(p.started)
-		before := landed()
-		p.signal(syscall.SIGKILL)
-		<-p.done
-		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("%s: not killed by SIGKILL: %v\n%s", label, p.cmd.ProcessState, p.logs())
-		}
-		if before >= total {
-			t.Fatalf("kill %d came after the restore had finished (landed %d of %d): the kill schedule missed; seed %d",
-				k, before, total, seed)
-		}
-		time.Sleep(200 * time.Millisecond) // let requests already on the wire land
-		after := landed()
-		if after > total {
-			t.Fatalf("after kill %d the target holds %d records, the archive %d", k, after, total)
-		}
-		if after < prev {
-			t.Fatalf("after kill %d the target holds %d records, before it %d", k, after, prev)
-		}
-		resumed := strings.Count(p.stderr(), "resuming restore")
-		t.Logf("kill %d: SIGKILL %v after start (rule: %s); landed %d at the kill, %d after it (+%d this run; per partition %s); %d partitions resumed in this run",
-			k, at.Round(time.Millisecond), killRule(k, delay, threshold), before, after, after-prev, srcFmt(b.srcEnds(t, target)), resumed)
-		prev = after
-	}
-
-	if kills < 3 {
-		t.Fatalf("only %d kills hit an unfinished restore, want at least 3; seed %d", kills, seed)
-	}
+	prev := sourceKills(t, b, cfg, target, args, rng, seed, landed, total, func(k int, p *proc, after int64) string {
+		return fmt.Sprintf("%d partitions resumed in this run", strings.Count(p.stderr(), "resuming restore"))
+	})
 	final, fp := srcRunOK(t, "source final run", cfg, args...)
 	if final.records+final.present != total || final.present != prev {
 		t.Fatalf("final run: records=%d already_present=%d; want already_present=%d (landed before it) and records=%d",
@@ -178,4 +124,63 @@ func killRule(k int, delay time.Duration, threshold int64) string {
 		return "start-up delay " + delay.String() + " or landed >= " + strconv.FormatInt(threshold, 10)
 	}
 	return "landed >= " + strconv.FormatInt(threshold, 10)
+}
+
+// sourceKills runs the source (cfg, args) and SIGKILLs it up to five
+// times, each run resuming the last, as TestIntegrationSourceCrashExactlyOnce
+// describes: kill 1 after a random start-up delay (20..450 ms) or once
+// 30 % has landed, kills 2..5 when a random share (5..30 %) of what is
+// left has landed, and a kill after the first two only while a tenth of
+// the archive is still to restore (a run can finish between the poll and
+// the signal). Every kill must hit an unfinished restore, leave what
+// landed within [before it, total], and at least three must come. note
+// adds the test's own words to each kill's log line. It returns what
+// landed before the final run.
+func sourceKills(t *testing.T, b *bed, cfg, target string, args []string, rng *rand.Rand, seed uint64, landed func() int64, total int64,
+	note func(k int, p *proc, after int64) string) int64 {
+	t.Helper()
+	var prev int64
+	kills := 0
+	for k := 1; k <= 5; k++ {
+		if k > 2 && total-prev < total/10 {
+			t.Logf("no kill %d: only %d records of %d left to restore", k, total-prev, total)
+			break
+		}
+		kills = k
+		label := "source run " + strconv.Itoa(k)
+		p := srcStart(t, label, cfg, args...)
+		var delay time.Duration
+		threshold := prev + int64(float64(total-prev)*(0.05+0.25*rng.Float64()))
+		if k == 1 {
+			delay, threshold = time.Duration(20+rng.IntN(431))*time.Millisecond, total*3/10
+		}
+		for !(k == 1 && time.Since(p.started) >= delay) && landed() < threshold {
+			if p.exited() {
+				t.Fatalf("%s exited (code %d) before its kill point (delay %v, threshold %d, landed %d)\n%s",
+					label, p.cmd.ProcessState.ExitCode(), delay, threshold, landed(), p.logs())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		at, before := time.Since(p.started), landed()
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%s: not killed by SIGKILL: %v\n%s", label, p.cmd.ProcessState, p.logs())
+		}
+		if before >= total {
+			t.Fatalf("kill %d came after the restore had finished (landed %d of %d): the kill schedule missed; seed %d", k, before, total, seed)
+		}
+		time.Sleep(200 * time.Millisecond) // let requests already on the wire land
+		after := landed()
+		if after > total || after < prev {
+			t.Fatalf("after kill %d the target holds %d records (before it %d, archive %d)", k, after, prev, total)
+		}
+		t.Logf("kill %d: SIGKILL %v after start (rule: %s); landed %d at the kill, %d after it (+%d this run; per partition %s); %s",
+			k, at.Round(time.Millisecond), killRule(k, delay, threshold), before, after, after-prev, srcFmt(b.srcEnds(t, target)), note(k, p, after))
+		prev = after
+	}
+	if kills < 3 {
+		t.Fatalf("only %d kills hit an unfinished restore, want at least 3; seed %d", kills, seed)
+	}
+	return prev
 }
