@@ -7,18 +7,19 @@ import (
 // What production keeps of the index. The plan holds the archive index
 // while it is made (every entry of every partition the restore reads);
 // once made, each object keeps only what the read that produces it is
-// checked against (entryMatch.read): its entry's commit, record count,
-// runs (the entry's own slice) and each part's CRC32C and SHA-256, about
-// 72 bytes instead of the entry's several hundred, so the index is let
-// go and a restore of a million objects does not hold a million entries
-// while it produces. The entry's parts' keys and sizes are the object's
-// listed parts (the plan matched them, entryMatch.listing).
+// checked against (entryMatch.read): its entry's commit and each part's
+// CRC32C and SHA-256, about 48 bytes instead of the entry's several
+// hundred, so the index is let go and a restore of a million objects does
+// not hold a million entries while it produces. The rest of what the
+// check compares is the object's already: the entry's record count and
+// runs are its facts' (the plan took them from the entry, or a read that
+// matched it), its parts' keys and sizes its listed parts (the plan
+// matched them, entryMatch.listing).
 
 // entryChecks is what production checks an object against of the index
 // entry it matched.
 type entryChecks struct {
-	commit, records int64
-	runs            []index.Run
+	commit int64
 	// crc holds each part's CRC32C (by partSlot) where has says the entry
 	// gives one.
 	crc [3]uint32
@@ -41,7 +42,7 @@ func partSlot(part string) int {
 
 // newEntryChecks keeps what production checks of e.
 func newEntryChecks(e *index.Entry) *entryChecks {
-	c := &entryChecks{commit: e.Commit, records: e.Records, runs: e.Runs}
+	c := &entryChecks{commit: e.Commit}
 	for _, ob := range e.Objects {
 		i := partSlot(ob.Part)
 		if crc, err := index.ParseCRC32C(ob.CRC32C); err == nil {
@@ -58,10 +59,16 @@ func newEntryChecks(e *index.Entry) *entryChecks {
 }
 
 // entry is the index entry c was kept of, as far as entryMatch.read
-// looks: o's key, the commit, record count and runs, and o's listed
-// parts with their checksums.
+// looks: o's key, the commit, the record count and runs of o's facts,
+// and o's listed parts with their checksums.
 func (c *entryChecks) entry(o *Object) *index.Entry {
-	e := &index.Entry{Key: o.Key, Commit: c.commit, Records: c.records, Runs: c.runs}
+	e := &index.Entry{Key: o.Key, Commit: c.commit}
+	if o.facts != nil {
+		e.Records = o.facts.records
+		for _, r := range o.facts.offsets {
+			e.Runs = append(e.Runs, index.Run{First: r.First, Last: r.Last})
+		}
+	}
 	for _, lp := range listedParts(o) {
 		if lp.key == "" {
 			continue
