@@ -74,7 +74,7 @@ func NewEnvelope(f Format, kind Kind) (Format, error) {
 }
 
 // EnvelopeMode tells ReadEnvelopes what the objects it reads hold.
-type EnvelopeMode int
+type EnvelopeMode int8
 
 // Envelope modes.
 const (

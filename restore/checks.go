@@ -12,9 +12,12 @@ import (
 // hundred, so the index is let go and a restore of a million objects does
 // not hold a million entries while it produces. The rest of what the
 // check compares is the object's already: the entry's record count and
-// runs are its facts' (the plan took them from the entry, or a read that
-// matched it), its parts' keys and sizes its listed parts (the plan
-// matched them, entryMatch.listing).
+// runs are its Records and Offsets (the plan took them from the entry,
+// or a read that matched it), its parts' keys and sizes its listed parts
+// (the plan matched them, entryMatch.listing). An object that took its
+// entry's word (fromIndex) lets its facts go too: checks keeps the two
+// that Check needs (the largest record's size, the records without a
+// key).
 
 // entryChecks is what production checks an object against of the index
 // entry it matched.
@@ -27,6 +30,9 @@ type entryChecks struct {
 	// sha256 holds each part's SHA-256 (hex), nil when the entry gives
 	// none (v2 entries without kafkas3.index.digest).
 	sha256 *[3]string
+	// largest and nullKeys are the facts' largestSize and nullKeys of an
+	// object that took its entry's word, once its facts are let go.
+	largest, nullKeys int64
 }
 
 // partSlot is the position of an index part in entryChecks.
@@ -59,15 +65,12 @@ func newEntryChecks(e *index.Entry) *entryChecks {
 }
 
 // entry is the index entry c was kept of, as far as entryMatch.read
-// looks: o's key, the commit, the record count and runs of o's facts,
-// and o's listed parts with their checksums.
+// looks: o's key, the commit, o's record count and runs, and o's listed
+// parts with their checksums.
 func (c *entryChecks) entry(o *Object) *index.Entry {
-	e := &index.Entry{Key: o.Key, Commit: c.commit}
-	if o.facts != nil {
-		e.Records = o.facts.records
-		for _, r := range o.facts.offsets {
-			e.Runs = append(e.Runs, index.Run{First: r.First, Last: r.Last})
-		}
+	e := &index.Entry{Key: o.Key, Commit: c.commit, Records: o.Records}
+	for _, r := range o.Offsets {
+		e.Runs = append(e.Runs, index.Run{First: r.First, Last: r.Last})
 	}
 	for _, lp := range listedParts(o) {
 		if lp.key == "" {
@@ -86,23 +89,44 @@ func (c *entryChecks) entry(o *Object) *index.Entry {
 	return e
 }
 
-// compactEntries lets every object of the made plan go of its index
-// entry, keeping its checks.
-func compactEntries(plan *Plan) {
-	for ti := range plan.Topics {
-		for pi := range plan.Topics[ti].Parts {
-			compactObjects(plan.Topics[ti].Parts[pi].Objects)
+// compactObjects lets objs (a partition's, planned) go of their index
+// entries, keeping their checks, and of their facts where they were the
+// entry's word.
+func compactObjects(objs []Object) {
+	for i := range objs {
+		o := &objs[i]
+		if o.entry == nil {
+			continue
+		}
+		o.checks = newEntryChecks(o.entry)
+		o.entry = nil
+		if o.fromIndex && o.facts != nil && o.Damage == nil {
+			o.checks.largest, o.checks.nullKeys = o.facts.largestSize, o.facts.nullKeys
+			o.facts = nil
 		}
 	}
 }
 
-// compactObjects lets objs go of their index entries, keeping their
-// checks.
-func compactObjects(objs []Object) {
-	for i := range objs {
-		if o := &objs[i]; o.entry != nil {
-			o.checks = newEntryChecks(o.entry)
-			o.entry = nil
-		}
+// largestRecord returns the index (-1: not known) and size of o's largest
+// record, as the plan knows them.
+func (o *Object) largestRecord() (idx, size int64) {
+	switch {
+	case o.facts != nil:
+		return o.facts.largestIdx, o.facts.largestSize
+	case o.checks != nil:
+		return -1, o.checks.largest
 	}
+	return -1, 0
+}
+
+// keyless returns how many of o's records have no key and the index of
+// the first (-1: not known), as the plan knows them.
+func (o *Object) keyless() (n, idx int64) {
+	switch {
+	case o.facts != nil:
+		return o.facts.nullKeys, o.facts.nullKeyIdx
+	case o.checks != nil:
+		return o.checks.nullKeys, -1
+	}
+	return 0, -1
 }

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
+	"sort"
 
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/parallel"
@@ -20,74 +20,84 @@ const BasisIndex = "archive index"
 // whose offsets come from their names and record counts.
 const BasisMixed = "archive index, and names and record counts for objects without an entry (consecutive offsets assumed)"
 
-// archiveIndex is the part of the archive index the plan uses.
+// archiveIndex is the archive index of one Kafka partition, as the plan
+// uses it (planner: one partition at a time).
 type archiveIndex struct {
+	topic string
+	part  int32
 	// byKey holds every entry of each object key, highest commit first.
 	// The highest commit is the live entry (index.Load's rule), but an
 	// object may match an older one: a later sink run with a smaller
 	// flush.size rewrites a key with fewer records and a lower commit.
 	byKey map[string][]*index.Entry
-	// keysOf holds the object keys of each partition, set by finish.
-	keysOf map[topicPartition][]string
+	// keys holds the partition's object keys, sorted; commit is the
+	// highest commit of its entries.
+	keys   []string
+	commit int64
 }
 
-// loadIndex reads the archive index of topics under Config.IndexPrefix
-// (readIndex: one partition at a time, each partition's checkpoints and
-// the log after them; in follow mode an index.Tail per topic). It
-// returns nil when there is no prefix or no entry. An index object or
-// checkpoint that does not decode fails the plan, naming it: the plan
-// checks the archive against the index, and a damaged one checks
-// nothing.
-func (r *Restorer) loadIndex(ctx context.Context, topics []string) (*archiveIndex, error) {
-	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
-		return nil, nil
+// newArchiveIndex returns the index of one partition from its entries
+// (index.Index.All of one partition: each key's live entry and the ones
+// it superseded), or nil without any.
+func newArchiveIndex(all []index.Entry) *archiveIndex {
+	if len(all) == 0 {
+		return nil
 	}
-	all, err := r.readIndex(ctx, topics)
-	if err != nil {
-		return nil, fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
-	}
-	ai := &archiveIndex{byKey: map[string][]*index.Entry{}}
-	for _, es := range all {
-		for i := range es {
-			e := &es[i] // for one key, highest commit first
-			if r.cfg.Shard.Owns(e.Topic, e.Partition) {
-				ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
-			}
+	ai := &archiveIndex{topic: all[0].Topic, part: all[0].Partition, byKey: map[string][]*index.Entry{}}
+	for i := range all {
+		e := &all[i]
+		if len(ai.byKey[e.Key]) == 0 {
+			ai.keys = append(ai.keys, e.Key)
 		}
-	}
-	if len(ai.byKey) == 0 {
-		return nil, nil
+		ai.byKey[e.Key] = append(ai.byKey[e.Key], e)
+		ai.commit = max(ai.commit, e.Commit)
 	}
 	for _, es := range ai.byKey {
 		slices.SortStableFunc(es, func(a, b *index.Entry) int { return cmp.Compare(b.Commit, a.Commit) })
 	}
-	return ai, nil
+	sort.Strings(ai.keys)
+	return ai
 }
 
-// readIndex returns every entry of the archive index of topics
-// (index.Index.All), one slice per read. Outside follow mode it reads the
-// index one partition at a time (index.EachPartition), keeping the
-// entries of the partitions the shard owns and no second copy of the
-// live ones; in follow mode each topic's index.Tail, kept across passes,
-// reads only the index objects added or rewritten since the last plan (a
-// topic's first plan loads it).
-func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.Entry, error) {
-	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency}
-	if !r.cfg.Follow {
-		var (
-			mu  sync.Mutex
-			all [][]index.Entry
-		)
-		err := index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, func(ix *index.Index) error {
-			if len(ix.All) > 0 && r.cfg.Shard.Owns(ix.All[0].Topic, ix.All[0].Partition) {
-				mu.Lock()
-				all = append(all, ix.All)
-				mu.Unlock()
-			}
-			return nil
-		})
-		return all, err
+// eachIndexedPartition calls fn with the archive index of each partition
+// of topics under Config.IndexPrefix that the shard owns (nil prefix or
+// topics: never), a few partitions at once (fn locks what it shares). An
+// index object or checkpoint that does not decode fails it, naming it:
+// the plan checks the archive against the index, and a damaged one
+// checks nothing.
+//
+// Outside follow mode it reads each partition's checkpoints and the log
+// after them (index.EachPartition), so only a few partitions' entries
+// are in memory at once. In follow mode each topic's index.Tail, kept
+// across passes, reads only the index objects added or rewritten since
+// the last plan (a topic's first plan loads it).
+func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn func(context.Context, *archiveIndex) error) error {
+	if r.cfg.IndexPrefix == "" || len(topics) == 0 {
+		return nil
 	}
+	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency, PartitionsAtOnce: r.partitionsAtOnce}
+	each := func(all []index.Entry) error {
+		ai := newArchiveIndex(all)
+		if ai == nil || !r.cfg.Shard.Owns(ai.topic, ai.part) {
+			return nil
+		}
+		return fn(ctx, ai)
+	}
+	var err error
+	if !r.cfg.Follow {
+		err = index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, func(ix *index.Index) error { return each(ix.All) })
+	} else {
+		err = r.eachTailPartition(ctx, topics, opt, each)
+	}
+	if err != nil {
+		return fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
+	}
+	return nil
+}
+
+// eachTailPartition is eachIndexedPartition in follow mode: each topic's
+// Tail is refreshed, then fn is called with each partition's entries.
+func (r *Restorer) eachTailPartition(ctx context.Context, topics []string, opt index.LoadOptions, fn func([]index.Entry) error) error {
 	tails := make([]*index.Tail, len(topics))
 	for i, t := range topics {
 		if r.tails[t] == nil {
@@ -95,17 +105,32 @@ func (r *Restorer) readIndex(ctx context.Context, topics []string) ([][]index.En
 		}
 		tails[i] = r.tails[t]
 	}
-	all := make([][]index.Entry, len(topics))
-	// Each Tail keeps at most ReadConcurrency requests in flight; a few
-	// topics refresh at once.
-	err := parallel.Each(ctx, min(len(topics), index.DefaultPartitionsAtOnce), len(topics), func(i int) error {
-		ix, err := tails[i].Refresh(ctx)
-		if err == nil {
-			all[i] = ix.All
+	var parts [][]index.Entry
+	for _, tl := range tails {
+		// Each Tail keeps at most ReadConcurrency requests in flight.
+		ix, err := tl.Refresh(ctx)
+		if err != nil {
+			return err
 		}
-		return err
-	})
-	return all, err
+		parts = append(parts, byPartition(ix.All)...)
+	}
+	return parallel.Each(ctx, cmp.Or(r.partitionsAtOnce, index.DefaultPartitionsAtOnce), len(parts), func(i int) error { return fn(parts[i]) })
+}
+
+// byPartition splits entries (of one topic) by partition.
+func byPartition(all []index.Entry) [][]index.Entry {
+	at := map[int32]int{}
+	var out [][]index.Entry
+	for _, e := range all {
+		i, ok := at[e.Partition]
+		if !ok {
+			i = len(out)
+			at[e.Partition] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], e)
+	}
+	return out
 }
 
 // live returns the live entry of key (highest commit), or nil.
@@ -136,33 +161,15 @@ func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 	return ok, nil
 }
 
-// finish groups the index's object keys by partition, for coverage.
-func (ai *archiveIndex) finish() {
-	if ai == nil {
-		return
-	}
-	ai.keysOf = map[topicPartition][]string{}
-	for key := range ai.byKey {
-		e := ai.live(key)
-		tp := topicPartition{e.Topic, e.Partition}
-		ai.keysOf[tp] = append(ai.keysOf[tp], key)
-	}
-}
-
 // coverage computes the coverage of the entries that hold the records
-// of pp, a partition of topic: the entry each readable object matched,
-// and the live entry of every other key of the partition (damaged
-// objects, objects missing from the store). The plan asks for one
-// partition's at a time and lets it go, so the copies index.Analyze
-// takes are one partition's. It returns nil without an index or entries.
-func (ai *archiveIndex) coverage(topic string, pp *PartitionPlan) *index.Partition {
+// of pp, the partition of ai: the entry each readable object matched, and
+// the live entry of every other key of the partition (damaged objects,
+// objects missing from the store). It returns nil without an index.
+func (ai *archiveIndex) coverage(pp *PartitionPlan) *index.Partition {
 	if ai == nil {
 		return nil
 	}
-	keys := ai.keysOf[topicPartition{topic, pp.Partition}]
-	if len(keys) == 0 {
-		return nil
-	}
+	keys := ai.keys
 	chosen := make(map[string]*index.Entry, len(pp.Objects))
 	for i := range pp.Objects {
 		if o := &pp.Objects[i]; o.entry != nil {
@@ -190,17 +197,6 @@ func entryRuns(e *index.Entry) []offsetRun {
 	return out
 }
 
-// release lets go of the entries of topic's partition p, once the plan of
-// that partition is made (planInBatches): with its objects' entries
-// compacted, nothing holds them then.
-func (ai *archiveIndex) release(topic string, p int32) {
-	tp := topicPartition{topic, p}
-	for _, key := range ai.keysOf[tp] {
-		delete(ai.byKey, key)
-	}
-	delete(ai.keysOf, tp)
-}
-
 // missingEntries returns the entries of ip, a partition's coverage,
 // whose object is not in the plan's partition pp (deleted from the
 // store).
@@ -219,35 +215,4 @@ func missingEntries(ip *index.Partition, pp *PartitionPlan) []*index.Entry {
 		}
 	}
 	return out
-}
-
-// addIndexedPartitions adds to the plan the partitions the index knows and
-// the listing has no object for (every object deleted), so their gaps are
-// shown.
-func (ai *archiveIndex) addIndexedPartitions(plan *Plan) {
-	if ai == nil {
-		return
-	}
-	seen := map[topicPartition]bool{}
-	for key := range ai.byKey {
-		e := ai.live(key)
-		seen[topicPartition{e.Topic, e.Partition}] = true
-	}
-	for tp := range seen {
-		for ti := range plan.Topics {
-			t := &plan.Topics[ti]
-			if t.Source != tp.topic {
-				continue
-			}
-			found := false
-			for _, pp := range t.Parts {
-				found = found || pp.Partition == tp.part
-			}
-			if !found {
-				t.Parts = append(t.Parts, PartitionPlan{Partition: tp.part})
-				t.Partitions = max(t.Partitions, tp.part+1)
-				slices.SortFunc(t.Parts, func(a, b PartitionPlan) int { return int(a.Partition) - int(b.Partition) })
-			}
-		}
-	}
 }

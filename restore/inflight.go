@@ -68,38 +68,26 @@ func (l *listing) topicNames() []string {
 	return out
 }
 
-// completeListing adds to l the objects of the live index entries that
-// the listing did not see. The index is read after the listing, and the
-// sink writes an entry only after its objects are complete, so such an
-// object was uploaded while the archive was being listed: it is there
-// (Stat), and counting it missing would make a damaged object of it. An
-// object the store does not hold stays missing; the proof reports it.
+// completeListing adds to l the objects of ai's live entries (one
+// partition's) that the listing did not see. The index is read after the
+// listing, and the sink writes an entry only after its objects are
+// complete, so such an object was uploaded while the archive was being
+// listed: it is there (Stat), and counting it missing would make a
+// damaged object of it. An object the store does not hold stays missing;
+// the plan reports it.
 func (r *Restorer) completeListing(ctx context.Context, l *listing, ai *archiveIndex) error {
 	if ai == nil {
 		return nil
 	}
-	listed := map[string]bool{}
-	for _, objs := range l.objects {
-		for _, o := range objs {
-			listed[o.Key] = true
-		}
-	}
-	for _, pp := range l.parallel {
-		for _, po := range []*parallelObject{pp.keys, pp.headers} {
-			if po != nil {
-				listed[po.key] = true
-			}
-		}
-	}
-	keys := make([]string, 0, len(ai.byKey))
-	for key := range ai.byKey {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	tp := topicPartition{ai.topic, ai.part}
+	listed := l.listedKeys(tp)
+	for _, key := range ai.keys {
 		for _, ob := range ai.live(key).Objects {
 			if listed[ob.Key] {
 				continue
+			}
+			if name, err := r.cfg.Keys.ParseObjectKey(ob.Key); err != nil || (topicPartition{name.Topic, name.Partition}) != tp {
+				continue // not this partition's name: stays missing
 			}
 			info, err := r.store.Stat(ctx, ob.Key)
 			switch {
@@ -108,7 +96,10 @@ func (r *Restorer) completeListing(ctx context.Context, l *listing, ai *archiveI
 			case err != nil:
 				return fmt.Errorf("look up %q, which the archive index names and the listing did not show: %w", ob.Key, err)
 			}
-			if err := r.visit(l, info); err != nil {
+			l.mu.Lock()
+			err = r.visit(l, info)
+			l.mu.Unlock()
+			if err != nil {
 				return err
 			}
 			listed[ob.Key] = true
@@ -117,56 +108,42 @@ func (r *Restorer) completeListing(ctx context.Context, l *listing, ai *archiveI
 	return nil
 }
 
-// deferInFlight takes out of l, in follow mode, the objects of topics with
-// archive index entries that have no entry and start at or after the last
-// commit the index shows for their partition: a rotation whose entries are
-// not written yet. The next pass takes them with their entries. It returns
-// how many objects it deferred.
+// deferInFlight takes out of objs (one partition's), in follow mode, the
+// objects of a topic with archive index entries (indexed) that have no
+// entry and start at or after the last commit the index shows for their
+// partition (ai; 0 without entries): a rotation whose entries are not
+// written yet. The next pass takes them with their entries. It returns
+// the objects kept, their ETags (etags holds objs') and how many it
+// deferred.
 //
 // Without follow nothing is deferred: such objects are restored as
 // objects without an entry (BasisMixed), as left by a sink that stopped
 // between upload and index; in several folders their order is not proven
 // (OrderUnproven) and the plan says so.
-func (r *Restorer) deferInFlight(l *listing, ai *archiveIndex) int {
-	if !r.cfg.Follow || ai == nil {
-		return 0
+func (r *Restorer) deferInFlight(tp topicPartition, objs []Object, etags []string, ai *archiveIndex, indexed bool) ([]Object, []string, int) {
+	if !r.cfg.Follow || !indexed {
+		return objs, etags, 0
 	}
-	commits := map[topicPartition]int64{}
-	indexed := map[string]bool{}
-	for _, es := range ai.byKey {
-		for _, e := range es {
-			tp := topicPartition{e.Topic, e.Partition}
-			commits[tp] = max(commits[tp], e.Commit)
-			indexed[e.Topic] = true
-		}
+	commit := int64(0)
+	if ai != nil {
+		commit = ai.commit
 	}
-	n := 0
-	for tp, objs := range l.objects {
-		if !indexed[tp.topic] {
+	kept, keptTags := objs[:0], etags[:0]
+	for i, o := range objs {
+		if (ai == nil || len(ai.byKey[o.Key]) == 0) && o.StartOffset >= commit {
+			r.log.Debug("object not in the archive index yet (a sink commit under way): left for the next pass",
+				"key", o.Key, "index_commit", commit)
 			continue
 		}
-		kept := objs[:0]
-		for _, o := range objs {
-			if len(ai.byKey[o.Key]) == 0 && o.StartOffset >= commits[tp] {
-				r.log.Debug("object not in the archive index yet (a sink commit under way): left for the next pass",
-					"key", o.Key, "index_commit", commits[tp])
-				continue
-			}
-			kept = append(kept, o)
-		}
-		if d := len(objs) - len(kept); d > 0 {
-			n += d
-			r.log.Info("objects without an archive index entry after the partition's last indexed commit (a sink commit under way) are left for the next pass; "+
-				"objects that never get an entry (written by Confluent's connector) are restored by a run without --follow",
-				"topic", tp.topic, "partition", tp.part, "objects", d, "index_commit", commits[tp])
-		}
-		if len(kept) == 0 {
-			delete(l.objects, tp)
-			continue
-		}
-		l.objects[tp] = kept
+		kept, keptTags = append(kept, o), append(keptTags, etags[i])
 	}
-	return n
+	d := len(objs) - len(kept)
+	if d > 0 {
+		r.log.Info("objects without an archive index entry after the partition's last indexed commit (a sink commit under way) are left for the next pass; "+
+			"objects that never get an entry (written by Confluent's connector) are restored by a run without --follow",
+			"topic", tp.topic, "partition", tp.part, "objects", d, "index_commit", commit)
+	}
+	return kept, keptTags, d
 }
 
 // ErrStreamChanged is wrapped when, in follow mode, a pass finds that a

@@ -113,11 +113,12 @@ func (r *Restorer) checkRecordSizes(topics []*TopicPlan) error {
 		limit := int64(r.batchBytes(t.Target))
 		for _, pp := range t.Parts {
 			for _, o := range pp.Objects {
-				if o.facts == nil || o.facts.largestSize <= limit {
+				idx, size := o.largestRecord()
+				if size <= limit {
 					continue
 				}
 				bad = append(bad, fmt.Sprintf("%s/%d %s (%d bytes, object %q)", t.Source, pp.Partition,
-					recordAt(o, o.facts.largestIdx), o.facts.largestSize, o.Key))
+					recordAt(o, idx), size, o.Key))
 			}
 		}
 		if len(bad) > 0 {
@@ -158,11 +159,12 @@ func (r *Restorer) checkNullKeys(topics []*TopicPlan, compacted func(target stri
 		var n int64
 		for _, pp := range t.Parts {
 			for _, o := range pp.Objects {
-				if o.facts == nil || o.facts.nullKeys == 0 {
+				keyless, idx := o.keyless()
+				if keyless == 0 {
 					continue
 				}
-				n += o.facts.nullKeys
-				bad = append(bad, fmt.Sprintf("%s/%d %s (object %q)", t.Source, pp.Partition, recordAt(o, o.facts.nullKeyIdx), o.Key))
+				n += keyless
+				bad = append(bad, fmt.Sprintf("%s/%d %s (object %q)", t.Source, pp.Partition, recordAt(o, idx), o.Key))
 			}
 		}
 		if len(bad) > 0 {

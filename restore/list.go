@@ -1,11 +1,13 @@
 package restore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -62,10 +64,11 @@ type listing struct {
 	ext string // the value format's extension
 	// objects holds the value objects of each Kafka partition, in listing
 	// order.
-	objects map[topicPartition][]Object
-	// parallel holds the .keys and .headers objects by the key of the
-	// value object they belong to without its extension ("<base>").
-	parallel map[string]*parallelPair
+	objects map[topicPartition][]listedObject
+	// parallel holds the .keys and .headers objects of each Kafka
+	// partition by the key of the value object they belong to without its
+	// extension ("<base>").
+	parallel map[topicPartition]map[string]*parallelPair
 	topics   map[string]bool // chosen topics seen (or named)
 	skipped  map[string]int  // keys not restored, by reason (Skip*)
 	// partitions is each topic's partition count in the whole archive
@@ -73,6 +76,16 @@ type listing struct {
 	// otherShards counts the keys left to other shards (Config.Shard).
 	partitions  map[string]int32
 	otherShards int
+	// mu guards the listing once the plan's partitions are planned, a few
+	// at once (completeListing, take).
+	mu sync.Mutex
+}
+
+// listedObject is one listed value object: what the plan makes an Object
+// of (take), without the fields the plan fills in.
+type listedObject struct {
+	key, etag, folder string
+	size, start       int64
 }
 
 // parallelPair is the .keys and .headers objects of one base key (either
@@ -97,8 +110,8 @@ func (po *parallelObject) twin() twinObject {
 func (r *Restorer) list(ctx context.Context) (*listing, error) {
 	l := &listing{
 		ext:      r.cfg.Format.Extension(),
-		objects:  map[topicPartition][]Object{},
-		parallel: map[string]*parallelPair{},
+		objects:  map[topicPartition][]listedObject{},
+		parallel: map[topicPartition]map[string]*parallelPair{},
 		topics:   map[string]bool{},
 		skipped:  map[string]int{},
 
@@ -169,7 +182,7 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 		return r.skipMalformed(l, info.Key, err)
 	}
 	k := topicPartition{name.Topic, name.Partition}
-	l.objects[k] = append(l.objects[k], Object{Key: info.Key, Size: info.Size, StartOffset: name.StartOffset, Folder: name.Encoded, etag: info.ETag})
+	l.objects[k] = append(l.objects[k], listedObject{key: info.Key, etag: info.ETag, folder: name.Encoded, size: info.Size, start: name.StartOffset})
 	return nil
 }
 
@@ -177,10 +190,14 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 // key.
 func (l *listing) addParallel(info s3store.ObjectInfo, name partition.ObjectName, infix, ext string) {
 	base := strings.TrimSuffix(info.Key, name.Ext)
-	pp := l.parallel[base]
+	tp := topicPartition{name.Topic, name.Partition}
+	if l.parallel[tp] == nil {
+		l.parallel[tp] = map[string]*parallelPair{}
+	}
+	pp := l.parallel[tp][base]
 	if pp == nil {
 		pp = &parallelPair{}
-		l.parallel[base] = pp
+		l.parallel[tp][base] = pp
 	}
 	po := &parallelObject{key: info.Key, ext: ext, size: info.Size, etag: info.ETag, name: name}
 	if infix == keysInfix {
@@ -230,100 +247,130 @@ func (r *Restorer) planTopics(l *listing) (*Plan, map[string]*TopicPlan, error) 
 	return plan, bySource, nil
 }
 
-// pairParallel gives each value object its .keys and .headers objects
-// (same base key) and takes them out of l.parallel.
-func (l *listing) pairParallel(topics map[string]*TopicPlan) {
-	for k, objs := range l.objects {
-		t := topics[k.topic]
-		for i := range objs {
-			base := strings.TrimSuffix(objs[i].Key, l.ext)
-			pp := l.parallel[base]
-			if pp == nil {
-				continue
-			}
-			if pp.keys != nil {
-				objs[i].twin().keys = pp.keys.twin()
-				t.KeysObjects++
-			}
-			if pp.headers != nil {
-				objs[i].twin().headers = pp.headers.twin()
-				t.HeadersObjects++
-			}
-			delete(l.parallel, base)
-		}
+// partitionsLeft returns the Kafka partitions the listing holds objects of
+// (value objects, or .keys and .headers objects), sorted.
+func (l *listing) partitionsLeft() []topicPartition {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[topicPartition]bool{}
+	for tp := range l.objects {
+		seen[tp] = true
 	}
+	for tp := range l.parallel {
+		seen[tp] = true
+	}
+	out := make([]topicPartition, 0, len(seen))
+	for tp := range seen {
+		out = append(out, tp)
+	}
+	slices.SortFunc(out, func(a, b topicPartition) int {
+		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
+	})
+	return out
 }
 
-// addTombstones takes the .keys and .headers objects no value object
-// claimed (pairParallel first): keys-only objects in the tombstone folder
-// are tombstone objects of their Kafka partition (with their .headers
-// object); every other one is an orphan, skipped and logged.
-func (r *Restorer) addTombstones(l *listing, topics map[string]*TopicPlan) {
-	tombDir := r.cfg.TombstonePartition
-	if tombDir == "" {
-		tombDir = DefaultTombstonePartition
+// listedKeys returns the keys listed of Kafka partition tp, twins
+// included.
+func (l *listing) listedKeys(tp topicPartition) map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	listed := map[string]bool{}
+	for _, o := range l.objects[tp] {
+		listed[o.key] = true
 	}
-	bases := make([]string, 0, len(l.parallel))
-	for base := range l.parallel {
-		bases = append(bases, base)
+	for _, pp := range l.parallel[tp] {
+		for _, po := range []*parallelObject{pp.keys, pp.headers} {
+			if po != nil {
+				listed[po.key] = true
+			}
+		}
+	}
+	return listed
+}
+
+// take takes the objects of Kafka partition tp out of the listing: its
+// value objects with their .keys and .headers twins (same base key), and
+// its tombstone objects, sorted by start offset (numerically), then key,
+// and the ETag the listing gave each (the twins' are their own). A .keys
+// or .headers object no value object claims is a tombstone object when
+// it is a keys-only object in the tombstone folder (with its .headers
+// object), and an orphan otherwise: skipped, counted and logged.
+func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []string) {
+	l.mu.Lock()
+	listed, twins := l.objects[tp], l.parallel[tp]
+	delete(l.objects, tp)
+	delete(l.parallel, tp)
+	l.mu.Unlock()
+	tombDir := cmp.Or(r.cfg.TombstonePartition, DefaultTombstonePartition)
+	type item struct {
+		lo   listedObject
+		tomb *parallelPair
+	}
+	items := make([]item, 0, len(listed))
+	for _, lo := range listed {
+		items = append(items, item{lo: lo})
+	}
+	claimed := make(map[string]bool, len(twins))
+	for _, it := range items {
+		base := strings.TrimSuffix(it.lo.key, l.ext)
+		if twins[base] != nil {
+			claimed[base] = true
+		}
+	}
+	bases := make([]string, 0, len(twins))
+	for base := range twins {
+		if !claimed[base] {
+			bases = append(bases, base)
+		}
 	}
 	sort.Strings(bases)
+	orphans := 0
 	for _, base := range bases {
-		pp := l.parallel[base]
+		pp := twins[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
 			n := pp.keys.name
-			o := Object{Key: pp.keys.key, Size: pp.keys.size, StartOffset: n.StartOffset, Folder: n.Encoded, Tombstone: true, etag: pp.keys.etag}
-			o.twin().keys.ext = pp.keys.ext // its own: it is the keys object
-			if pp.headers != nil {
-				o.twins.headers = pp.headers.twin()
-			}
-			k := topicPartition{n.Topic, n.Partition}
-			l.objects[k] = append(l.objects[k], o)
-			topics[n.Topic].TombstoneObjects++
+			items = append(items, item{lo: listedObject{key: pp.keys.key, etag: pp.keys.etag, folder: n.Encoded, size: pp.keys.size, start: n.StartOffset}, tomb: pp})
 			continue
 		}
 		for _, po := range []*parallelObject{pp.keys, pp.headers} {
 			if po != nil {
-				l.skipped[SkipParallelOrphan]++
+				orphans++
 				r.log.Warn("skipping a keys or headers object without a value object, outside the tombstone folder",
 					"key", po.key, "tombstone.encoded.partition", tombDir)
 			}
 		}
 	}
-}
-
-// addPartitions gives each topic a PartitionPlan per Kafka partition with
-// objects, sorted by partition, whose objects are sorted by start offset
-// (numerically), then key; and adds them up into the topic's counts.
-func addPartitions(objects map[topicPartition][]Object, topics map[string]*TopicPlan) {
-	for k, objs := range objects {
-		t := topics[k.topic]
-		sort.SliceStable(objs, func(i, j int) bool {
-			if objs[i].StartOffset != objs[j].StartOffset {
-				return objs[i].StartOffset < objs[j].StartOffset
+	if orphans > 0 {
+		l.mu.Lock()
+		l.skipped[SkipParallelOrphan] += orphans
+		l.mu.Unlock()
+	}
+	slices.SortStableFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.lo.start, b.lo.start), strings.Compare(a.lo.key, b.lo.key))
+	})
+	objs, etags = make([]Object, len(items)), make([]string, len(items))
+	for i, it := range items {
+		o := &objs[i]
+		*o = Object{Key: it.lo.key, Size: it.lo.size, StartOffset: it.lo.start, Folder: it.lo.folder}
+		etags[i] = it.lo.etag
+		if it.tomb != nil {
+			o.Tombstone = true
+			o.twin().keys.ext = it.tomb.keys.ext // its own: it is the keys object
+			if it.tomb.headers != nil {
+				o.twins.headers = it.tomb.headers.twin()
 			}
-			return objs[i].Key < objs[j].Key
-		})
-		// The listing grew objs by appending; the plan keeps them at
-		// their size (a quarter less memory per object, on average).
-		objs = slices.Clip(append([]Object(nil), objs...))
-		delete(objects, k)
-		pp := PartitionPlan{Partition: k.part, Objects: objs}
-		for _, o := range objs {
-			pp.Bytes += o.Size
+			continue
 		}
-		t.Parts = append(t.Parts, pp)
-		t.Objects += len(objs)
-		t.Bytes += pp.Bytes
-		t.Partitions = max(t.Partitions, k.part+1)
-		if t.FirstOffset < 0 || objs[0].StartOffset < t.FirstOffset {
-			t.FirstOffset = objs[0].StartOffset
+		if pp := twins[strings.TrimSuffix(o.Key, l.ext)]; pp != nil {
+			if pp.keys != nil {
+				o.twin().keys = pp.keys.twin()
+			}
+			if pp.headers != nil {
+				o.twin().headers = pp.headers.twin()
+			}
 		}
-		t.LastOffset = max(t.LastOffset, objs[len(objs)-1].StartOffset)
 	}
-	for _, t := range topics {
-		sort.Slice(t.Parts, func(a, b int) bool { return t.Parts[a].Partition < t.Parts[b].Partition })
-	}
+	return objs, etags
 }
 
 // archivePartitions gives each topic the archive's partition count, which

@@ -45,7 +45,7 @@ type entryMatch struct {
 
 // listedPart is one object an Object may have (the value or tombstone
 // object, a twin) as the listing gave it: its key ("" when not listed),
-// size and ETag.
+// size and ETag (the twins'; the plan gives the main object's to stored).
 type listedPart struct {
 	part, key, etag string
 	size            int64
@@ -58,9 +58,9 @@ func listedParts(o *Object) []listedPart {
 	k, h := o.twinPart(index.PartKeys), o.twinPart(index.PartHeaders)
 	headers := listedPart{index.PartHeaders, h.key, h.etag, h.size}
 	if o.Tombstone {
-		return []listedPart{{index.PartKeys, o.Key, o.etag, o.Size}, headers}
+		return []listedPart{{index.PartKeys, o.Key, "", o.Size}, headers}
 	}
-	return []listedPart{{index.PartValue, o.Key, o.etag, o.Size}, {index.PartKeys, k.key, k.etag, k.size}, headers}
+	return []listedPart{{index.PartValue, o.Key, "", o.Size}, {index.PartKeys, k.key, k.etag, k.size}, headers}
 }
 
 // listing compares the listed parts with the entry's: every part of the
@@ -125,7 +125,8 @@ func (p objectFacts) digestOf(o *Object, part string) digest {
 
 // stored tells whether what the store says of the object without a
 // download agrees with the entry, for an object whose listing matches
-// it. Each part is compared by the ETag the listing gave and the one the
+// it, etag the ETag the listing gave its main object (the value or
+// tombstone object). Each part is compared by the ETag the listing gave and the one the
 // entry records; a part whose ETags differ (the object was written again
 // after the sink wrote the entry: other bytes, or the same bytes under
 // another ETag) or that has none to compare is then compared by the
@@ -137,9 +138,11 @@ func (p objectFacts) digestOf(o *Object, part string) digest {
 // stored checksum: a local directory, an entry written before ETags were
 // recorded) is taken at its entry's word; the read that produces it
 // checks it. Only the store's own errors are returned.
-func (m entryMatch) stored(ctx context.Context, store s3store.Store) (bool, error) {
+func (m entryMatch) stored(ctx context.Context, store s3store.Store, etag string) (bool, error) {
 	cs, _ := store.(s3store.Checksummer)
-	for _, p := range listedParts(m.o) {
+	parts := listedParts(m.o)
+	parts[0].etag = etag
+	for _, p := range parts {
 		want := m.e.Part(p.part)
 		if want == nil || p.key == "" {
 			continue // listing refused it already, or no such part

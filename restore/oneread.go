@@ -85,10 +85,10 @@ func trustEntry(o *Object, entries []*index.Entry) {
 // else against the proof's read of it (sameAsProved).
 func checkLoaded(obj *Object, now objectFacts) error {
 	switch {
-	case obj.facts == nil:
-		return nil
 	case obj.fromIndex && obj.checks != nil:
 		return entryMatch{obj, obj.checks.entry(obj)}.read(now)
+	case obj.facts == nil:
+		return nil
 	case obj.fromIndex:
 		return entryMatch{obj, obj.entry}.read(now)
 	}

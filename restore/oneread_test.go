@@ -604,13 +604,12 @@ func TestOneReadStoreToldRewrite(t *testing.T) {
 	})
 }
 
-// TestOneReadPlanInBatchesIsOnePlan: a one-read plan examines and plans
-// a few partitions at a time, letting each batch's index entries go
-// (planInBatches); whatever the batch, the plan is the one the proof's
-// plan makes of the whole archive at once: records, gaps, damaged objects
-// (one deleted from the store) and objects without an entry, partition
-// by partition.
-func TestOneReadPlanInBatchesIsOnePlan(t *testing.T) {
+// TestPlanByPartitionIsOnePlan: a plan is made one partition at a time, a
+// few at once (planner), each partition's index entries let go once its
+// plan is made; however many at once, with one read or the proof, the
+// plan is the same: records, gaps, damaged objects (one deleted from the
+// store) and objects without an entry, partition by partition.
+func TestPlanByPartitionIsOnePlan(t *testing.T) {
 	brokers := newCluster(t, 4)
 	a := newArchive(t, format.NewJSON())
 	var gone string
@@ -626,11 +625,11 @@ func TestOneReadPlanInBatchesIsOnePlan(t *testing.T) {
 	a.putAt("src", 3, 15, 5) // no entry: read by the plan
 	a.delete(gone)
 	var plans []string
-	for _, batch := range []int{0, 1, 4, batchObjects} {
+	for _, atOnce := range []int{-1, 1, 2, 8} {
 		cfg := readOnceConfig(brokers, a)
-		cfg.ReadOnce = batch > 0 // 0: the proof's plan, all partitions at once
+		cfg.ReadOnce = atOnce > 0 // -1: the proof's plan
 		r := mustNew(t, cfg, a, nil)
-		r.planBatch = batch
+		r.partitionsAtOnce = max(atOnce, 0)
 		plan, err := r.Plan(testContext(t))
 		if err != nil {
 			t.Fatal(err)
@@ -641,14 +640,14 @@ func TestOneReadPlanInBatchesIsOnePlan(t *testing.T) {
 		}
 		for _, o := range plan.objects() {
 			if o.entry != nil {
-				t.Fatalf("batch %d: %q still holds its index entry after the plan", batch, o.Key)
+				t.Fatalf("%d at once: %q still holds its index entry after the plan", atOnce, o.Key)
 			}
 		}
 		plans = append(plans, b.String())
 	}
 	for i := range plans {
 		if plans[i] != plans[0] {
-			t.Fatalf("the plan in batches differs:\n%s\nfrom:\n%s", plans[i], plans[0])
+			t.Fatalf("the plan differs:\n%s\nfrom:\n%s", plans[i], plans[0])
 		}
 	}
 	if !strings.Contains(plans[0], gone) {

@@ -51,12 +51,31 @@ type Object struct {
 	// HeadersKey); nil without any, so an object without them costs a
 	// pointer, not their fields.
 	twins *twinObjects
-	// etag is the ETag the listing gave the value (or tombstone) object
-	// ("" from a store without ETags): the one-read plan compares it (and
-	// the twins') with the index entry's, and examineObject drops them
-	// once it has.
-	etag string
 
+	// Set by the plan from the object's facts (facts holds them: the
+	// proof's read, or its entry's word with one read): Records is the
+	// decoded record count, Offsets the source offsets the records hold
+	// (runs of consecutive offsets), Damage why the object cannot be
+	// restored (wraps ErrDamagedObject; then Records is 0).
+	Records int64
+	Offsets []offsetRun
+	Damage  error
+	facts   *objectFacts
+	// entry is the index entry the object matched, or nil, while the
+	// plan is made; checks is what production checks against of it once
+	// the plan is made (compactObjects), when entry is let go with the
+	// rest of the index, and with it facts when they were the entry's
+	// word (fromIndex).
+	entry  *index.Entry
+	checks *entryChecks
+	// pastCut: every record of the object is past the --until cut, so it
+	// is neither read nor counted as restored. unread: the archive index
+	// showed that before the plan's proof, which did not read it either.
+	pastCut, unread bool
+	// fromIndex: the plan took the archive index entry's word for the
+	// object without reading it (one read per object, oneread.go); the
+	// read that produces it is checked against its entry (checks).
+	fromIndex bool
 	// Tombstone marks a tombstone object: Key is a keys-only object in the
 	// tombstone folder (behavior.on.null.values=write), each record of
 	// which is restored as that key with a nil value, and the headers of
@@ -70,30 +89,6 @@ type Object struct {
 	// with kafkas3.index.digest=sha256), so reading it computes one too;
 	// the CRC32C is always computed.
 	sha256 bool
-
-	// Set by the plan from the object's facts (facts holds them: the
-	// proof's read, or its entry's word with one read): Records is the
-	// decoded record count, Offsets the source offsets the records hold
-	// (runs of consecutive offsets), Damage why the object cannot be
-	// restored (wraps ErrDamagedObject; then Records is 0).
-	Records int64
-	Offsets []offsetRun
-	Damage  error
-	facts   *objectFacts
-	// entry is the index entry the object matched, or nil, while the
-	// plan is made; checks is what production checks against of it once
-	// the plan is made (compactEntries), when entry is let go with the
-	// rest of the index.
-	entry  *index.Entry
-	checks *entryChecks
-	// pastCut: every record of the object is past the --until cut, so it
-	// is neither read nor counted as restored. unread: the archive index
-	// showed that before the plan's proof, which did not read it either.
-	pastCut, unread bool
-	// fromIndex: the plan took the archive index entry's word for the
-	// object without reading it (one read per object, oneread.go); the
-	// read that produces it is checked against its entry (checks).
-	fromIndex bool
 }
 
 // provedObject is what the proof read of an object (its facts), valid while
@@ -427,10 +422,11 @@ func (pp *PartitionPlan) ProofText() string {
 	}
 }
 
-// Plan lists the archive and builds the restore plan. It reads only the
-// store: with Config.ReadOnce (and an index, outside a dry run, see
-// readsOnce) the index and what the store says of each object without a
-// download, else every object as well (the proof). A malformed key inside a topic folder fails the plan under
+// Plan lists the archive and builds the restore plan, one partition at a
+// time (planParts). It reads only the store: with Config.ReadOnce (and an
+// index, outside a dry run, see readsOnce) the index and what the store
+// says of each object without a download, else every object as well (the
+// proof). A malformed key inside a topic folder fails the plan under
 // behavior.on.error=fail (the error quotes the key) and is skipped and
 // counted otherwise.
 func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
@@ -439,30 +435,22 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ai, err := r.loadIndex(ctx, l.topicNames())
-	if err != nil {
-		return nil, err
-	}
-	if err := r.completeListing(ctx, l, ai); err != nil {
-		return nil, err
-	}
 	plan, topics, err := r.planTopics(l)
 	if err != nil {
 		return nil, err
 	}
-	l.pairParallel(topics)
-	r.addTombstones(l, topics)
-	plan.Deferred = r.deferInFlight(l, ai)
-	addPartitions(l.objects, topics)
-	l.archivePartitions(topics)
-	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
-	if err := r.planRecords(ctx, plan, ai); err != nil {
+	snaps, err := r.untilSnapshotsOf(ctx, plan)
+	if err != nil {
 		return nil, err
 	}
+	if err := r.planParts(ctx, l, plan, snaps); err != nil {
+		return nil, err
+	}
+	l.archivePartitions(topics)
+	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}
-	compactEntries(plan)
 	return plan, nil
 }
 

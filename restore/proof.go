@@ -5,12 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -162,180 +159,26 @@ const (
 	BasisRecords = "offsets carried by the records (no index)"
 )
 
-// planRecords gives every object of the plan its facts (examineObjects), with ai
-// the archive index of the plan's topics (nil without one), then works
-// out, per partition, which records are restored (each source offset
-// once, in offset order), the duplicates, the gaps and the damaged
-// objects.
-//
-// With the proof it costs one full read of the archive before anything
-// is produced (Run reads each object a second time to produce it), and no
-// memory per record: only each object's offset runs stay.
-func (r *Restorer) planRecords(ctx context.Context, plan *Plan, ai *archiveIndex) error {
-	ai.addIndexedPartitions(plan)
-	snaps, err := r.untilSnapshotsOf(ctx, plan, ai)
-	if err != nil {
-		return err
-	}
-	if r.oneRead && ai != nil {
-		return r.planInBatches(ctx, plan, ai)
-	}
-	if err := r.examineObjects(ctx, ai, plan); err != nil {
-		return err
-	}
-	ai.finish()
-	r.planPartitions(plan, ai, snaps)
-	return nil
-}
-
-// batchObjects is how many objects planInBatches examines together: enough
-// that the HEADs and the reads of objects without an entry of many small
-// partitions still go Config.ReadConcurrency at a time.
-const batchObjects = 4096
-
-// planInBatches is planRecords reading each object once (no --until, no
-// proof): it examines the objects of a few partitions at a time (at least
-// Restorer.planBatch objects, batchObjects, or the rest), plans those
-// partitions, keeps of
-// each object only its entryChecks and lets the partitions' index entries
-// go (archiveIndex.release) before the next batch. The index's memory
-// then falls as the plan's grows, instead of adding up with it.
-func (r *Restorer) planInBatches(ctx context.Context, plan *Plan, ai *archiveIndex) error {
-	began := time.Now()
-	logAt, toRead := r.logExamining(ctx, ai, plan, plan.objects())
-	ai.finish()
-	plan.Until = r.cfg.Until
-	type part struct{ ti, pi int }
-	var batch []part
-	var objs []*Object
-	flush := func() error {
-		if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
-			return err
-		}
-		for _, b := range batch {
-			t := &plan.Topics[b.ti]
-			pp := &t.Parts[b.pi]
-			ip := ai.coverage(t.Source, pp)
-			r.planPartition(pp, ip, missingEntries(ip, pp))
-			addUp(t, pp)
-			compactObjects(pp.Objects)
-			ai.release(t.Source, pp.Partition)
-		}
-		batch, objs = batch[:0], objs[:0]
-		return nil
-	}
-	for ti := range plan.Topics {
-		for pi := range plan.Topics[ti].Parts {
-			batch = append(batch, part{ti, pi})
-			for oi := range plan.Topics[ti].Parts[pi].Objects {
-				objs = append(objs, &plan.Topics[ti].Parts[pi].Objects[oi])
-			}
-			if len(objs) >= r.planBatch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
-	return nil
-}
-
 // snapshotPair is a topic's snapshots around Config.Until: the newest at
 // or before it and the oldest after it (either nil).
 type snapshotPair struct{ prev, next *cutSnapshot }
 
 // untilSnapshotsOf returns, with Config.Until, each topic's snapshots
-// around it, and marks the objects the index shows wholly past any cut
-// they can get (markPastCut), which are then not read. Without Until it
-// returns nil.
-func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan, ai *archiveIndex) (map[string]snapshotPair, error) {
+// around it (the plan marks the objects the index shows wholly past any
+// cut they can get: markPastCut). Without Until it returns nil.
+func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan) (map[string]snapshotPair, error) {
 	if r.cfg.Until.IsZero() {
 		return nil, nil
 	}
 	snaps := map[string]snapshotPair{}
-	for ti := range plan.Topics {
-		t := &plan.Topics[ti]
+	for _, t := range plan.Topics {
 		prev, next, err := r.untilSnapshots(ctx, t.Source)
 		if err != nil {
 			return nil, err
 		}
 		snaps[t.Source] = snapshotPair{prev, next}
-		for pi := range t.Parts {
-			r.markPastCut(&t.Parts[pi], ai, prev, next)
-		}
 	}
 	return snaps, nil
-}
-
-// examineObjects gives every object of the plan its facts (examineObject),
-// Config.Parallelism at a time, logging how much it reads (logExamining).
-func (r *Restorer) examineObjects(ctx context.Context, ai *archiveIndex, plan *Plan) error {
-	objs := plan.objects()
-	began := time.Now()
-	logAt, toRead := r.logExamining(ctx, ai, plan, objs)
-	if err := r.eachObject(ctx, objs, func(ctx context.Context, o *Object) error { return r.examineObject(ctx, ai, o) }); err != nil {
-		return err
-	}
-	r.log.Log(ctx, logAt, "archive checked", "objects_read", toRead, "seconds", time.Since(began).Seconds())
-	return nil
-}
-
-// logExamining logs how the plan checks objs, and returns the level (Debug
-// in follow mode when nothing is new) and how many objects it reads: every
-// object the proof has not read in this process, or, reading each object once
-// (Restorer.oneRead, with an index), those without an index entry.
-func (r *Restorer) logExamining(ctx context.Context, ai *archiveIndex, plan *Plan, objs []*Object) (slog.Level, int) {
-	toRead, objBytes := r.unproved(objs)
-	if !r.oneRead || ai == nil {
-		logAt := slog.LevelInfo
-		if toRead == 0 {
-			logAt = slog.LevelDebug // follow mode: nothing new
-		}
-		r.log.Log(ctx, logAt, "checking the archive before restoring: reading every new object once", "objects", toRead,
-			"bytes", objBytes, "indexed", ai != nil)
-		return logAt, toRead
-	}
-	unindexed := 0
-	for _, o := range objs {
-		if len(ai.byKey[o.Key]) == 0 && !o.unread {
-			unindexed++
-		}
-	}
-	fresh := r.freshObjects(plan)
-	logAt := slog.LevelInfo
-	if fresh == 0 {
-		logAt = slog.LevelDebug // follow mode: nothing new
-	}
-	r.log.Log(ctx, logAt, "checking the archive from its index; each object is read once, when it is restored",
-		"objects", len(objs), "not_restored_yet", fresh, "read_now_without_index_entry", unindexed)
-	return logAt, min(unindexed, toRead)
-}
-
-// freshObjects estimates how many objects of plan the last pass did not
-// have (all of them before the first pass): per partition, the objects
-// more than its plan had, or 1 when only their bytes changed.
-func (r *Restorer) freshObjects(plan *Plan) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, t := range plan.Topics {
-		for _, pp := range t.Parts {
-			old, ok := r.streams[topicPartition{t.Source, pp.Partition}]
-			switch {
-			case !ok:
-				n += len(pp.Objects)
-			case len(pp.Objects) > old.objects:
-				n += len(pp.Objects) - old.objects
-			case pp.Bytes != old.bytes:
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // objects returns every object of the plan, in plan order.
@@ -352,92 +195,6 @@ func (p *Plan) objects() []*Object {
 	return objs
 }
 
-// unproved counts the objects of objs that the proof reads (not read by
-// this process's proof at their size, nor left unread) and their bytes, twins
-// included.
-func (r *Restorer) unproved(objs []*Object) (n int, bytes int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, o := range objs {
-		if o.unread {
-			continue
-		}
-		if known, ok := r.proved[o.Key]; !ok || known.size != o.Size {
-			n++
-			bytes += o.Size + o.twinBytes()
-		}
-	}
-	return n, bytes
-}
-
-// proofWeight is the most an object weighs in the proof's read budget
-// (eachObject): objects of this size or more are read Config.Parallelism
-// at a time, as a restore reads them; smaller ones (most objects of a
-// long archive) more at once, up to Config.ReadConcurrency, so a store
-// that answers in tens of milliseconds is kept busy.
-const proofWeight = 16 << 20
-
-// eachObject calls fn for each object, at most Config.ReadConcurrency (or
-// Config.Parallelism, when higher) at a time and at most
-// Config.Parallelism × proofWeight bytes of objects (with their twins) at
-// a time. The first error stops it (objects not started yet are skipped)
-// and is returned; so is the context's error.
-func (r *Restorer) eachObject(ctx context.Context, objs []*Object, fn func(context.Context, *Object) error) error {
-	type item struct {
-		o *Object
-		w int64
-	}
-	work := make(chan item)
-	released := make(chan int64, len(objs))
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range min(max(r.cfg.Parallelism, r.readConcurrency()), len(objs)) {
-		wg.Go(func() {
-			for it := range work {
-				if err := fn(ctx, it.o); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-				}
-				released <- it.w
-			}
-		})
-	}
-	free := int64(r.cfg.Parallelism) * proofWeight
-feed:
-	for _, o := range objs {
-		w := min(max(o.Size+o.twinBytes(), 1), proofWeight)
-		for free < w {
-			select {
-			case n := <-released:
-				free += n
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		select {
-		case work <- item{o, w}:
-			free -= w
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
-}
-
 // readConcurrency is Config.ReadConcurrency, index.DefaultConcurrency
 // when zero.
 func (r *Restorer) readConcurrency() int {
@@ -451,11 +208,11 @@ func (r *Restorer) readConcurrency() int {
 // object the store shows as its entry says (entryMatch.stored), takes
 // its entry's word instead. A damaged object gets Object.Damage; any
 // other error (the store, the context) is returned.
-func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Object) error {
-	// The listing's ETags serve only the one-read check (stored): the
-	// plan does not keep them.
+func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Object, etag string) error {
+	// The listing's ETags (etag, the twins') serve only the one-read
+	// check (stored): the plan does not keep them.
 	defer func() {
-		if o.etag = ""; o.twins != nil {
+		if o.twins != nil {
 			o.twins.keys.etag, o.twins.headers.etag = "", ""
 		}
 	}()
@@ -479,7 +236,7 @@ func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Objec
 		return nil
 	}
 	if len(entries) > 0 && r.oneRead {
-		same, err := entryMatch{o, entries[0]}.stored(ctx, r.store)
+		same, err := entryMatch{o, entries[0]}.stored(ctx, r.store, etag)
 		if err != nil {
 			return err
 		}
@@ -537,31 +294,8 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 		return known.facts, nil
 	}
 	target := "" // modeProve frames nothing
+	r.planReads.Add(1)
 	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
-}
-
-// planPartitions works out each partition's records, duplicates, gaps
-// and damaged objects (planPartition) and, with Config.Until, its cut
-// (cutPartition) from the topic's snapshots; then adds them up per topic.
-func (r *Restorer) planPartitions(plan *Plan, ai *archiveIndex, snaps map[string]snapshotPair) {
-	plan.Until = r.cfg.Until
-	for ti := range plan.Topics {
-		t := &plan.Topics[ti]
-		sp := snaps[t.Source]
-		t.cutSnapshot = sp.prev
-		for pi := range t.Parts {
-			pp := &t.Parts[pi]
-			ip := ai.coverage(t.Source, pp)
-			r.planPartition(pp, ip, missingEntries(ip, pp))
-			if !r.cfg.Until.IsZero() {
-				r.cutPartition(pp, ip, sp.prev, sp.next)
-			}
-			addUp(t, pp)
-		}
-		if sp.prev != nil {
-			t.UntilUnarchived = unarchived(t, sp.prev, r.cfg.Shard)
-		}
-	}
 }
 
 // addUp adds pp's counts to its topic's.

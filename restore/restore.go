@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkas3/kafkas3/index"
@@ -73,9 +74,12 @@ type Restorer struct {
 	// every stream (Config.Parallelism × Config.SpillBytes, at most
 	// MaxRecordMemory).
 	mem *memBudget
-	// planBatch is how many objects a one-read plan examines together
-	// (planInBatches): batchObjects, smaller in tests.
-	planBatch int
+	// partitionsAtOnce is how many partitions a plan makes at once
+	// (planner): index.DefaultPartitionsAtOnce when 0, other values in
+	// tests.
+	partitionsAtOnce int
+	// planReads counts the objects plans read (proofRead).
+	planReads atomic.Int64
 	// oneRead is set by Plan (readsOnce): its plans read each indexed
 	// object once, when it is restored (oneread.go).
 	oneRead bool
@@ -122,7 +126,6 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		store:     store,
 		log:       log,
 		proved:    map[string]provedObject{},
-		planBatch: batchObjects,
 		limits:    map[string]int32{},
 		compacted: map[string]bool{},
 		covered:   map[topicPartition]map[string]int64{},
