@@ -1,13 +1,16 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/config"
+	"github.com/kafkas3/kafkas3/restore"
 	"github.com/spf13/cobra"
 )
 
@@ -53,12 +56,12 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-rename-regex", "o.*", "--dry-run", "--follow", "--create-topics", "--replication-factor", "2",
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
-		"--allow-unproven-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
+		"--allow-unknown-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
 		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
-		AllowUnprovenOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
+		AllowUnknownOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
 		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)
@@ -70,6 +73,41 @@ func TestSourceFlags(t *testing.T) {
 	parseFlags(t, c)
 	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" {
 		t.Errorf("defaults %+v", got)
+	}
+}
+
+// TestSourceFlagsUnknownOrderAlias: --allow-unknown-order and its old
+// name --allow-unproven-order set the same switch, which apply hands to
+// the restore (Config.AllowUnknownOrder); the old name is hidden from the
+// help and its use notes on stderr that it is deprecated.
+func TestSourceFlagsUnknownOrderAlias(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+		note bool
+	}{
+		{nil, false, false},
+		{[]string{"--allow-unknown-order"}, true, false},
+		{[]string{"--allow-unproven-order"}, true, true},
+		{[]string{"--allow-unproven-order=false"}, false, true},
+	} {
+		var got *sourceFlags
+		var stderr bytes.Buffer
+		c := newSourceCmdRun(IO{Out: io.Discard, Err: &stderr}, func(_ context.Context, f *sourceFlags, _ IO) error { got = f; return nil })
+		parseFlags(t, c, append([]string{"--topics", "o", "--topic-rename", "c_$0"}, tc.args...)...)
+		var cfg restore.Config
+		if err := got.apply(&cfg); err != nil {
+			t.Fatalf("%v: apply: %v", tc.args, err)
+		}
+		note := strings.Contains(stderr.String(), "--allow-unproven-order is deprecated, use --allow-unknown-order")
+		if got.AllowUnknownOrder != tc.want || cfg.AllowUnknownOrder != tc.want || note != tc.note {
+			t.Errorf("%v: flag %v, config %v, deprecation note %v (stderr %q); want %v, note %v",
+				tc.args, got.AllowUnknownOrder, cfg.AllowUnknownOrder, note, stderr.String(), tc.want, tc.note)
+		}
+	}
+	usage := newSourceCmdRun(IO{}, nil).UsageString()
+	if !strings.Contains(usage, "--allow-unknown-order") || strings.Contains(usage, "unproven") {
+		t.Errorf("help shows the old name, or not the new one:\n%s", usage)
 	}
 }
 

@@ -66,7 +66,7 @@ func TestLostCmdSinkVerifySource(t *testing.T) {
 
 			args := []string{"source", "-c", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--restore-groups", "--group-rename", "app-(.*)=dr-$1"}
 			r = mustRun(t, ctx, ExitOK, append(args, "--dry-run")...)
-			for _, want := range []string{"lost before archiving: reten/0 offsets 20-59 (40)", "proven: archive index",
+			for _, want := range []string{"lost before archiving: reten/0 offsets 20-59 (40)", "yes: archive index",
 				"records: 60 to restore, 0 duplicates, 0 gaps, 0 damaged objects; 40 offsets lost before archiving", "30 -> 20", "70 -> 30"} {
 				if !strings.Contains(r.out, want) {
 					t.Errorf("dry run lacks %q:\n%s", want, r.out)

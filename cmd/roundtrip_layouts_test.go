@@ -65,7 +65,7 @@ func produceLayoutRecords(t *testing.T, ctx context.Context, brokers, topic stri
 // whose offsets interleave: late records; the field layout's objects hold
 // every sixth offset), and a field archive in Confluent's layout (.keys and
 // .headers objects, no timestamps) with the index. verify finds each archive clean; the source's
-// dry run calls every partition proven and ordered by offset across its
+// dry run shows every partition complete and ordered by offset across its
 // folders; the restore brings back every record in offset order with its
 // key (nil kept), value, headers (order, duplicates, nil versus empty) and
 // timestamp.
@@ -121,11 +121,11 @@ func TestRoundTripLayouts(t *testing.T) {
 			mustRun(t, ctx, ExitOK, "verify", "-c", cfg, "--deep", "--log-level", "warn")
 			r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "copy_of_$0", "--dry-run")
 			for p := range 2 {
-				if !strings.Contains(r.out, fmt.Sprintf("orders/%d ", p)) || strings.Count(r.out, "proven: archive index") != 2 || strings.Contains(r.out, "NOT PROVEN") {
+				if !strings.Contains(r.out, fmt.Sprintf("orders/%d ", p)) || strings.Count(r.out, "yes: archive index") != 2 || strings.Contains(r.out, "UNKNOWN") {
 					t.Fatalf("dry run:\n%s", r.out)
 				}
 			}
-			if tc.name != "default" && !strings.Contains(r.out, " folders  proven") {
+			if tc.name != "default" && !strings.Contains(r.out, " folders  yes") {
 				t.Fatalf("dry run does not show the folders:\n%s", r.out)
 			}
 			r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--log-level", "warn")

@@ -76,10 +76,10 @@ hourly and field folders, at any depth (directory.delim): a partition's
 objects are found in every folder and ordered by their offsets, never by
 folder name. With the archive index or envelopes, records of objects of
 different folders that interleave in offsets are merged in offset order.
-Without either (Confluent's connector), objects in several folders cannot
-be proven in order (their names give only the first offset): the plan marks
-such partitions "NOT PROVEN" under ORDER and the run stops before producing
-anything, unless --allow-unproven-order, which restores each of their
+Without either (Confluent's connector), the order of objects in several
+folders is unknown (their names give only the first offset): the plan marks
+such partitions "UNKNOWN" under ORDER and the run stops before producing
+anything, unless --allow-unknown-order, which restores each of their
 objects whole, in start-offset order, and reports the partitions.
 
 Objects written with store.envelope=true are recognised by their content and
@@ -135,12 +135,19 @@ func newSourceCmdRun(streams IO, run func(context.Context, *sourceFlags, IO) err
   kafkas3 source -c orders.properties --topics-regex 'orders-.*' --topic-rename 'restored-$0' --follow`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if c.Flags().Changed(oldUnknownOrderFlag) {
+				fmt.Fprintf(streams.Err, "kafkas3 source: --%s is deprecated, use --allow-unknown-order (the same switch)\n", oldUnknownOrderFlag)
+			}
 			return run(c.Context(), f, streams)
 		},
 	}
 	f.register(c)
 	return c
 }
+
+// oldUnknownOrderFlag is --allow-unknown-order's old name, kept hidden as
+// an alias.
+const oldUnknownOrderFlag = "allow-unproven-order"
 
 // register defines the flags of `kafkas3 source` on c.
 func (f *sourceFlags) register(c *cobra.Command) {
@@ -151,7 +158,7 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
-	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, proof, offsets lost before archiving; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, order, completeness, offsets lost before archiving; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics as the archive recorded them (partition count, replication factor, topic configs; without a recorded description: the archive's partition count and the broker's defaults), after the cluster validated every creation")
 	fl.IntVar(&f.ReplicationFactor, "replication-factor", 0, "with --create-topics: the replication factor of created topics instead of the archived one (capped at the number of brokers)")
@@ -175,9 +182,15 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.ProveFirst, "prove-first", false,
 		"with an archive index: read and check every object before producing anything, so nothing is produced unless the whole archive is proven "+
 			"(default: check the archive from its index and the listing, and read each object once, when it is restored; damage found then stops the partition before that object)")
-	fl.BoolVar(&f.AllowUnprovenOrder, "allow-unproven-order", false,
-		"restore partitions whose record order cannot be proven (objects in several folders, e.g. time-based or field layouts, without archive index or envelopes) "+
+	fl.BoolVar(&f.AllowUnknownOrder, "allow-unknown-order", false,
+		"restore partitions whose record order is unknown (objects in several folders, e.g. time-based or field layouts, without archive index or envelopes) "+
 			"object by object in start-offset order, and report them (default: stop before producing anything)")
+	// The flag's old name, hidden, sets the same switch so that scripts
+	// written for it keep working; the run notes on stderr that it is
+	// deprecated (pflag's MarkDeprecated would print that on stdout, the
+	// command's output).
+	fl.BoolVar(&f.AllowUnknownOrder, oldUnknownOrderFlag, false, "deprecated: --allow-unknown-order")
+	_ = fl.MarkHidden(oldUnknownOrderFlag)
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "target Kafka brokers host:port, comma separated (bootstrap.servers)")
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")
@@ -323,9 +336,9 @@ func reportRestore(ctx context.Context, cfg restore.Config, res restoreResult, s
 	if res.sum.Skipped() {
 		warnSkipped(streams.Err, log, res.sum)
 	}
-	if u := res.sum.UnprovenOrder; len(u) > 0 && !res.sum.DryRun && res.err == nil {
-		fmt.Fprintf(streams.Err, "kafkas3 source: WARNING: the record order of %d partitions is not proven (objects in several folders without archive index or envelopes), "+
-			"restored object by object in start-offset order (--allow-unproven-order): %s\n", len(u), strings.Join(u, ", "))
+	if u := res.sum.UnknownOrder; len(u) > 0 && !res.sum.DryRun && res.err == nil {
+		fmt.Fprintf(streams.Err, "kafkas3 source: WARNING: the record order of %d partitions is unknown (objects in several folders without archive index or envelopes), "+
+			"restored object by object in start-offset order (--allow-unknown-order): %s\n", len(u), strings.Join(u, ", "))
 	}
 	if skipped := res.sum.KeysSkipped; len(skipped) > 0 {
 		args := make([]any, 0, 2*len(skipped))
@@ -510,7 +523,7 @@ func sourceError(err error) error {
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
 // any); with --until, until and past_cut (untilFields) follow, then
-// unproven_order and damaged_found (when any).
+// unknown_order and damaged_found (when any).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -540,13 +553,13 @@ func lostFields(s restore.Summary) string {
 	return fmt.Sprintf(" lost=%d", s.LostOffsets)
 }
 
-// orderFields is " unproven_order=N" when N partitions were restored
-// without a proven record order (--allow-unproven-order), else empty.
+// orderFields is " unknown_order=N" when N partitions were restored in an
+// unknown record order (--allow-unknown-order), else empty.
 func orderFields(s restore.Summary) string {
-	if len(s.UnprovenOrder) == 0 {
+	if len(s.UnknownOrder) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" unproven_order=%d", len(s.UnprovenOrder))
+	return fmt.Sprintf(" unknown_order=%d", len(s.UnknownOrder))
 }
 
 // untilFields is " until=<RFC 3339> past_cut=N" with --until (N archived

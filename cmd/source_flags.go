@@ -36,8 +36,9 @@ type sourceFlags struct {
 	AllowGaps      bool
 	// ProveFirst is --prove-first.
 	ProveFirst bool
-	// AllowUnprovenOrder is --allow-unproven-order.
-	AllowUnprovenOrder bool
+	// AllowUnknownOrder is --allow-unknown-order (or its hidden old name,
+	// --allow-unproven-order).
+	AllowUnknownOrder bool
 	// Timestamps is --timestamps: original or now.
 	Timestamps string
 	// Until is --until: RFC 3339 or Unix milliseconds; empty restores
@@ -80,7 +81,7 @@ func (e *flagProblems) bad(flag, format string, a ...any) {
 // creation and group offsets. It reports every problem of the flags.
 func (f *sourceFlags) apply(cfg *restore.Config) error {
 	var errs flagProblems
-	cfg.AllowSameTopic, cfg.AllowGaps, cfg.AllowUnprovenOrder = f.AllowSameTopic, f.AllowGaps, f.AllowUnprovenOrder
+	cfg.AllowSameTopic, cfg.AllowGaps, cfg.AllowUnknownOrder = f.AllowSameTopic, f.AllowGaps, f.AllowUnknownOrder
 	cfg.CreateTopics, cfg.DryRun, cfg.Follow = f.CreateTopics, f.DryRun, f.Follow
 	cfg.ReadOnce = !f.ProveFirst
 	cfg.PrefetchBytes = restore.DefaultPrefetchBytes

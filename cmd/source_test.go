@@ -580,7 +580,7 @@ func TestSourceCmdGapsAndAllowGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run")
-	for _, want := range []string{"gap: orders/0 offsets 10..19 (no object holds them)", "NOT PROVEN",
+	for _, want := range []string{"gap: orders/0 offsets 10..19 (no object holds them)", "NO: gaps or damaged objects (listed below)",
 		"records: 20 to restore, 0 duplicates, 1 gaps, 0 damaged objects", "dry run: nothing produced"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, r.out)
@@ -723,14 +723,15 @@ func TestSourceCmdRestoreGroups(t *testing.T) {
 	check("re-run")
 }
 
-// TestSourceCmdUnprovenOrder: a field layout written without the archive
+// TestSourceCmdUnknownOrder: a field layout written without the archive
 // index and without envelopes (as Confluent's connector writes it), whose
-// two folders interleave in offsets. The dry run marks the partition NOT
-// PROVEN under ORDER and says why; the restore stops before producing
-// anything and names --allow-unproven-order; with it, every record is
-// restored, object by object in start-offset order, and the summary and a
-// warning line say so.
-func TestSourceCmdUnprovenOrder(t *testing.T) {
+// two folders interleave in offsets. The dry run marks the partition
+// UNKNOWN under ORDER and says why; the restore stops before producing
+// anything and names --allow-unknown-order; a dry run with the flag's old
+// name, --allow-unproven-order, passes (and notes the name is deprecated);
+// with the flag, every record is restored, object by object in
+// start-offset order, and the summary and a warning line say so.
+func TestSourceCmdUnknownOrder(t *testing.T) {
 	ctx := cliContext(t)
 	a := writeArchived(t, 1, 0, 1, false, "orders") // an empty broker and the config
 	eu := []string{`{"region":"eu","i":0}`, `{"region":"eu","i":2}`}
@@ -738,23 +739,27 @@ func TestSourceCmdUnprovenOrder(t *testing.T) {
 	writeArchiveFile(t, a.dir, "topics/orders/region=eu/orders+0+0000000000.json", strings.Join(eu, "\n")+"\n")
 	writeArchiveFile(t, a.dir, "topics/orders/region=us/orders+0+0000000001.json", strings.Join(us, "\n")+"\n")
 	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run")
-	for _, want := range []string{"NOT PROVEN: 2 folders", "order not proven: orders/0: objects in 2 folders",
+	for _, want := range []string{"UNKNOWN: 2 folders", "order unknown: orders/0: objects in 2 folders",
 		"1 objects start inside the offsets of an object of another folder"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, r.out)
 		}
 	}
-	if !strings.Contains(r.err, "the record order of partitions cannot be proven") {
+	if !strings.Contains(r.err, "the record order of partitions is unknown") {
 		t.Errorf("dry run stderr: %s", r.err)
 	}
 	r = mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
-	if !strings.Contains(r.err, "--allow-unproven-order") || topicExists(t, ctx, a.brokers, "copy_of_orders") {
+	if !strings.Contains(r.err, "--allow-unknown-order") || topicExists(t, ctx, a.brokers, "copy_of_orders") {
 		t.Fatalf("run: stderr %s", r.err)
 	}
-	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--allow-unproven-order")
-	if !strings.Contains(r.out, " records=4 ") || !strings.Contains(r.out, " unproven_order=1") ||
-		!strings.Contains(r.err, "WARNING: the record order of 1 partitions is not proven") {
-		t.Fatalf("--allow-unproven-order:\nstdout %s\nstderr %s", r.out, r.err)
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run", "--allow-unproven-order")
+	if !strings.Contains(r.out, "order unknown: orders/0") || !strings.Contains(r.err, "--allow-unproven-order is deprecated, use --allow-unknown-order") {
+		t.Fatalf("dry run with --allow-unproven-order:\nstdout %s\nstderr %s", r.out, r.err)
+	}
+	r = mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--allow-unknown-order")
+	if !strings.Contains(r.out, " records=4 ") || !strings.Contains(r.out, " unknown_order=1") ||
+		!strings.Contains(r.err, "WARNING: the record order of 1 partitions is unknown") {
+		t.Fatalf("--allow-unknown-order:\nstdout %s\nstderr %s", r.out, r.err)
 	}
 	if got := readTopic(t, ctx, a.brokers, "copy_of_orders"); !reflect.DeepEqual(got[0], append(eu, us...)) {
 		t.Fatalf("restored %v, want %v then %v", got[0], eu, us)

@@ -10,7 +10,7 @@ import (
 
 // claimRun is a run of an object's offsets to cut into segments (claim):
 // the records of Objects[obj] from index idx onwards hold its offsets.
-// A whole run is an object's assumed offsets (OrderUnproven): it is one
+// A whole run is an object's assumed offsets (OrderUnknown): it is one
 // segment, not cut, and claims nothing.
 type claimRun struct {
 	run   offsetRun

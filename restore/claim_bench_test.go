@@ -63,13 +63,13 @@ func BenchmarkPlanCompactedDamaged(b *testing.B) {
 	}
 }
 
-// resetPlan clears what planPartition sets, so a plan can be proved again.
+// resetPlan clears what planPartition sets, so a plan can be made again.
 func (pp *PartitionPlan) resetPlan() {
 	pp.segments, pp.Gaps, pp.Damaged, pp.Lost = nil, nil, nil, nil
 	pp.Records, pp.Duplicates = 0, 0
 }
 
-// BenchmarkPlanCompacted proves a compacted partition of n single-offset
+// BenchmarkPlanCompacted plans a compacted partition of n single-offset
 // runs (planPartition: claim, the index gaps). The 1,000,000 case runs
 // with -bench 'PlanCompacted/n=1000000'; -short keeps to 20,000.
 func BenchmarkPlanCompacted(b *testing.B) {

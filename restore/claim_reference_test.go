@@ -35,7 +35,7 @@ func (pp *PartitionPlan) claimReference() (claimed, assumed []offsetRun, damaged
 		}
 		o.Records = o.facts.records
 		o.Offsets = runs
-		if pp.Order == OrderUnproven && o.entry == nil && o.facts.offsets == nil {
+		if pp.Order == OrderUnknown && o.entry == nil && o.facts.offsets == nil {
 			if o.Records > 0 {
 				pp.segments = append(pp.segments, segment{obj: i, from: 0, to: o.Records, first: o.StartOffset})
 				pp.Records += o.Records

@@ -30,7 +30,7 @@ func randomRuns(rng *rand.Rand, at int64, n int) []offsetRun {
 // indexed ones, ones whose records carry their offsets and named ones,
 // overlapping and out of order, in one of the orders judgeOrder sets.
 func randomPlan(rng *rand.Rand) *PartitionPlan {
-	pp := &PartitionPlan{Order: []string{OrderOffsets, OrderOneFolder, OrderUnproven}[rng.IntN(3)]}
+	pp := &PartitionPlan{Order: []string{OrderOffsets, OrderOneFolder, OrderUnknown}[rng.IntN(3)]}
 	for i := range rng.IntN(12) {
 		o := Object{Key: fmt.Sprintf("o%d", i), StartOffset: int64(rng.IntN(60)), facts: &objectFacts{}}
 		switch rng.IntN(6) {

@@ -120,12 +120,12 @@ type Config struct {
 	// object ahead. kafkas3 source sets DefaultPrefetchBytes.
 	PrefetchBytes int64
 
-	// AllowUnprovenOrder restores partitions whose record order cannot be
-	// proven (PartitionPlan.Order is OrderUnproven: objects in several
+	// AllowUnknownOrder restores partitions whose record order is unknown
+	// (PartitionPlan.Order is OrderUnknown: objects in several
 	// folders whose records carry no offsets) object by object in
 	// start-offset order, instead of stopping before producing anything;
 	// each such partition is logged and counted in the Summary.
-	AllowUnprovenOrder bool
+	AllowUnknownOrder bool
 
 	// SpillBytes is how many bytes of one object's decoded records are
 	// kept in memory before the rest goes to an unlinked temporary file in

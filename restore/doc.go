@@ -47,13 +47,13 @@
 // stream (claim.go): every source offset once, in offset order, across
 // overlapping objects and folders (order.go: the index's runs or
 // envelopes show the order; objects of several folders without either
-// are refused unless --allow-unproven-order). Offsets no entry or object
+// are refused unless --allow-unknown-order). Offsets no entry or object
 // accounts for are gaps, objects that are missing or do not match their
 // entry are damaged, offsets Kafka deleted before the sink read them are
 // lost (counted, never a stop). With --until each stream is cut at an
 // offset (until.go). Check refuses, before anything is produced, gaps and
 // damage (unless allowed), records a target would refuse (limits.go:
-// max.message.bytes; null keys for a compacting target) and unproven
+// max.message.bytes; null keys for a compacting target) and unknown
 // order.
 //
 // The run (Run, restore.go) then, per pass: checks or creates the target
@@ -110,10 +110,15 @@
 //     against --until (objectFacts). A read computes them; with one read
 //     the plan takes them from the entry (entryFacts), "the entry's word".
 //   - proof, prove, proved: the whole-archive read before anything is
-//     produced (proof.go, modeProve), nothing else. The exported names
-//     PartitionPlan.Proven (the plan's PROOF column) and OrderUnproven
-//     (--allow-unproven-order) say what the plan shows of a partition
-//     before anything is produced, with or without the proof.
+//     produced (proof.go, modeProve, --prove-first), nothing else, in
+//     names, flags, the plan, the log and the README alike.
+//   - complete, unknown: what the plan shows of a partition before
+//     anything is produced, with or without the proof. Complete
+//     (PartitionPlan.Complete, the plan's COMPLETE column): no gap, no
+//     damaged object, and offsets from the archive index; without the
+//     index whether a partition is complete is unknown. Unknown order
+//     (OrderUnknown, --allow-unknown-order): objects of several folders
+//     whose records carry no offsets.
 //   - stream: a partition's records in offset order, each source offset
 //     once (PartitionPlan.segments); a pass restores a prefix of it.
 //   - keep: no term of the package; the records of a loaded object are
@@ -128,6 +133,7 @@
 // transient errors (limits.go), typed archives, keys and headers
 // (typed.go), envelopes (envelope.go), point in time (until.go), exactly
 // once and its limits (partition.go), consumer groups (groups.go), follow
-// mode (inflight.go), outages (outage.go) and the observer (observer.go). The README's restore runbook and "What a
-// restore proves before it writes" say the same for users.
+// mode (inflight.go), outages (outage.go) and the observer (observer.go).
+// The README's restore runbook and "What a restore checks before it
+// writes" say the same for users.
 package restore

@@ -207,11 +207,11 @@ func (r *Restorer) PlanGroups(ctx context.Context, plan *Plan) ([]GroupPlan, err
 		gp := GroupPlan{Source: t.Source, Target: t.Target, SnapshotKey: key, SnapshotTime: snap.TimeMS}
 		parts := map[int32]*streamCounter{}
 		for j := range t.Parts {
-			if pp := &t.Parts[j]; pp.Order == OrderUnproven {
+			if pp := &t.Parts[j]; pp.Order == OrderUnknown {
 				// Its stream is whole objects at assumed offsets: a group
 				// offset cannot be placed in it exactly.
-				return nil, fmt.Errorf("%w: --restore-groups cannot translate group offsets into %s/%d, whose record order is not proven (%s)",
-					ErrOrderUnproven, t.Source, pp.Partition, pp.orderReason())
+				return nil, fmt.Errorf("%w: --restore-groups cannot translate group offsets into %s/%d, whose record order is unknown (%s)",
+					ErrOrderUnknown, t.Source, pp.Partition, pp.orderReason())
 			}
 			parts[t.Parts[j].Partition] = newStreamCounter(&t.Parts[j])
 		}

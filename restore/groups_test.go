@@ -197,7 +197,7 @@ func TestRestoreGroupsAfterResume(t *testing.T) {
 		})
 	}
 	if !held {
-		t.Fatal("no cancelled run left part of the records: the test proved nothing about resuming")
+		t.Fatal("no cancelled run left part of the records: the test showed nothing about resuming")
 	}
 }
 

@@ -155,7 +155,7 @@ func indexedConfig(brokers []string, a *archive) Config {
 // folders by a field partitioner (even offsets in one, odd in the other),
 // offsets skipped by compaction (5 is absent), and a second sink run that
 // overlaps: every archived offset is restored once, in offset order, with
-// its record, and the plan calls the partition proven.
+// its record, and the plan shows the partition complete.
 func TestIndexedRestoreAcrossFoldersAndOverlaps(t *testing.T) {
 	brokers := newCluster(t, 1)
 	a := newArchive(t, format.NewJSON())
@@ -174,12 +174,12 @@ func TestIndexedRestoreAcrossFoldersAndOverlaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := plan.Topics[0].Parts[0]
-	if pp.Basis != BasisIndex || !pp.Proven() || pp.Records != 9 || pp.Duplicates != 2 || len(pp.Gaps) != 0 {
-		t.Fatalf("plan: basis %q proven %v records %d duplicates %d gaps %v damaged %v", pp.Basis, pp.Proven(), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
+	if pp.Basis != BasisIndex || !pp.Complete() || pp.Records != 9 || pp.Duplicates != 2 || len(pp.Gaps) != 0 {
+		t.Fatalf("plan: basis %q complete %v records %d duplicates %d gaps %v damaged %v", pp.Basis, pp.Complete(), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
 	}
 	var text bytes.Buffer
 	plan.WriteText(&text)
-	if !strings.Contains(text.String(), "proven: archive index") {
+	if !strings.Contains(text.String(), "yes: archive index") {
 		t.Fatalf("plan text:\n%s", text.String())
 	}
 	sum, err := r.Run(testContext(t), nil)
@@ -236,7 +236,7 @@ func TestIndexedDamageAndGaps(t *testing.T) {
 				t.Fatal(err)
 			}
 			pp := plan.Topics[0].Parts[0]
-			if len(pp.Gaps) != 1 || pp.Gaps[0] != tc.gap || pp.Proven() {
+			if len(pp.Gaps) != 1 || pp.Gaps[0] != tc.gap || pp.Complete() {
 				t.Fatalf("gaps %+v, want %+v; damaged %v", pp.Gaps, tc.gap, pp.Damaged)
 			}
 			_, err = mustNew(t, cfg, a, nil).Run(testContext(t), nil)
@@ -278,7 +278,7 @@ func TestIndexedCountMismatch(t *testing.T) {
 // flush.size rewrote object +0 with fewer records and a lower commit than
 // the first run's entry for it. The object matches its older entry, so it
 // is restored as what it holds, not reported damaged, and the partition is
-// proven.
+// shown complete.
 func TestIndexedOlderEntryMatches(t *testing.T) {
 	brokers := newCluster(t, 1)
 	a := newArchive(t, format.NewJSON())
@@ -300,8 +300,8 @@ func TestIndexedOlderEntryMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := plan.Topics[0].Parts[0]
-	if !pp.Proven() || pp.Records != 10 || pp.Duplicates != 1 || len(pp.Damaged) != 0 {
-		t.Fatalf("proven %v records %d duplicates %d gaps %v damaged %v", pp.Proven(), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
+	if !pp.Complete() || pp.Records != 10 || pp.Duplicates != 1 || len(pp.Damaged) != 0 {
+		t.Fatalf("complete %v records %d duplicates %d gaps %v damaged %v", pp.Complete(), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
 	}
 	if _, err := r.Run(testContext(t), nil); err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ import (
 // a rotation under way: deferInFlight leaves them for a later pass
 // (Plan.Deferred), when their entries say where their records go. Without
 // an index, follow mode restores what each pass lists; with several
-// folders that is not proven in order (see above). Whatever the archive,
+// folders their order is unknown (see above). Whatever the archive,
 // each pass checks that every partition's stream starts with what the
 // previous pass restored (checkStreams; the last object may have grown);
 // when it does not (an object appeared that belongs before records
@@ -118,8 +118,8 @@ func (r *Restorer) completeListing(ctx context.Context, l *listing, ai *archiveI
 //
 // Without follow nothing is deferred: such objects are restored as
 // objects without an entry (BasisMixed), as left by a sink that stopped
-// between upload and index; in several folders their order is not proven
-// (OrderUnproven) and the plan says so.
+// between upload and index; in several folders their order is unknown
+// (OrderUnknown) and the plan says so.
 func (r *Restorer) deferInFlight(tp topicPartition, objs []Object, etags []string, ai *archiveIndex, indexed bool) ([]Object, []string, int) {
 	if !r.cfg.Follow || !indexed {
 		return objs, etags, 0
@@ -270,8 +270,8 @@ func (r *Restorer) restoredSegments(topic string, p int32) int {
 // checkStreams refuses a plan (follow mode) in which a partition's stream
 // does not start with the stream the previous pass restored
 // (ErrStreamChanged). With the archive index, deferInFlight keeps streams
-// growing at their end; without it, objects of several folders are not
-// proven in order (OrderUnproven), and a pass that listed a rotation half
+// growing at their end; without it, the order of objects of several
+// folders is unknown (OrderUnknown), and a pass that listed a rotation half
 // uploaded can see, on the next, an object that belongs before records it
 // produced: this check stops the run then, instead of resuming by count
 // into skipped and repeated records. The last segment restored may have

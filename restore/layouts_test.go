@@ -202,18 +202,18 @@ func TestLayoutsRestoreInOffsetOrder(t *testing.T) {
 					t.Fatalf("plan: order %q folders %d (want %d) objects %d (want %d) records %d duplicates %d gaps %v damaged %v",
 						pp.Order, pp.Folders, len(folders), len(pp.Objects), len(objs), pp.Records, pp.Duplicates, pp.Gaps, pp.Damaged)
 				}
-				if tc.withIndex != pp.Proven() {
-					t.Fatalf("proven %v (%s)", pp.Proven(), pp.ProofText())
+				if tc.withIndex != pp.Complete() {
+					t.Fatalf("complete %v (%s)", pp.Complete(), pp.CompletenessText())
 				}
 				var text bytes.Buffer
 				if err := plan.WriteText(&text); err != nil {
 					t.Fatal(err)
 				}
-				if want := pp.OrderText(); !strings.Contains(text.String(), want) || strings.Contains(text.String(), "order not proven") {
+				if want := pp.OrderText(); !strings.Contains(text.String(), want) || strings.Contains(text.String(), "order unknown") {
 					t.Fatalf("plan text lacks %q:\n%s", want, text.String())
 				}
 				sum, err := r.Run(testContext(t), nil)
-				if err != nil || sum.Records != n || len(sum.UnprovenOrder) != 0 {
+				if err != nil || sum.Records != n || len(sum.UnknownOrder) != 0 {
 					t.Fatalf("%+v, %v", sum, err)
 				}
 				checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
@@ -255,10 +255,10 @@ func TestLayoutsSortAgainstKeys(t *testing.T) {
 }
 
 // TestLayoutsWithoutOffsets: archives without index and without envelopes
-// (Confluent's connector) in several folders cannot be proven in order:
+// (Confluent's connector) in several folders are in an unknown order:
 // the plan says which partitions and why (objects of a field layout
 // overlap: their records interleave), the run refuses before producing
-// anything, and --allow-unproven-order restores every record (none
+// anything, and --allow-unknown-order restores every record (none
 // dropped as a duplicate), object by object in start-offset order, saying
 // so in the log and the summary. One folder (the default layout, a single
 // hour) needs no flag.
@@ -274,9 +274,9 @@ func TestLayoutsWithoutOffsets(t *testing.T) {
 	}{
 		{layouts[0], OrderOneFolder, false, true},
 		{layout{"one hour", func(int64, string) string { return "year=2026/month=12/day=31/hour=23" }}, OrderOneFolder, false, true},
-		{layout{"hourly, no late records", func(off int64, dd string) string { return fmt.Sprintf("year=%d/hour=%d", 2026+off/8, off/4) }}, OrderUnproven, false, true},
-		{layouts[1], OrderUnproven, true, false},
-		{layouts[4], OrderUnproven, true, false},
+		{layout{"hourly, no late records", func(off int64, dd string) string { return fmt.Sprintf("year=%d/hour=%d", 2026+off/8, off/4) }}, OrderUnknown, false, true},
+		{layouts[1], OrderUnknown, true, false},
+		{layouts[4], OrderUnknown, true, false},
 	} {
 		t.Run(tc.l.name, func(t *testing.T) {
 			const n = 16
@@ -298,13 +298,13 @@ func TestLayoutsWithoutOffsets(t *testing.T) {
 			plan.WriteText(&text)
 			_, err = mustNew(t, cfg, a, log).Run(testContext(t), nil)
 			if tc.order == OrderOneFolder {
-				if err != nil || strings.Contains(text.String(), "order not proven") {
+				if err != nil || strings.Contains(text.String(), "order unknown") {
 					t.Fatalf("one folder: %v\n%s", err, text.String())
 				}
 				checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, n))
 				return
 			}
-			for _, want := range []string{fmt.Sprintf("NOT PROVEN: %d folders", pp.Folders), "order not proven: src/0: objects in"} {
+			for _, want := range []string{fmt.Sprintf("UNKNOWN: %d folders", pp.Folders), "order unknown: src/0: objects in"} {
 				if !strings.Contains(text.String(), want) {
 					t.Fatalf("plan text lacks %q:\n%s", want, text.String())
 				}
@@ -313,19 +313,19 @@ func TestLayoutsWithoutOffsets(t *testing.T) {
 				tc.overlapping == strings.Contains(text.String(), "if the partition's offsets are consecutive") {
 				t.Fatalf("plan text and overlap %v:\n%s", tc.overlapping, text.String())
 			}
-			if !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "src/0") || !strings.Contains(err.Error(), "--allow-unproven-order") {
-				t.Fatalf("err = %v, want ErrOrderUnproven naming src/0 and the flag", err)
+			if !errors.Is(err, ErrOrderUnknown) || !strings.Contains(err.Error(), "src/0") || !strings.Contains(err.Error(), "--allow-unknown-order") {
+				t.Fatalf("err = %v, want ErrOrderUnknown naming src/0 and the flag", err)
 			}
 			if got := targetRecords(t, brokers, "dst"); got != -1 {
 				t.Fatalf("refused run: target holds %d records (-1: absent)", got)
 			}
-			cfg.AllowUnprovenOrder = true
+			cfg.AllowUnknownOrder = true
 			sum, err := mustNew(t, cfg, a, log).Run(testContext(t), nil)
-			if err != nil || sum.Records != n || !slices.Equal(sum.UnprovenOrder, []string{"src/0"}) ||
-				!strings.Contains(sum.String(), "record order not proven: 1 partitions (src/0)") {
+			if err != nil || sum.Records != n || !slices.Equal(sum.UnknownOrder, []string{"src/0"}) ||
+				!strings.Contains(sum.String(), "record order unknown: 1 partitions (src/0)") {
 				t.Fatalf("allowed: %+v (%s), %v", sum, sum, err)
 			}
-			if !strings.Contains(log.String(), "restoring a partition whose record order cannot be proven") {
+			if !strings.Contains(log.String(), "restoring a partition whose record order is unknown") {
 				t.Fatalf("no warning in the log:\n%s", log)
 			}
 			// Every record, object by object in start-offset order.
@@ -514,8 +514,8 @@ func TestPlanTakesIndexedObjectsTheListingMissed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pp := plan.Topics[0].Parts[0]; !pp.Proven() || pp.Records != 12 || len(pp.Objects) != len(keys) {
-		t.Fatalf("proven %v records %d objects %d damaged %v", pp.Proven(), pp.Records, len(pp.Objects), pp.Damaged)
+	if pp := plan.Topics[0].Parts[0]; !pp.Complete() || pp.Records != 12 || len(pp.Objects) != len(keys) {
+		t.Fatalf("complete %v records %d objects %d damaged %v", pp.Complete(), pp.Records, len(pp.Objects), pp.Damaged)
 	}
 	if _, err := r.Run(testContext(t), nil); err != nil {
 		t.Fatal(err)
@@ -587,7 +587,7 @@ func TestResumeInterleavedFolders(t *testing.T) {
 
 // TestRotationUnderWayWithoutFollow: without --follow, a field archive
 // whose next rotation is half uploaded (one object, no index entry yet)
-// is not proven in order; the plan says why (an object after the index's
+// is in an unknown order; the plan says why (an object after the index's
 // last commit: a sink commit under way) and the run refuses before
 // producing anything.
 func TestRotationUnderWayWithoutFollow(t *testing.T) {
@@ -602,10 +602,10 @@ func TestRotationUnderWayWithoutFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := plan.Topics[0].Parts[0]
-	if pp.Order != OrderUnproven || pp.Basis != BasisMixed || !strings.Contains(pp.orderReason(), "1 objects without an index entry start after the archive index's last commit") {
+	if pp.Order != OrderUnknown || pp.Basis != BasisMixed || !strings.Contains(pp.orderReason(), "1 objects without an index entry start after the archive index's last commit") {
 		t.Fatalf("order %q basis %q: %s", pp.Order, pp.Basis, pp.orderReason())
 	}
-	if _, err := r.Run(testContext(t), nil); !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "a sink commit under way") {
+	if _, err := r.Run(testContext(t), nil); !errors.Is(err, ErrOrderUnknown) || !strings.Contains(err.Error(), "a sink commit under way") {
 		t.Fatalf("err = %v", err)
 	}
 	if n := targetRecords(t, brokers, "dst"); n != -1 {
@@ -614,7 +614,7 @@ func TestRotationUnderWayWithoutFollow(t *testing.T) {
 }
 
 // TestFollowStopsWhenTheStreamChanges: --follow with
-// --allow-unproven-order over a field archive without index: a pass
+// --allow-unknown-order over a field archive without index: a pass
 // restores the objects it lists (eu+0 holding 0 and 2, ap+4 holding 4)
 // while us+1 (1 and 3) is not uploaded yet. When it appears, it belongs
 // before records already produced: the run stops with ErrStreamChanged
@@ -632,7 +632,7 @@ func TestFollowStopsWhenTheStreamChanges(t *testing.T) {
 	put("region=ap", 4)
 	brokers := newCluster(t, 1)
 	cfg := indexedConfig(brokers, a)
-	cfg.Follow, cfg.PollInterval, cfg.AllowUnprovenOrder = true, 20*time.Millisecond, true
+	cfg.Follow, cfg.PollInterval, cfg.AllowUnknownOrder = true, 20*time.Millisecond, true
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	done := make(chan error, 1)
@@ -676,12 +676,12 @@ func TestUntilAcrossInterleavedFolders(t *testing.T) {
 	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], layoutValues(0, 8))
 }
 
-// TestRestoreGroupsRefusesUnprovenOrder: --restore-groups with
-// --allow-unproven-order over a partition whose order is not proven (an
+// TestRestoreGroupsRefusesUnknownOrder: --restore-groups with
+// --allow-unknown-order over a partition whose order is unknown (an
 // indexed field archive with a rotation half uploaded): a group offset
 // cannot be placed exactly in a stream of whole objects at assumed
 // offsets, so the run refuses before producing anything.
-func TestRestoreGroupsRefusesUnprovenOrder(t *testing.T) {
+func TestRestoreGroupsRefusesUnknownOrder(t *testing.T) {
 	a := newArchive(t, format.NewJSON())
 	objs := sinkLike(testLayouts()[4], "/", 12, 6)
 	a.writeSunk("src", 0, byCommit(objs, 0, 6), true)
@@ -689,9 +689,9 @@ func TestRestoreGroupsRefusesUnprovenOrder(t *testing.T) {
 	a.putSnapshot("src", 2000, map[int32]int64{0: 6})
 	brokers := newCluster(t, 1, "dst")
 	cfg := groupsConfig(brokers, a)
-	cfg.AllowUnprovenOrder = true
+	cfg.AllowUnknownOrder = true
 	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
-	if !errors.Is(err, ErrOrderUnproven) || !strings.Contains(err.Error(), "--restore-groups cannot translate") {
+	if !errors.Is(err, ErrOrderUnknown) || !strings.Contains(err.Error(), "--restore-groups cannot translate") {
 		t.Fatalf("err = %v", err)
 	}
 	if n := len(readTopic(t, brokers, "dst")[0]); n != 0 {

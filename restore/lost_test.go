@@ -35,7 +35,7 @@ func lostArchive(t *testing.T) *archive {
 
 // TestPlanShowsLostNotGaps: offsets the index records as lost before
 // archiving are listed by the plan, counted in its total and the run's
-// summary, are not gaps, leave the partition proven and do not stop the
+// summary, are not gaps, leave the partition complete and do not stop the
 // restore, which produces every archived record.
 func TestPlanShowsLostNotGaps(t *testing.T) {
 	a := lostArchive(t)
@@ -49,8 +49,8 @@ func TestPlanShowsLostNotGaps(t *testing.T) {
 	}
 	pp := plan.Topics[0].Parts[0]
 	if !reflect.DeepEqual(pp.Lost, []index.Run{{First: 10, Last: 39}}) || pp.LostOffsets != 30 || len(pp.Gaps) != 0 ||
-		!pp.Proven() || pp.Records != 20 || plan.Topics[0].LostOffsets != 30 {
-		t.Fatalf("partition plan: lost %v (%d), gaps %v, proven %v, records %d", pp.Lost, pp.LostOffsets, pp.Gaps, pp.Proven(), pp.Records)
+		!pp.Complete() || pp.Records != 20 || plan.Topics[0].LostOffsets != 30 {
+		t.Fatalf("partition plan: lost %v (%d), gaps %v, complete %v, records %d", pp.Lost, pp.LostOffsets, pp.Gaps, pp.Complete(), pp.Records)
 	}
 	if err := r.Check(plan); err != nil {
 		t.Fatalf("a loss stops the restore: %v", err)

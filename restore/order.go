@@ -17,21 +17,21 @@ import (
 // OrderOffsets). Without either, a name gives only an object's first
 // offset: objects of one folder are still in order (OrderOneFolder: the
 // sink writes a folder's records to one object at a time), but objects of
-// several folders are not proven in order (OrderUnproven; Overlapping
+// several folders are in an unknown order (OrderUnknown; Overlapping
 // counts the objects that start inside another folder's object, a sign
 // that they interleave). Check refuses such partitions before anything is
-// produced (ErrOrderUnproven) unless Config.AllowUnprovenOrder; then each
+// produced (ErrOrderUnknown) unless Config.AllowUnknownOrder; then each
 // of their objects is produced whole in start-offset order, none of its
 // records dropped as a duplicate (it cannot be told from an interleaved
-// one), and the log, the plan and the Summary (UnprovenOrder) name the
+// one), and the log, the plan and the Summary (UnknownOrder) name the
 // partitions. --restore-groups refuses such partitions even then: a group
 // offset cannot be placed exactly in their stream.
 
-// ErrOrderUnproven is wrapped when partitions of the plan hold objects in
+// ErrOrderUnknown is wrapped when partitions of the plan hold objects in
 // several folders (encoded partitions: time periods, field values) whose
 // records carry no offsets (no archive index entry, no envelope), and
-// Config.AllowUnprovenOrder is off. Nothing is produced then.
-var ErrOrderUnproven = errors.New("the record order of partitions cannot be proven")
+// Config.AllowUnknownOrder is off. Nothing is produced then.
+var ErrOrderUnknown = errors.New("the record order of partitions is unknown")
 
 // Record order of a partition (PartitionPlan.Order): how the restore knows
 // it produces the partition's records in their source order.
@@ -50,13 +50,13 @@ const (
 	// offset hold the records in order; overlaps are records archived
 	// twice.
 	OrderOneFolder = "one folder"
-	// OrderUnproven: objects without record offsets, and value objects in
+	// OrderUnknown: objects without record offsets, and value objects in
 	// several folders. Objects of different folders may hold interleaved
 	// offsets (a field partitioner writes them side by side; a time-based
 	// one with late records too), and an object's name gives only its
-	// first offset, so sorting objects by start offset is not proven to be
-	// record order. Check refuses such partitions unless
-	// Config.AllowUnprovenOrder; then each of these objects is restored
+	// first offset, so whether sorting objects by start offset gives the
+	// record order is unknown. Check refuses such partitions unless
+	// Config.AllowUnknownOrder; then each of these objects is restored
 	// whole, in start-offset order (then key), none of its records dropped
 	// as a duplicate (without offsets a duplicate cannot be told from an
 	// interleaved record): records may come out of order, and records
@@ -65,7 +65,7 @@ const (
 	// leave holes that other objects' records fill), so an object deleted
 	// from such a partition goes unnoticed; damaged objects are still
 	// found. The plan and the log say so.
-	OrderUnproven = "NOT PROVEN"
+	OrderUnknown = "UNKNOWN"
 )
 
 // named reports whether o's records have no known offsets: readable, with
@@ -107,7 +107,7 @@ func (pp *PartitionPlan) judgeOrder(indexCommit int64) {
 	case len(folders) <= 1:
 		pp.Order = OrderOneFolder
 	default:
-		pp.Order = OrderUnproven
+		pp.Order = OrderUnknown
 		pp.Overlapping = pp.overlappingFolders()
 	}
 }
@@ -143,15 +143,15 @@ func (pp *PartitionPlan) OrderText() string {
 	switch {
 	case len(pp.Objects) == 0:
 		return "-"
-	case pp.Order == OrderUnproven:
-		return fmt.Sprintf("%s: %d folders", OrderUnproven, pp.Folders)
+	case pp.Order == OrderUnknown:
+		return fmt.Sprintf("%s: %d folders", OrderUnknown, pp.Folders)
 	case pp.Order == OrderOffsets && pp.Folders > 1:
 		return fmt.Sprintf("%s, %d folders", OrderOffsets, pp.Folders)
 	}
 	return pp.Order
 }
 
-// orderReason says why pp's order is not proven, for the plan, the log
+// orderReason says why pp's order is unknown, for the plan, the log
 // and the error.
 func (pp *PartitionPlan) orderReason() string {
 	s := fmt.Sprintf("objects in %d folders and records without offsets (no archive index entry, no envelope)", pp.Folders)
@@ -167,13 +167,13 @@ func (pp *PartitionPlan) orderReason() string {
 	return s
 }
 
-// unprovenOrder returns the "topic/partition: reason" of each partition of
-// plan whose order is not proven.
-func unprovenOrder(plan *Plan) []string {
+// unknownOrder returns the "topic/partition: reason" of each partition of
+// plan whose order is unknown.
+func unknownOrder(plan *Plan) []string {
 	var out []string
 	for _, t := range plan.Topics {
 		for _, pp := range t.Parts {
-			if pp.Order == OrderUnproven {
+			if pp.Order == OrderUnknown {
 				out = append(out, fmt.Sprintf("%s/%d: %s", t.Source, pp.Partition, pp.orderReason()))
 			}
 		}
@@ -182,25 +182,25 @@ func unprovenOrder(plan *Plan) []string {
 }
 
 // orderError refuses, before anything is produced, a plan with partitions
-// whose order is not proven, unless Config.AllowUnprovenOrder.
+// whose order is unknown, unless Config.AllowUnknownOrder.
 func (r *Restorer) orderError(plan *Plan) error {
-	bad := unprovenOrder(plan)
-	if len(bad) == 0 || r.cfg.AllowUnprovenOrder {
+	bad := unknownOrder(plan)
+	if len(bad) == 0 || r.cfg.AllowUnknownOrder {
 		return nil
 	}
 	return fmt.Errorf("%w (nothing was produced): %s; restore from an archive with the archive index or envelopes "+
-		"(kafkas3 sink), or pass --allow-unproven-order to restore each such partition object by object in start-offset order "+
+		"(kafkas3 sink), or pass --allow-unknown-order to restore each such partition object by object in start-offset order "+
 		"(records of different folders may then come out of order, and records archived twice are restored twice)",
-		ErrOrderUnproven, strings.Join(limitList(bad, 20), "; "))
+		ErrOrderUnknown, strings.Join(limitList(bad, 20), "; "))
 }
 
-// reportOrder logs each partition restored without a proven order
-// (Config.AllowUnprovenOrder), before anything is produced.
+// reportOrder logs each partition restored in an unknown order
+// (Config.AllowUnknownOrder), before anything is produced.
 func (r *Restorer) reportOrder(plan *Plan) {
 	for _, t := range plan.Topics {
 		for _, pp := range t.Parts {
-			if pp.Order == OrderUnproven {
-				r.log.Warn("restoring a partition whose record order cannot be proven: objects whole, in start-offset order (--allow-unproven-order)",
+			if pp.Order == OrderUnknown {
+				r.log.Warn("restoring a partition whose record order is unknown: objects whole, in start-offset order (--allow-unknown-order)",
 					"topic", t.Source, "target", t.Target, "partition", pp.Partition, "folders", pp.Folders,
 					"overlapping_objects", pp.Overlapping, "reason", pp.orderReason())
 			}

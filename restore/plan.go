@@ -177,7 +177,7 @@ type PartitionPlan struct {
 	// Order says how the record order is known (Order* constants; see
 	// OrderText). Folders counts the folders (encoded partitions) holding
 	// the partition's value objects, the tombstone folder not counted.
-	// Overlapping counts, with OrderUnproven, the objects that start
+	// Overlapping counts, with OrderUnknown, the objects that start
 	// inside the offsets of an object of another folder.
 	Order                string
 	Folders, Overlapping int
@@ -344,7 +344,7 @@ func (p *Plan) writePartitions(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tOBJECTS\tRECORDS\tOFFSETS\tDUPLICATES\tGAPS\tORDER\tPROOF")
+	fmt.Fprintln(tw, "PARTITION\tOBJECTS\tRECORDS\tOFFSETS\tDUPLICATES\tGAPS\tORDER\tCOMPLETE")
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {
 			offsets := "-"
@@ -352,7 +352,7 @@ func (p *Plan) writePartitions(w io.Writer) error {
 				offsets = fmt.Sprintf("%d..%d", pp.FirstOffset, pp.LastOffset)
 			}
 			fmt.Fprintf(tw, "%s/%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", t.Source, pp.Partition, len(pp.Objects), pp.Records,
-				offsets, pp.Duplicates, len(pp.Gaps), pp.OrderText(), pp.ProofText())
+				offsets, pp.Duplicates, len(pp.Gaps), pp.OrderText(), pp.CompletenessText())
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -383,8 +383,8 @@ func (p *Plan) writePartitions(w io.Writer) error {
 			}
 		}
 	}
-	for _, u := range unprovenOrder(p) {
-		fmt.Fprintf(w, "order not proven: %s; restored only with --allow-unproven-order, object by object in start-offset order\n", u)
+	for _, u := range unknownOrder(p) {
+		fmt.Fprintf(w, "order unknown: %s; restored only with --allow-unknown-order, object by object in start-offset order\n", u)
 	}
 	for _, t := range p.Topics {
 		for _, pp := range t.Parts {
@@ -403,22 +403,26 @@ func (p *Plan) writePartitions(w io.Writer) error {
 	return nil
 }
 
-// Proven reports whether the plan shows the partition's offsets complete:
-// no gap, no damaged object, and offsets known from an index. Without an
-// index a partition can only be found consistent.
-func (pp *PartitionPlan) Proven() bool {
+// Complete reports whether the plan shows the partition's offsets
+// complete: no gap, no damaged object, and offsets known from an index.
+// Without an index a partition can only be found consistent: whether it
+// is complete is unknown.
+func (pp *PartitionPlan) Complete() bool {
 	return len(pp.Gaps) == 0 && len(pp.Damaged) == 0 && pp.Basis == BasisIndex
 }
 
-// ProofText says what the plan could prove about the partition.
-func (pp *PartitionPlan) ProofText() string {
+// CompletenessText says, for the plan's COMPLETE column, whether the plan
+// shows the partition's offsets complete ("yes"), incomplete ("NO": gaps
+// or damaged objects) or neither ("unknown"), and what the offsets come
+// from.
+func (pp *PartitionPlan) CompletenessText() string {
 	switch {
 	case len(pp.Damaged) > 0 || len(pp.Gaps) > 0:
-		return "NOT PROVEN: gaps or damaged objects (listed below)"
-	case pp.Proven():
-		return "proven: " + pp.Basis
+		return "NO: gaps or damaged objects (listed below)"
+	case pp.Complete():
+		return "yes: " + pp.Basis
 	default:
-		return "not proven: " + pp.Basis
+		return "unknown: " + pp.Basis
 	}
 }
 

@@ -57,8 +57,8 @@ import (
 // range, the Summary counts them (LostOffsets) and the run logs them; they
 // never stop a restore, as nothing can bring them back, and group offsets
 // inside them translate to the first restored record after them. A
-// partition is proven (PartitionPlan.Proven) only with the index basis, no
-// gap and no damaged object.
+// partition is shown complete (PartitionPlan.Complete) only with the index
+// basis, no gap and no damaged object.
 //
 // Check (Run calls it) stops the run before anything is produced on a
 // damaged object under behavior.on.error=fail, and on any gap, unless
@@ -365,7 +365,7 @@ func (r *Restorer) planPartition(pp *PartitionPlan, ip *index.Partition, missing
 // returns the offsets claimed (sorted, disjoint, merged), the indexes of
 // the damaged objects and how many readable objects have no index entry.
 //
-// With OrderUnproven (judgeOrder), objects without known offsets are not
+// With OrderUnknown (judgeOrder), objects without known offsets are not
 // cut: each is one segment, whole, at its start offset, and its assumed
 // offsets (start offset onwards, one per record) are returned in assumed,
 // not claimed, so no other object's records are dropped for them, and no
@@ -407,7 +407,7 @@ func (pp *PartitionPlan) claim() (claimed, assumed []offsetRun, damaged []int, u
 		}
 		o.Records = o.facts.records
 		o.Offsets = runs
-		if pp.Order == OrderUnproven && o.entry == nil && o.facts.offsets == nil {
+		if pp.Order == OrderUnknown && o.entry == nil && o.facts.offsets == nil {
 			if o.Records > 0 {
 				all = append(all, claimRun{run: runs[0], obj: i, whole: true})
 				assumed = append(assumed, runs[0])
@@ -664,7 +664,7 @@ func lastText(last int64) string {
 
 // Check returns the error that stops a restore of plan before anything is
 // produced, or nil: partitions without a --until cut, partitions whose
-// record order is not proven unless Config.AllowUnprovenOrder, damaged
+// record order is unknown unless Config.AllowUnknownOrder, damaged
 // objects under behavior.on.error=fail, and gaps, unless Config.AllowGaps. Run calls it; a dry run prints the plan, then
 // reports it.
 func (r *Restorer) Check(plan *Plan) error {

@@ -113,7 +113,7 @@ func TestRestoreOverlappingObjectsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"records: 20 to restore, 12 duplicates, 0 gaps, 0 damaged objects",
-		"src/0      4        10       0..9     6           0     one folder  not proven: names and record counts (no index; consecutive offsets assumed)"} {
+		"src/0      4        10       0..9     6           0     one folder  unknown: names and record counts (no index; consecutive offsets assumed)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Fatalf("plan text lacks %q:\n%s", want, text.String())
 		}
@@ -154,7 +154,7 @@ func TestRestoreGapsStopBeforeProducing(t *testing.T) {
 	}
 	var text bytes.Buffer
 	plan.WriteText(&text)
-	for _, want := range []string{"gap: src/0 offsets 6..8 (no object holds them)", "NOT PROVEN", "1 gaps"} {
+	for _, want := range []string{"gap: src/0 offsets 6..8 (no object holds them)", "NO: gaps or damaged objects (listed below)", "1 gaps"} {
 		if !strings.Contains(text.String(), want) {
 			t.Fatalf("plan text lacks %q:\n%s", want, text.String())
 		}

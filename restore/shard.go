@@ -21,7 +21,7 @@ import (
 // starts comes from a hash of its name, so many small topics spread too.
 //
 // Only planning knows shards: the listing and the archive index keep the
-// shard's partitions (each shard reads and proves only its own objects),
+// shard's partitions (each shard reads and checks only its own objects),
 // while a topic's partition count stays the archive's, so every shard
 // creates a missing target with the same partition count (a creation
 // that another shard made first is fine: TopicAlreadyExists counts as

@@ -59,11 +59,11 @@ type Summary struct {
 	// archived records past the partitions' cuts, which are not restored.
 	Until   time.Time
 	PastCut int64
-	// UnprovenOrder lists the partitions ("topic/partition") the plan
-	// could not prove the record order of (PartitionPlan.Order is
-	// OrderUnproven), restored with Config.AllowUnprovenOrder object by
+	// UnknownOrder lists the partitions ("topic/partition") whose record
+	// order the plan does not know (PartitionPlan.Order is
+	// OrderUnknown), restored with Config.AllowUnknownOrder object by
 	// object in start-offset order.
-	UnprovenOrder []string
+	UnknownOrder []string
 }
 
 // PartitionGap is a Gap of one archived topic partition.
@@ -92,8 +92,8 @@ func (s Summary) String() string {
 	if s.LostOffsets > 0 {
 		line += fmt.Sprintf("; lost before archiving: %d offsets", s.LostOffsets)
 	}
-	if len(s.UnprovenOrder) > 0 {
-		line += fmt.Sprintf("; record order not proven: %d partitions (%s), restored by object start offset", len(s.UnprovenOrder), strings.Join(limitList(s.UnprovenOrder, 10), ", "))
+	if len(s.UnknownOrder) > 0 {
+		line += fmt.Sprintf("; record order unknown: %d partitions (%s), restored by object start offset", len(s.UnknownOrder), strings.Join(limitList(s.UnknownOrder, 10), ", "))
 	}
 	if !s.Until.IsZero() {
 		line += fmt.Sprintf("; --until %s: %d records past the cut left out", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
@@ -116,13 +116,13 @@ func (s *Summary) addPlan(p *Plan) {
 	}
 	s.Duplicates, s.ObjectsSkipped, s.Gaps, s.GapOffsets, s.LostOffsets = 0, 0, nil, 0, 0
 	s.Until, s.PastCut = p.Until, 0
-	s.UnprovenOrder = nil
+	s.UnknownOrder = nil
 	for _, t := range p.Topics {
 		s.Duplicates += t.Duplicates
 		s.LostOffsets += t.LostOffsets
 		for _, pp := range t.Parts {
-			if pp.Order == OrderUnproven {
-				s.UnprovenOrder = append(s.UnprovenOrder, fmt.Sprintf("%s/%d", t.Source, pp.Partition))
+			if pp.Order == OrderUnknown {
+				s.UnknownOrder = append(s.UnknownOrder, fmt.Sprintf("%s/%d", t.Source, pp.Partition))
 			}
 			if pp.Cut != nil {
 				s.PastCut += pp.Cut.LeftOut

@@ -234,7 +234,7 @@ func (r *Restorer) cutPartition(pp *PartitionPlan, ip *index.Partition, prev, ne
 	case ip != nil && c.Offset > ip.Commit:
 		pp.Gaps = append(pp.Gaps, Gap{First: ip.Commit, Last: c.Offset - 1, Unaccounted: true})
 	case ip == nil && c.Offset > pp.LastOffset+1:
-		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; the archive ends at offset %d, before the cut: not proven", pp.LastOffset), "; ")
+		c.Note = strings.TrimPrefix(c.Note+fmt.Sprintf("; the archive ends at offset %d, before the cut: whether it holds every offset up to the cut is unknown", pp.LastOffset), "; ")
 	}
 }
 

@@ -156,18 +156,18 @@ func rpCompare(t *testing.T, what string, got, want map[int32][]*kgo.Record, ski
 	t.Logf("%s: %d records equal to the source (partition, order, %s)", what, n, compared)
 }
 
-// TestIntegrationRestoreProvenOverlapKills: two sink runs with different
+// TestIntegrationRestoreCompleteOverlapKills: two sink runs with different
 // flush.size (1,500 from offset 0 and 2,000 from offset 1, keys and headers
 // stored) archive the same 2 x 15,000 records into one bucket, so the
 // objects overlap without sharing a key (a sink refuses to overwrite
 // another group's object). The dry run shows each partition's 15,000
-// records once and the duplicates, proven. `kafkas3 source` is then killed with SIGKILL at 3
+// records once and the duplicates, complete. `kafkas3 source` is then killed with SIGKILL at 3
 // seeded random points and re-run each time; the target finally holds every
 // record once, in order, with its key and headers, and one more run
 // produces nothing.
 //
 // KAFKAS3_E2E_SEED=<n> replays a kill schedule.
-func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
+func TestIntegrationRestoreCompleteOverlapKills(t *testing.T) {
 	b := newBed(t)
 	const parts, perPart = 2, 15_000
 	topic := srcUnique("rp-overlap")
@@ -199,9 +199,9 @@ func TestIntegrationRestoreProvenOverlapKills(t *testing.T) {
 	// Per partition: 10 objects of 1,500 and 8 of 2,000 (from offset 1):
 	// 18 objects, 29,999 archived records, 14,999 of them duplicates.
 	for p := range parts {
-		// Proven: both sink runs' index objects survive (their keys name
+		// Complete: both sink runs' index objects survive (their keys name
 		// the writer's group), so every object has an entry.
-		row := fmt.Sprintf("%s/%d  18       15000    0..14999  14999       0     by offset  proven", topic, p)
+		row := fmt.Sprintf("%s/%d  18       15000    0..14999  14999       0     by offset  yes: archive index", topic, p)
 		if !strings.Contains(out, row) {
 			t.Fatalf("dry run (exit %d) lacks %q", code, row)
 		}

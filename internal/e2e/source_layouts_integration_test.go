@@ -37,11 +37,12 @@ func layoutRecords(topic string, partitions int32, perPart int) map[int32][]*kgo
 // Field partitioner (two fields, one nested; Confluent's layout with
 // .keys and .headers objects) and the Hourly one (Record timestamps across
 // the new year with late records; envelopes), and restores them with
-// kafkas3 source: the dry run proves every partition in offset order
-// across its folders, and every record comes back in its partition and
-// place with its key, value and headers (and, from envelopes, its
-// timestamp). Without the archive index, the field archive is refused as
-// not proven in order, and --allow-unproven-order restores every record.
+// kafkas3 source: the dry run shows every partition complete and in
+// offset order across its folders, and every record comes back in its
+// partition and place with its key, value and headers (and, from
+// envelopes, its timestamp). Without the archive index, the field
+// archive's order is unknown and it is refused, and --allow-unknown-order
+// restores every record.
 func TestIntegrationSourceLayouts(t *testing.T) {
 	b := newBed(t)
 	const parts, perPart = 2, 600
@@ -61,7 +62,7 @@ func TestIntegrationSourceLayouts(t *testing.T) {
 		}
 		target := "copy_" + topic + "_" + name
 		dry, code := srcRun(t, "source --dry-run", cfg, 3*time.Minute, "--topics", topic, "--topic-rename", target, "--dry-run")
-		if out := dry.stdout(); code != 0 || strings.Count(out, "proven: archive index") != parts || !strings.Contains(out, "by offset, ") || strings.Contains(out, "NOT PROVEN") {
+		if out := dry.stdout(); code != 0 || strings.Count(out, "yes: archive index") != parts || !strings.Contains(out, "by offset, ") || strings.Contains(out, "UNKNOWN") {
 			t.Fatalf("dry run: exit %d\n%s", code, dry.logs())
 		}
 		b.createTopicWith(t, target, parts, map[string]string{"retention.ms": "-1"})
@@ -90,13 +91,13 @@ func TestIntegrationSourceLayouts(t *testing.T) {
 		target := "copy_" + topic + "_noindex"
 		b.createTopicWith(t, target, parts, map[string]string{"retention.ms": "-1"})
 		p, code := srcRun(t, "source", cfg, 3*time.Minute, "--topics", topic, "--topic-rename", target)
-		if code != 1 || !strings.Contains(p.stderr(), "--allow-unproven-order") || srcSum(b.srcEnds(t, target)) != 0 {
+		if code != 1 || !strings.Contains(p.stderr(), "--allow-unknown-order") || srcSum(b.srcEnds(t, target)) != 0 {
 			t.Fatalf("source without the index: exit %d\n%s", code, p.logs())
 		}
-		sum, p := srcRunOK(t, "source", cfg, "--topics", topic, "--topic-rename", target, "--allow-unproven-order")
-		if sum.records != int64(parts*perPart) || !strings.Contains(sum.line, " unproven_order=2") ||
-			!strings.Contains(p.stderr(), "WARNING: the record order of 2 partitions is not proven") {
-			t.Fatalf("--allow-unproven-order: %s\n%s", sum.line, p.logs())
+		sum, p := srcRunOK(t, "source", cfg, "--topics", topic, "--topic-rename", target, "--allow-unknown-order")
+		if sum.records != int64(parts*perPart) || !strings.Contains(sum.line, " unknown_order=2") ||
+			!strings.Contains(p.stderr(), "WARNING: the record order of 2 partitions is unknown") {
+			t.Fatalf("--allow-unknown-order: %s\n%s", sum.line, p.logs())
 		}
 		got := b.dumpTopic(t, target)
 		for part, ws := range want {

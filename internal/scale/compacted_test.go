@@ -96,9 +96,9 @@ func planRuns(tb testing.TB, s runShape, runs int64, latency time.Duration) resu
 		tb.Fatalf("restore.Plan: %v", err)
 	}
 	pp := plan.Topics[0].Parts[0]
-	if want := runs * s.runLen; pp.Records != want || len(pp.Gaps) != 0 || pp.Duplicates != 0 || !pp.Proven() {
-		tb.Fatalf("plan: records %d, gaps %d, duplicates %d, proof %q; want %d records, proven, no gap or duplicate",
-			pp.Records, len(pp.Gaps), pp.Duplicates, pp.ProofText(), want)
+	if want := runs * s.runLen; pp.Records != want || len(pp.Gaps) != 0 || pp.Duplicates != 0 || !pp.Complete() {
+		tb.Fatalf("plan: records %d, gaps %d, duplicates %d, complete %q; want %d records, complete, no gap or duplicate",
+			pp.Records, len(pp.Gaps), pp.Duplicates, pp.CompletenessText(), want)
 	}
 	tb.Logf("%s runs=%d records=%d objects=%d restore.Plan wall=%s cpu=%s LIST=%d GET=%d HEAD=%d peak_heap=%dMiB retained=%dMiB",
 		s.name, runs, pp.Records, len(pp.Objects), r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.lists, r.gets, r.head, r.peakHeap>>20, r.retained>>20)
