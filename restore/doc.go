@@ -17,12 +17,13 @@
 // with it the plan reads no object and the run reads each object once.
 //
 // The plan (Plan, plan.go) lists the chosen topic folders (list.go: every
-// layout, folders of any depth, .keys/.headers twins paired with their
-// value object, tombstone objects, skipped keys counted by reason), loads
-// the archive index (indexed.go, index.EachPartition: checkpoints and the
-// log after them, one partition at a time; in follow mode an index.Tail)
-// and gives every object its facts: its records' count and source
-// offsets, and what else the checks need. Where they come from is the one
+// layout, folders of any depth, skipped keys counted by reason), then
+// makes each Kafka partition's plan on its own, a few at once
+// (partplan.go): it reads that partition's archive index (indexed.go,
+// index.EachPartition: its checkpoints and the log after them; in follow
+// mode an index.Tail), pairs .keys/.headers twins with their value
+// object, makes tombstone objects, and gives every object its facts: its
+// records' count and source offsets, and what else the checks need. Where they come from is the one
 // choice of the package:
 //
 //   - One read per object (oneread.go; Config.ReadOnce, kafkas3 source's
@@ -40,8 +41,8 @@
 // whatever is known of the object: its listing, the store's word without
 // a download, or a read. Once the plan is made, each object keeps only
 // what production checks of its entry (entryChecks, checks.go) and the
-// index is let go: a plan holds about 500 bytes per object. A one-read
-// plan lets go of it a few partitions at a time (planInBatches).
+// partition's index is let go: the plan never holds the whole index, and
+// holds about 285 bytes per object once made (BENCHMARKS.md).
 //
 // From the objects' offsets the plan builds each partition's record
 // stream (claim.go): every source offset once, in offset order, across
@@ -127,7 +128,8 @@
 // # Where each topic is described
 //
 // Each file starts with what it does: the listing and tombstones
-// (list.go), target topics (topics.go), the proof (proof.go), one read per
+// (list.go), the plan one partition at a time (partplan.go) and what it
+// reads at once (reads.go), target topics (topics.go), the proof (proof.go), one read per
 // object (oneread.go), matching an entry (match.go), no partial objects
 // (load.go), record order across folders (order.go), record sizes and
 // transient errors (limits.go), typed archives, keys and headers

@@ -91,7 +91,8 @@ type Restorer struct {
 	// restoredEntry leaves them to be read again.
 	damaged map[string]bool
 	// tails holds, in follow mode, each topic's archive index as the last
-	// plan read it (loadIndex): a later plan reads only what was added.
+	// plan read it (eachIndexedPartition): a later plan reads only what
+	// was added.
 	tails  map[string]*index.Tail
 	warned map[string]bool
 	deps   *outage.Tracker // the dependencies' states (Config.Health)
