@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kafkas3/kafkas3/internal/parallel"
@@ -99,9 +100,48 @@ func NewTail(st Store, prefix string, topics []string, opt LoadOptions) *Tail {
 // An error leaves the Tail as it was before the failed Refresh's
 // partitions, so the next Refresh reads their changes again.
 func (t *Tail) Refresh(ctx context.Context) (*Index, error) {
-	parts, err := t.l.discover(ctx, t.topics)
+	n, err := t.update(ctx)
 	if err != nil {
 		return nil, err
+	}
+	return t.index(n), nil
+}
+
+// RefreshEach brings the Tail up to date, as Refresh does, and calls fn
+// with the index of each partition of the log, up to atOnce partitions at
+// once (fn locks what it shares), as EachPartition does: the index is
+// merged one partition at a time, never whole. The first error of fn
+// ends it.
+func (t *Tail) RefreshEach(ctx context.Context, atOnce int, fn func(*Index) error) error {
+	if _, err := t.update(ctx); err != nil {
+		return err
+	}
+	parts := make([]*tailPart, 0, len(t.parts))
+	for _, tp := range t.parts {
+		parts = append(parts, tp)
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		a, b := parts[i].p, parts[j].p
+		return a.topic < b.topic || a.topic == b.topic && a.part < b.part
+	})
+	if atOnce <= 0 {
+		atOnce = DefaultPartitionsAtOnce
+	}
+	return parallel.Each(ctx, atOnce, len(parts), func(i int) error {
+		ix := mergeResults(parts[i].results())
+		if parts[i].after == "" {
+			ix.FullListings = 1
+		}
+		return fn(ix)
+	})
+}
+
+// update brings the Tail up to date (Refresh), returning the keys of the
+// log listed.
+func (t *Tail) update(ctx context.Context) (int, error) {
+	parts, err := t.l.discover(ctx, t.topics)
+	if err != nil {
+		return 0, err
 	}
 	var fresh, known []logPartition
 	seen := map[LogPartition]bool{}
@@ -128,7 +168,7 @@ func (t *Tail) Refresh(ctx context.Context) (*Index, error) {
 		return wrapDir(known[i].dir, err)
 	})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	for i, again := range reload {
 		if again {
@@ -137,12 +177,12 @@ func (t *Tail) Refresh(ctx context.Context) (*Index, error) {
 	}
 	n, err := t.load(ctx, fresh)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	for _, k := range listed {
 		n += k
 	}
-	return t.index(n), nil
+	return n, nil
 }
 
 // load loads parts whole (loadParts) and keeps them, returning the keys
@@ -189,12 +229,7 @@ func (t *Tail) index(listed int) *Index {
 	var res []readResult
 	full := 0
 	for _, tp := range t.parts {
-		res = append(res, tp.fixed...)
-		for _, o := range tp.window {
-			if o.res != nil {
-				res = append(res, *o.res)
-			}
-		}
+		res = append(res, tp.results()...)
 		if tp.after == "" {
 			full++
 		}
@@ -202,6 +237,18 @@ func (t *Tail) index(listed int) *Index {
 	ix := mergeResults(res)
 	ix.Listed, ix.FullListings = listed, full
 	return ix
+}
+
+// results returns what the Tail read of tp: its checkpoints and index
+// objects.
+func (tp *tailPart) results() []readResult {
+	res := slices.Clone(tp.fixed)
+	for _, o := range tp.window {
+		if o.res != nil {
+			res = append(res, *o.res)
+		}
+	}
+	return res
 }
 
 // errHeader stops a checkpoint read after its header.

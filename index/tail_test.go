@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -29,8 +30,10 @@ func TestTailIsALoad(t *testing.T) {
 	tail := NewTail(st, "p/", nil, LoadOptions{})
 	opens := &openCount{Store: st}
 	tail.l.st = opens
+	each := NewTail(st, "p/", nil, LoadOptions{})
 	check := func(what string, wantOpens int) {
 		t.Helper()
+		checkEach(t, what, each, st)
 		before := opens.n.Load()
 		got, err := tail.Refresh(ctx)
 		if err != nil {
@@ -65,6 +68,45 @@ func TestTailIsALoad(t *testing.T) {
 	e.Partition = 1
 	put(t, st, Key("p/", "orders", 1, 5, wa), encode(t, e))
 	check("a new partition", 1)
+}
+
+// checkEach: RefreshEach gives, one partition at a time, what a Load
+// gives: the partitions' entries (live and superseded) add up to its.
+func checkEach(t *testing.T, what string, tail *Tail, st Store) {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	byPart := map[int32][]Entry{}
+	live := 0
+	err := tail.RefreshEach(ctx, 2, func(ix *Index) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(ix.All) == 0 {
+			return nil
+		}
+		for _, e := range ix.All {
+			if e.Partition != ix.All[0].Partition {
+				t.Errorf("%s: one partition's index holds partitions %d and %d", what, ix.All[0].Partition, e.Partition)
+			}
+		}
+		byPart[ix.All[0].Partition] = ix.All
+		live += len(ix.Entries)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(ctx, st, "p/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBy := map[int32][]Entry{}
+	for _, e := range want.All {
+		wantBy[e.Partition] = append(wantBy[e.Partition], e)
+	}
+	if !reflect.DeepEqual(byPart, wantBy) || live != len(want.Entries) {
+		t.Fatalf("%s: RefreshEach gives %d partitions (%d live entries), a load %d (%d)", what, len(byPart), live, len(wantBy), len(want.Entries))
+	}
 }
 
 // openCount counts the opens of a store (from several goroutines).

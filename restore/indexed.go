@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/kafkas3/kafkas3/index"
-	"github.com/kafkas3/kafkas3/internal/parallel"
 )
 
 // BasisIndex: every object of the partition has an archive index entry;
@@ -96,41 +95,19 @@ func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn
 }
 
 // eachTailPartition is eachIndexedPartition in follow mode: each topic's
-// Tail is refreshed, then fn is called with each partition's entries.
+// Tail is brought up to date and gives its index one partition at a
+// time (index.Tail.RefreshEach).
 func (r *Restorer) eachTailPartition(ctx context.Context, topics []string, opt index.LoadOptions, fn func([]index.Entry) error) error {
-	tails := make([]*index.Tail, len(topics))
-	for i, t := range topics {
+	for _, t := range topics {
 		if r.tails[t] == nil {
 			r.tails[t] = index.NewTail(r.store, r.cfg.IndexPrefix, []string{t}, opt)
 		}
-		tails[i] = r.tails[t]
-	}
-	var parts [][]index.Entry
-	for _, tl := range tails {
 		// Each Tail keeps at most ReadConcurrency requests in flight.
-		ix, err := tl.Refresh(ctx)
-		if err != nil {
+		if err := r.tails[t].RefreshEach(ctx, r.partitionsAtOnce, func(ix *index.Index) error { return fn(ix.All) }); err != nil {
 			return err
 		}
-		parts = append(parts, byPartition(ix.All)...)
 	}
-	return parallel.Each(ctx, cmp.Or(r.partitionsAtOnce, index.DefaultPartitionsAtOnce), len(parts), func(i int) error { return fn(parts[i]) })
-}
-
-// byPartition splits entries (of one topic) by partition.
-func byPartition(all []index.Entry) [][]index.Entry {
-	at := map[int32]int{}
-	var out [][]index.Entry
-	for _, e := range all {
-		i, ok := at[e.Partition]
-		if !ok {
-			i = len(out)
-			at[e.Partition] = i
-			out = append(out, nil)
-		}
-		out[i] = append(out[i], e)
-	}
-	return out
+	return nil
 }
 
 // live returns the live entry of key (highest commit), or nil.
