@@ -260,9 +260,13 @@ func (r *Restorer) examineObject(ctx context.Context, ai *archiveIndex, o *Objec
 	switch {
 	case err == nil:
 		o.facts = &p
-		r.mu.Lock()
-		r.proved[o.Key] = provedObject{size: o.Size, facts: p}
-		r.mu.Unlock()
+		if r.cfg.Follow {
+			// The next pass takes it, unless it matched an entry
+			// (rememberStreams lets those go).
+			r.mu.Lock()
+			r.proved[o.Key] = provedObject{size: o.Size, facts: p}
+			r.mu.Unlock()
+		}
 	case isDamage(err):
 		o.Damage = err
 	default:

@@ -56,9 +56,10 @@ type Restorer struct {
 	groupRename *groupRenamer
 
 	mu sync.Mutex
-	// proved holds, by object key, what the proof read of it; in follow mode
-	// a completed pass lets go of those of objects that matched an index
-	// entry (rememberStreams, restoredEntry).
+	// proved holds, in follow mode, by object key, what the proof read of
+	// it, for the next pass; a completed pass lets go of those of objects
+	// that matched an index entry (rememberStreams, restoredEntry).
+	// Without follow mode a Restorer plans once: nothing is kept.
 	proved map[string]provedObject
 	limits map[string]int32 // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
