@@ -3,6 +3,7 @@ package restore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -80,7 +81,10 @@ func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn
 		if ai == nil || !r.cfg.Shard.Owns(ai.topic, ai.part) {
 			return nil
 		}
-		return fn(ctx, ai)
+		if err := fn(ctx, ai); err != nil {
+			return &planError{err}
+		}
+		return nil
 	}
 	var err error
 	if !r.cfg.Follow {
@@ -88,11 +92,22 @@ func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn
 	} else {
 		err = r.eachTailPartition(ctx, topics, opt, each)
 	}
-	if err != nil {
+	var pe *planError
+	switch {
+	case errors.As(err, &pe):
+		return pe.err // the plan's, not the index's
+	case err != nil:
 		return fmt.Errorf("read the archive index (kafkas3.index.prefix %q): %w", r.cfg.IndexPrefix, err)
 	}
 	return nil
 }
+
+// planError carries an error of planning a partition through the index's
+// reading, which does not wrap it as its own.
+type planError struct{ err error }
+
+func (e *planError) Error() string { return e.err.Error() }
+func (e *planError) Unwrap() error { return e.err }
 
 // eachTailPartition is eachIndexedPartition in follow mode: each topic's
 // Tail is brought up to date and gives its index one partition at a
