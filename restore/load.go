@@ -118,18 +118,23 @@ func (p objectFacts) digests() readSums {
 	return *p.sums
 }
 
-// digest is what reading an object computed of its bytes: the CRC32C
-// (index.FormatCRC32C), always, and the hex SHA-256 when asked for
-// (Object.sha256: an index entry of the object gives one), else "".
+// digest is what reading an object computed of its bytes (read is set):
+// the CRC32C, always, and the hex SHA-256 when asked for (Object.sha256:
+// an index entry of the object gives one), else "".
 type digest struct {
-	crc32c, sha256 string
+	crc    uint32
+	read   bool
+	sha256 string
 }
+
+// crc32c is d's CRC32C as the index writes it (index.FormatCRC32C).
+func (d digest) crc32c() string { return index.FormatCRC32C(d.crc) }
 
 // differs returns how d and was differ, comparing the SHA-256 only when
 // both have one; "" when they agree.
 func (d digest) differs(was digest) string {
-	if d.crc32c != was.crc32c {
-		return fmt.Sprintf("CRC32C %s, was %s", d.crc32c, was.crc32c)
+	if d.crc != was.crc {
+		return fmt.Sprintf("CRC32C %s, was %s", d.crc32c(), was.crc32c())
 	}
 	if d.sha256 != "" && was.sha256 != "" && d.sha256 != was.sha256 {
 		return fmt.Sprintf("SHA-256 %s, was %s", d.sha256, was.sha256)
@@ -184,7 +189,7 @@ func (c *checkedReader) finish(key string, want int64) error {
 
 // sum returns the digest of the bytes read.
 func (c *checkedReader) sum() digest {
-	d := digest{crc32c: index.FormatCRC32C(c.crc)}
+	d := digest{crc: c.crc, read: true}
 	if c.sha != nil {
 		d.sha256 = hex.EncodeToString(c.sha.Sum(nil))
 	}

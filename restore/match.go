@@ -95,8 +95,8 @@ func (m entryMatch) read(p objectFacts) error {
 		if want == nil || got == (digest{}) {
 			continue
 		}
-		if want.CRC32C != "" && want.CRC32C != got.crc32c {
-			return fmt.Errorf("%w: %q has CRC32C %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, got.crc32c, want.CRC32C, e.Commit)
+		if want.CRC32C != "" && want.CRC32C != got.crc32c() {
+			return fmt.Errorf("%w: %q has CRC32C %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, got.crc32c(), want.CRC32C, e.Commit)
 		}
 		if want.SHA256 != "" && want.SHA256 != got.sha256 {
 			return fmt.Errorf("%w: %q has SHA-256 %s, the archive index says %s (commit %d)", ErrDamagedObject, want.Key, got.sha256, want.SHA256, e.Commit)
