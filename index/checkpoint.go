@@ -312,6 +312,7 @@ func (cr *ckptReader) entries(h *CheckpointHeader, fn func(*Entry) error, bad fu
 		if err := h.check(e, prev); err != nil {
 			return 0, bad(cr.n, "%v", err)
 		}
+		e.share(prev)
 		if err := fn(e); err != nil {
 			return 0, err
 		}

@@ -116,6 +116,11 @@ func Decode(key string, r io.Reader) ([]Entry, error) {
 			return nil, bad(line, "entry %q already on line %d", e.Key, prev)
 		}
 		seen[e.Key] = line
+		if len(out) > 0 {
+			e.share(&out[len(out)-1])
+		} else {
+			e.share(nil)
+		}
 		out = append(out, e)
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -586,5 +587,26 @@ func TestGenerationRoots(t *testing.T) {
 	}
 	if got := GenerationPrefix("_kafkas3/", 1); got != "_kafkas3/" {
 		t.Errorf("GenerationPrefix(1) = %q", got)
+	}
+}
+
+// TestDecodeShares: a decoded index object holds one copy of the strings
+// its entries have in common (the topic), each value object's key is its
+// entry's, and part names are the package's constants.
+func TestDecodeShares(t *testing.T) {
+	b := encode(t, entry("topics/orders/partition=0/orders+0+0.json", 0, 20, Run{First: 0, Last: 9}),
+		entry("topics/orders/partition=0/orders+0+10.json", 0, 20, Run{First: 10, Last: 19}))
+	es, err := Decode(Key("p/", "orders", 0, 20, ""), bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	if !same(es[0].Topic, es[1].Topic) {
+		t.Error("the entries' topics are two copies")
+	}
+	for _, e := range es {
+		if !same(e.Objects[0].Key, e.Key) || !same(e.Objects[0].Part, PartValue) {
+			t.Errorf("%q: its value object's key or part is a copy of its own", e.Key)
+		}
 	}
 }
