@@ -10,20 +10,9 @@ import (
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
-// statFailStore lists every key but hide, and fails to look hide up.
-type statFailStore struct {
-	s3store.Store
-	hide string
-}
-
-func (h statFailStore) List(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error {
-	return h.Store.List(ctx, prefix, func(info s3store.ObjectInfo) error {
-		if info.Key == h.hide {
-			return nil
-		}
-		return fn(info)
-	})
-}
+// statFailStore hides one key from listings (hidingStore) and fails to
+// look it up.
+type statFailStore struct{ hidingStore }
 
 func (h statFailStore) Stat(ctx context.Context, key string) (s3store.ObjectInfo, error) {
 	if key == h.hide {
@@ -40,7 +29,7 @@ func TestPlanErrorIsNotTheIndexs(t *testing.T) {
 	k0 := a.putAt("src", 0, 0, 5)
 	k1 := a.putAt("src", 0, 5, 5)
 	a.writeIndex("src", 0, 10, indexedObj(k0, 0, 4), indexedObj(k1, 5, 9))
-	r, err := New(readOnceConfig([]string{"127.0.0.1:1"}, a), statFailStore{a.store, k1}, nil)
+	r, err := New(readOnceConfig([]string{"127.0.0.1:1"}, a), statFailStore{hidingStore{a.store, k1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
