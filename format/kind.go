@@ -63,9 +63,9 @@ type Registry = registry.Registry[Kind, Spec]
 // Spec is what the format registry declares about a format beyond its
 // names.
 type Spec struct {
-	// Extension is the format's object key suffix before any
-	// compression suffix (.gz, .zst): ".json", ".avro", ".parquet" (after the codec's part,
-	// ".snappy.parquet"); for bytes the default of
+	// Extension is the format's object key suffix before any compression
+	// suffix (.gz, .zst): ".json", ".avro", ".parquet" (after the codec's
+	// part, ".snappy.parquet"); for bytes the default of
 	// format.bytearray.extension.
 	Extension string
 	// CodecInExtension tells that the codec's part precedes Extension
