@@ -40,7 +40,7 @@ testbed:
 FUZZTIME ?= 15s
 FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip \
 	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
-	./format:FuzzGzipJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
+	./format:FuzzGzipJSONReader ./format:FuzzZstdJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
 	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzAvroEnvelopeDecode ./format:FuzzAvroEnvelopeReader \
 	./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
 	./cmd:FuzzParseUntil ./index:FuzzDecode ./index:FuzzDecodeSnapshot ./index:FuzzDecodeTopic ./index:FuzzReadCheckpoint ./restore:FuzzSpillRecord

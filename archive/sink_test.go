@@ -387,6 +387,51 @@ func TestSinkInterruptedRunsEqualCleanRun(t *testing.T) {
 	}
 }
 
+// TestSinkZstdInterruptedRunsEqualCleanRun: with JSON+zstd, objects of
+// one block and of several (flush.size 150 of 1 KiB records, the last of
+// each partition smaller), interrupted runs whose format's encoders served
+// other objects before leave an archive byte-identical to a clean run's.
+func TestSinkZstdInterruptedRunsEqualCleanRun(t *testing.T) {
+	brokers := newCluster(t, 3, "z")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for p := range int32(3) {
+		for i := range 400 {
+			pad := strings.Repeat(fmt.Sprintf("%03x", i*7919%1000), 400)[:1000]
+			recs = append(recs, &kgo.Record{Topic: "z", Partition: p, Value: fmt.Appendf(nil, `{"p":%d,"i":%d,"pad":%q}`, p, i, pad)})
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	zf, err := format.WithZstd(format.NewJSON(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := s3store.NewMemory()
+	cfg := testConfig(brokers, "z")
+	cfg.Name, cfg.FlushSize, cfg.Format = "clean", 150, zf
+	runSink(t, cfg, clean)
+
+	cfg.Name = "crashy"
+	store := s3store.NewMemory()
+	interruptedRuns(t, cfg, store, rand.New(rand.NewPCG(3, 4)), 4, 10)
+	runSink(t, cfg, store)
+	want, got := snapshot(t, clean), snapshot(t, store)
+	if len(want) != 9 || fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("archive differs from a clean run: %d vs %d objects", len(want), len(got))
+	}
+	for k, v := range want {
+		if !strings.HasSuffix(k, ".json.zst") || (strings.HasSuffix(k, "0000000000.json.zst") && len(v) < 1000) {
+			t.Fatalf("object %s of %d bytes", k, len(v))
+		}
+	}
+}
+
 func TestSinkTwoInstancesSplitPartitions(t *testing.T) {
 	brokers := newCluster(t, 4, "g")
 	produce(t, brokers, "g", 4, 0, 30)

@@ -64,7 +64,9 @@ func produceLayoutRecords(t *testing.T, ctx context.Context, brokers, topic stri
 // archive index, flush.size 4 (rotations commit several folders' objects
 // whose offsets interleave: late records; the field layout's objects hold
 // every sixth offset), and a field archive in Confluent's layout (.keys and
-// .headers objects, no timestamps) with the index. verify finds each archive clean; the source's
+// .headers objects, no timestamps) with the index; the default and that
+// field layout again with s3.compression.type zstd (.json.zst objects and
+// twins). verify finds each archive clean; the source's
 // dry run shows every partition complete and ordered by offset across its
 // folders; the restore brings back every record in offset order with its
 // key (nil kept), value, headers (order, duplicates, nil versus empty) and
@@ -90,6 +92,10 @@ func TestRoundTripLayouts(t *testing.T) {
 		{"field", fieldKeys, []string{"region=eu/tier=0/", "region=us/tier=1/", "region=ap/tier=0/"}, false},
 		{"field, keys and headers objects", fieldKeys + "store.kafka.keys: true\nstore.kafka.headers: true\nkeys.format.class: json\nheaders.format.class: json\n",
 			[]string{"region=eu/tier=0/", "region=us/tier=1/", "region=ap/tier=0/"}, true},
+		{"default, zstd", "s3.compression.type: zstd\n", []string{"partition=0/", "partition=1/"}, false},
+		{"field, keys and headers objects, zstd", fieldKeys + "store.kafka.keys: true\nstore.kafka.headers: true\nkeys.format.class: json\nheaders.format.class: json\n" +
+			"s3.compression.type: zstd\ns3.compression.level: 1\n",
+			[]string{"region=eu/tier=0/", "region=us/tier=1/", "region=ap/tier=0/"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := cliContext(t)
@@ -114,6 +120,16 @@ func TestRoundTripLayouts(t *testing.T) {
 					t.Fatalf("no object in folder %s:\n%s", f, keys)
 				}
 			}
+			if strings.HasSuffix(tc.name, "zstd") {
+				for _, k := range objectKeys(t, dir) {
+					if strings.Contains(k, "topics/") && !strings.HasSuffix(k, ".json.zst") {
+						t.Fatalf("object %s is not .json.zst", k)
+					}
+				}
+				if tc.plain && (!strings.Contains(keys, ".keys.json.zst") || !strings.Contains(keys, ".headers.json.zst")) {
+					t.Fatalf("no .keys.json.zst and .headers.json.zst objects:\n%s", keys)
+				}
+			}
 			if strings.HasPrefix(tc.name, "field") && strings.Contains(keys, "orders+0+0000000006") {
 				// Offsets 0 and 6 share region=eu/tier=0: one object, interleaved with five others.
 				t.Fatalf("the field archive's objects do not interleave:\n%s", keys)
@@ -125,7 +141,7 @@ func TestRoundTripLayouts(t *testing.T) {
 					t.Fatalf("dry run:\n%s", r.out)
 				}
 			}
-			if tc.name != "default" && !strings.Contains(r.out, " folders  yes") {
+			if !strings.HasPrefix(tc.name, "default") && !strings.Contains(r.out, " folders  yes") {
 				t.Fatalf("dry run does not show the folders:\n%s", r.out)
 			}
 			r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--log-level", "warn")

@@ -46,16 +46,16 @@ func newArchived(t *testing.T, ctx context.Context, parts int32, n, flush int, e
 }
 
 // writeArchived writes the objects `kafkas3 sink` would write for n records
-// per topic (JSON, round-robin over parts partitions, flush.size=flush)
-// straight into a local directory, and starts an empty broker. The source
+// per topic (JSON compressed with comp, round-robin over parts partitions,
+// flush.size=flush) straight into a local directory, and starts an empty
+// broker. The source
 // tests use it so they do not depend on the sink.
-func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ...string) *archived {
+func writeArchived(t *testing.T, parts int32, n, flush int, comp format.Compression, topics ...string) *archived {
 	t.Helper()
 	a := &archived{brokers: startKafka(t, parts), dir: t.TempDir(), want: map[string]map[int32][]string{}}
 	extra := ""
-	comp := format.CompressionNone
-	if gzip {
-		extra, comp = "s3.compression.type: gzip\n", format.CompressionGzip
+	if comp != format.CompressionNone {
+		extra = "s3.compression.type: " + comp.String() + "\n"
 	}
 	fm, err := format.New(format.Config{Kind: format.KindJSON, Compression: comp, CompressionLevel: -1})
 	if err != nil {
@@ -98,7 +98,7 @@ func writeArchived(t *testing.T, parts int32, n, flush int, gzip bool, topics ..
 
 func TestSourceCmdDryRun(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 2, 10, 2, false, "orders")
+	a := writeArchived(t, 2, 10, 2, format.CompressionNone, "orders")
 
 	r := mustRun(t, ctx, ExitOK, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--dry-run")
 	for _, want := range []string{
@@ -177,14 +177,23 @@ func TestSourceCmdRestoresAndResumes(t *testing.T) {
 	}
 }
 
-func TestSourceCmdGzipAndFlags(t *testing.T) {
+// TestSourceCmdCompressedAndFlags restores gzip and zstd archives, the
+// source config's s3.compression.type selecting the extension.
+func TestSourceCmdCompressedAndFlags(t *testing.T) {
+	for _, comp := range []format.Compression{format.CompressionGzip, format.CompressionZstd} {
+		t.Run(comp.String(), func(t *testing.T) { sourceCompressed(t, comp) })
+	}
+}
+
+func sourceCompressed(t *testing.T, comp format.Compression) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 1, 7, 3, true, "logs")
-	if keys := objectKeys(t, a.dir); len(keys) != 3 || !strings.HasSuffix(keys[0], ".json.gz") {
-		t.Fatalf("gzip archive: %q", keys)
+	a := writeArchived(t, 1, 7, 3, comp, "logs")
+	ext := ".json" + comp.Extension()
+	if keys := objectKeys(t, a.dir); len(keys) != 3 || !strings.HasSuffix(keys[0], ext) {
+		t.Fatalf("%s archive: %q", comp, keys)
 	}
 	// Dedicated flags: the archive dir and brokers come from flags here.
-	cfg := writeFile(t, "src.properties", "topics=logs\nformat.class=json\ns3.compression.type=gzip\nstore.local.dir=/nonexistent\n")
+	cfg := writeFile(t, "src.properties", "topics=logs\nformat.class=json\ns3.compression.type="+comp.String()+"\nstore.local.dir=/nonexistent\n")
 	r := mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--local-dir", a.dir, "--bootstrap-servers", a.brokers,
 		"--topic-rename", "copy_of_$0", "--create-topics", "-p", "behavior.on.error=log")
 	if !strings.Contains(r.out, "objects=3 records=7 ") {
@@ -193,18 +202,21 @@ func TestSourceCmdGzipAndFlags(t *testing.T) {
 	if got := readTopic(t, ctx, a.brokers, "copy_of_logs"); !reflect.DeepEqual(got, a.want["logs"]) {
 		t.Errorf("copy_of_logs = %v", got)
 	}
-	// Without the compression key the .json.gz objects are another
-	// format's: skipped and counted, nothing restored.
-	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--local-dir", a.dir, "-p", "s3.compression.type=none", "--dry-run",
-		"--topic-rename", "x_$0")
-	if !strings.Contains(r.out, "keys skipped: 3 other extension") {
-		t.Errorf("plan: %s", r.out)
+	// Without the compression key, or with the other one, the objects are
+	// another format's: skipped and counted, nothing restored.
+	other := map[format.Compression]string{format.CompressionGzip: "zstd", format.CompressionZstd: "gzip"}[comp]
+	for _, c := range []string{"none", other} {
+		r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--local-dir", a.dir, "-p", "s3.compression.type="+c, "--dry-run",
+			"--topic-rename", "x_$0")
+		if !strings.Contains(r.out, "keys skipped: 3 other extension") {
+			t.Errorf("s3.compression.type=%s: plan: %s", c, r.out)
+		}
 	}
 }
 
 func TestSourceCmdTargetErrors(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 2, 8, 2, false, "orders", "payments")
+	a := writeArchived(t, 2, 8, 2, format.CompressionNone, "orders", "payments")
 
 	// Missing targets: every one is named, nothing is produced.
 	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0")
@@ -298,7 +310,7 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		})
 	}
 	// A malformed key with behavior.on.error=fail is a failure (exit 1) naming it.
-	a := writeArchived(t, 1, 3, 3, false, "orders")
+	a := writeArchived(t, 1, 3, 3, format.CompressionNone, "orders")
 	writeArchiveFile(t, a.dir, "topics/orders/partition=0/orders+0+zzz.json", "{}\n")
 	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics")
 	if !strings.Contains(r.err, "orders+0+zzz.json") || !strings.Contains(r.err, "behavior.on.error=fail") {
@@ -350,7 +362,7 @@ func endOffsetSum(ctx context.Context, brokers, topic string) int64 {
 
 func TestSourceCmdInterruptThenResume(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 2, 20000, 500, false, "big") // 20 objects per partition
+	a := writeArchived(t, 2, 20000, 500, format.CompressionNone, "big") // 20 objects per partition
 	flags := func() *sourceFlags {
 		return &sourceFlags{configFlags: configFlags{ConfigFile: a.cfg, LogLevel: "warn"}, Rename: "copy_of_$0", RenameRegex: defaultRenameRegex,
 			CreateTopics: true}
@@ -441,7 +453,7 @@ func writeArchiveFile(t *testing.T, dir, key, body string) {
 
 func TestSourceCmdFollow(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 1, 3, 3, false, "events") // one object, offsets 0..2
+	a := writeArchived(t, 1, 3, 3, format.CompressionNone, "events") // one object, offsets 0..2
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -575,7 +587,7 @@ func (c *countingStore) List(ctx context.Context, prefix string, fn func(s3store
 // summary line and says so in a warning line.
 func TestSourceCmdGapsAndAllowGaps(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 1, 30, 10, false, "orders") // objects at 0, 10, 20
+	a := writeArchived(t, 1, 30, 10, format.CompressionNone, "orders") // objects at 0, 10, 20
 	if err := os.Remove(filepath.Join(a.dir, "topics/orders/partition=0/orders+0+0000000010.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +638,7 @@ func TestParseUntil(t *testing.T) {
 // refusal per partition and exits 1.
 func TestSourceCmdUntilRefusedOnConfluentLayout(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 1, 3, 3, false, "orders")
+	a := writeArchived(t, 1, 3, 3, format.CompressionNone, "orders")
 	r := mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--dry-run", "--until", "2026-12-01T11:00:00Z")
 	if !strings.Contains(r.out, "REFUSED: no snapshot at or before 2026-12-01T11:00:00Z") ||
 		!strings.Contains(r.err, "the archive cannot tell what the cluster held at --until") {
@@ -733,7 +745,7 @@ func TestSourceCmdRestoreGroups(t *testing.T) {
 // start-offset order, and the summary and a warning line say so.
 func TestSourceCmdUnknownOrder(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 1, 0, 1, false, "orders") // an empty broker and the config
+	a := writeArchived(t, 1, 0, 1, format.CompressionNone, "orders") // an empty broker and the config
 	eu := []string{`{"region":"eu","i":0}`, `{"region":"eu","i":2}`}
 	us := []string{`{"region":"us","i":1}`, `{"region":"us","i":3}`}
 	writeArchiveFile(t, a.dir, "topics/orders/region=eu/orders+0+0000000000.json", strings.Join(eu, "\n")+"\n")

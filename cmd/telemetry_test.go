@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/health"
 	"github.com/kafkas3/kafkas3/metrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -232,7 +233,7 @@ func TestSinkCmdMetricsDuringRun(t *testing.T) {
 // planned and done bytes, the produce latency, /readyz.
 func TestSourceCmdMetricsDuringRun(t *testing.T) {
 	ctx := cliContext(t)
-	a := writeArchived(t, 2, 12, 3, false, "events") // 6 per partition, 2 objects each
+	a := writeArchived(t, 2, 12, 3, format.CompressionNone, "events") // 6 per partition, 2 objects each
 	var errb syncBuffer
 	stop, done := runInBackground(ctx, &errb, "source", "-c", a.cfg, "--topic-rename", "copy_of_$0", "--create-topics", "--follow",
 		"-p", "s3.poll.interval.ms=50", "--metrics-addr", "127.0.0.1:0", "--log-format", "json")
@@ -298,7 +299,7 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 	}
 	// A source that fails after starting: its log and its exit error are JSON.
-	a := writeArchived(t, 1, 3, 3, false, "events")
+	a := writeArchived(t, 1, 3, 3, format.CompressionNone, "events")
 	r = mustRun(t, ctx, ExitFail, "source", "-c", a.cfg, "--topics", "nosuchtopic", "--log-format", "json")
 	lines = jsonLines(t, r.err)
 	if last := lines[len(lines)-1]; last["level"] != "ERROR" || !strings.Contains(fmt.Sprint(last["msg"]), "nosuchtopic") {

@@ -315,8 +315,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{`s3.part.retries: "-1" is out of range; want an integer from 0 to 2147483647`}},
 		{"backoff negative", minimalYAML, []string{"s3.retry.backoff.ms=-5"},
 			[]string{`s3.retry.backoff.ms: "-5" is out of range; want an integer >= 0`}},
-		{"compression type", minimalYAML, []string{"s3.compression.type=zstd"},
-			[]string{`s3.compression.type: "zstd" is not allowed; want one of none, gzip`}},
+		{"compression type", minimalYAML, []string{"s3.compression.type=snappy"},
+			[]string{`s3.compression.type: "snappy" is not allowed; want one of none, gzip, zstd`}},
 		{"compression level", minimalYAML, []string{"s3.compression.level=10"},
 			[]string{`s3.compression.level: "10" is out of range; want an integer from -1 to 9`}},
 		{"path style bool", minimalYAML, []string{"s3.path.style.access.enabled=yes"},
@@ -481,6 +481,16 @@ func TestAcceptedValues(t *testing.T) {
 			func(st *Settings, c *SinkConfig) bool {
 				_, def := c.Archive.Partitioner.(partition.DefaultPartitioner)
 				return c.FormatName == "bytes" && c.Archive.Format.Extension() == ".bin" && def
+			}},
+		{"zstd json with json keys", []string{"s3.compression.type=zstd", "s3.compression.level=9", "store.kafka.keys=true", "keys.format.class=json"},
+			func(_ *Settings, c *SinkConfig) bool {
+				a := c.Archive
+				return a.Format.Extension() == ".json.zst" && a.KeysFormat != nil && a.KeysFormat.Format.Extension() == ".json.zst"
+			}},
+		{"zstd bytes, avro keys", []string{"format.class=bytes", "s3.compression.type=ZSTD", "store.kafka.keys=true"},
+			func(_ *Settings, c *SinkConfig) bool {
+				a := c.Archive
+				return a.Format.Extension() == ".bin.zst" && a.KeysFormat != nil && a.KeysFormat.Format.Extension() == ".avro"
 			}},
 		{"regex", []string{"topics=", "topics.regex=orders\\..*"},
 			func(_ *Settings, c *SinkConfig) bool {

@@ -86,6 +86,12 @@ func TestSourceOptionsKeys(t *testing.T) {
 		t.Errorf("Source() = %+v", o)
 	}
 
+	// s3.compression.type zstd: the source reads .json.zst objects.
+	o, err = loadSource(t, base+"topics: orders\ns3.compression.type: zstd\n")
+	if err != nil || o.Restore.Format.Extension() != ".json.zst" {
+		t.Fatalf("zstd source: %v, %v", o, err)
+	}
+
 	// s3.path.style.access is the source's name; the sink's name works too.
 	for _, tc := range []struct {
 		params []string

@@ -11,9 +11,11 @@
 // NewTypedJSON the same behind a schema-aware converter (a value with a
 // schema is written as Connect's JsonConverter renders it), NewBytes its
 // ByteArrayFormat (values followed by a separator), NewAvro its AvroFormat
-// and NewParquet its ParquetFormat (typed values), and WithGzip adds
-// s3.compression.type=gzip to JSON and bytes. New builds a Format from a
-// Config (KindJSON is typed JSON there).
+// and NewParquet its ParquetFormat (typed values). WithGzip adds
+// s3.compression.type=gzip to JSON and bytes (".gz"), as Confluent does,
+// and WithZstd s3.compression.type=zstd (".zst", one zstd frame per
+// object), which Confluent does not have; WithCompression picks either.
+// New builds a Format from a Config (KindJSON is typed JSON there).
 //
 // # The registry
 //
@@ -24,11 +26,11 @@
 // keys.format.class and headers.format.class), and its Spec: the
 // extension, whether values need a schema (Spec.NeedsSchema, also
 // Kind.NeedsSchema: avro and parquet need a schema-aware value converter),
-// whether gzip and store.envelope apply, and, unexported, its constructor,
-// envelope, reader of parallel objects and the builders of .keys and
-// .headers records. Lookup maps a format.class value to its Kind. Callers
-// ask the registry and never switch on a Kind; a new format is one more
-// entry there.
+// whether s3.compression.type (gzip, zstd) and store.envelope apply, and,
+// unexported, its constructor, envelope, reader of parallel objects and
+// the builders of .keys and .headers records. Lookup maps a format.class
+// value to its Kind. Callers ask the registry and never switch on a Kind;
+// a new format is one more entry there.
 //
 // NewKeyPart and NewHeadersPart turn a record's key and headers into the
 // records of the .keys and .headers objects (store.kafka.keys,
@@ -78,8 +80,8 @@
 // key, one block per array; the Parquet reader re-encodes maps in random
 // order, so only the canonical form is stable). Each record's bytes are
 // its own (values are copied out of the reader's buffers), except after
-// SetTransient(true) on a reader that is Transient (JSON, bytes, gzip of
-// either, ReadEnvelopes over them): then a record is valid only until the
+// SetTransient(true) on a reader that is Transient (JSON, bytes, gzip or
+// zstd of either, ReadEnvelopes over them): then a record is valid only until the
 // next Read, for callers that check records and keep none.
 //
 // # Detection and its limits

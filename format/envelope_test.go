@@ -130,7 +130,7 @@ func TestJSONEnvelopeGolden(t *testing.T) {
 }
 
 // TestEnvelopeRoundTripEveryFormat writes the hostile records with the
-// JSON (plain and gzip), Avro (every codec) and Parquet envelopes, checks
+// JSON (plain, gzip and zstd), Avro (every codec) and Parquet envelopes, checks
 // that writing twice gives the same bytes, and reads every property back,
 // through the envelope format's reader and through detection on the plain
 // format's reader.
@@ -138,6 +138,7 @@ func TestEnvelopeRoundTripEveryFormat(t *testing.T) {
 	cfgs := map[string]Config{
 		"json":         {Kind: KindJSON},
 		"json.gz":      {Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: -1},
+		"json.zst":     {Kind: KindJSON, Compression: CompressionZstd, CompressionLevel: -1},
 		"parquet":      {Kind: KindParquet},
 		"parquet.zstd": {Kind: KindParquet, Parquet: ParquetConfig{Codec: "zstd", RowGroupRecords: 2}},
 	}

@@ -63,9 +63,9 @@ type Registry = registry.Registry[Kind, Spec]
 // Spec is what the format registry declares about a format beyond its
 // names.
 type Spec struct {
-	// Extension is the format's object key suffix before any gzip
-	// suffix: ".json", ".avro", ".parquet" (after the codec's part,
-	// ".snappy.parquet"); for bytes the default of
+	// Extension is the format's object key suffix before any compression
+	// suffix (.gz, .zst): ".json", ".avro", ".parquet" (after the codec's
+	// part, ".snappy.parquet"); for bytes the default of
 	// format.bytearray.extension.
 	Extension string
 	// CodecInExtension tells that the codec's part precedes Extension
@@ -76,9 +76,9 @@ type Spec struct {
 	// schema-aware value converter (AvroConverter, JsonConverter with
 	// schemas), unless store.envelope holds the values as bytes.
 	NeedsSchema bool
-	// Gzip tells that s3.compression.type applies (JSON and bytes); the
-	// other formats compress inside the file.
-	Gzip bool
+	// Compress tells that s3.compression.type (gzip, zstd) applies (JSON
+	// and bytes); the other formats compress inside the file.
+	Compress bool
 
 	build    func(Config) (Format, error)
 	envelope func(inner Format) Format                                         // nil: no store.envelope
@@ -107,12 +107,12 @@ func Formats() Registry {
 		Key: KeyFormatClass, What: "format", Unknown: ErrUnknownFormat, NotSupported: ErrNotSupported,
 		Entries: []Entry{
 			{Kind: KindJSON, Name: "json", Class: confluentFormatPrefix + "json.JsonFormat", Spec: Spec{
-				Extension: ".json", Gzip: true,
+				Extension: ".json", Compress: true,
 				build: buildJSON, envelope: func(Format) Format { return jsonEnvelopeFormat{} },
 				parallel: parallelJSON, key: jsonKey, headers: jsonHeaders,
 			}},
 			{Kind: KindBytes, Name: "bytes", Short: []string{"bytearray"}, Class: confluentFormatPrefix + "bytearray.ByteArrayFormat", Spec: Spec{
-				Extension: defaultBytesExtension, Gzip: true,
+				Extension: defaultBytesExtension, Compress: true,
 				build: func(cfg Config) (Format, error) { return NewBytes(cfg.Bytes) },
 				key:   bytesKey,
 			}},
@@ -219,38 +219,99 @@ func Lookup(name string) (Kind, error) {
 type Compression int
 
 // The compression types. Confluent allows gzip for the JSON and bytes
-// formats only; Avro and Parquet compress inside the file.
+// formats only; kafkas3 adds zstd for the same formats. Avro and Parquet
+// compress inside the file.
 const (
 	CompressionNone Compression = iota
 	CompressionGzip
+	CompressionZstd
 )
 
-// String returns "none" or "gzip".
+// compressions lists the compression types in the order errors name them.
+func compressions() []Compression {
+	return []Compression{CompressionNone, CompressionGzip, CompressionZstd}
+}
+
+// String returns "none", "gzip" or "zstd".
 func (c Compression) String() string {
 	switch c {
 	case CompressionNone:
 		return defaultCompressionName
 	case CompressionGzip:
 		return "gzip"
+	case CompressionZstd:
+		return "zstd"
 	}
 	return "Compression(" + strconv.Itoa(int(c)) + ")"
 }
 
-// ParseCompression parses an s3.compression.type value: "none" or "gzip"
-// (case-insensitive, surrounding space ignored). An empty value is "none".
-func ParseCompression(s string) (Compression, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "none":
-		return CompressionNone, nil
-	case "gzip":
-		return CompressionGzip, nil
+// Extension returns the suffix c adds to a format's extension: ".gz",
+// ".zst", or "" for none.
+func (c Compression) Extension() string {
+	switch c {
+	case CompressionGzip:
+		return ".gz"
+	case CompressionZstd:
+		return ".zst"
 	}
-	return 0, fmt.Errorf("%w: %s %q; allowed: none, gzip", ErrInvalidConfig, KeyCompressionType, s)
+	return ""
+}
+
+// ParseCompression parses an s3.compression.type value: "none", "gzip" or
+// "zstd" (case-insensitive, surrounding space ignored). An empty value is
+// "none".
+func ParseCompression(s string) (Compression, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	if v == "" {
+		return CompressionNone, nil
+	}
+	for _, c := range compressions() {
+		if v == c.String() {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %s %q; allowed: %s", ErrInvalidConfig, KeyCompressionType, s, compressionNames())
+}
+
+// compressionNames lists the compression types for errors: "none, gzip,
+// zstd".
+func compressionNames() string {
+	names := make([]string, 0, 3)
+	for _, c := range compressions() {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// WithCompression wraps f in compression c at level (s3.compression.level):
+// WithGzip, WithZstd, or f itself for CompressionNone.
+func WithCompression(f Format, c Compression, level int) (Format, error) {
+	switch c {
+	case CompressionNone:
+		return f, nil
+	case CompressionGzip:
+		return WithGzip(f, level)
+	case CompressionZstd:
+		return WithZstd(f, level)
+	}
+	return nil, fmt.Errorf("%w: %s %v; allowed: %s", ErrInvalidConfig, KeyCompressionType, c, compressionNames())
+}
+
+// cutCompression splits a compression suffix (.gz, .zst) off an
+// extension.
+func cutCompression(ext string) (string, Compression) {
+	for _, c := range compressions() {
+		if base, ok := strings.CutSuffix(ext, c.Extension()); ok && c != CompressionNone {
+			return base, c
+		}
+	}
+	return ext, CompressionNone
 }
 
 // Config selects and configures a format, as the config layer reads it.
 // There are no implicit defaults: the zero CompressionLevel is level 0
-// (stored, not compressed); Confluent's default is -1.
+// (gzip: stored, not compressed; zstd: the fastest level); Confluent's
+// default is -1.
 type Config struct {
 	Kind             Kind          // format.class
 	Bytes            BytesConfig   // for KindBytes
@@ -269,9 +330,9 @@ type Config struct {
 
 // New builds the format cfg describes, compression included. KindJSON is
 // NewTypedJSON (NewNullableJSON with JSONNulls). Avro and Parquet are never
-// gzip-wrapped: they compress inside the file (avro.codec, parquet.codec),
-// and s3.compression.type does not apply to them, as in Confluent's
-// connector.
+// wrapped in gzip or zstd: they compress inside the file (avro.codec,
+// parquet.codec), and s3.compression.type does not apply to them, as in
+// Confluent's connector.
 func New(cfg Config) (Format, error) {
 	e, err := cfg.Kind.spec()
 	if err != nil {
@@ -284,16 +345,10 @@ func New(cfg Config) (Format, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !e.Spec.Gzip {
+	if !e.Spec.Compress {
 		return f, nil
 	}
-	switch cfg.Compression {
-	case CompressionNone:
-		return f, nil
-	case CompressionGzip:
-		return WithGzip(f, cfg.CompressionLevel)
-	}
-	return nil, fmt.Errorf("%w: %s %v; allowed: none, gzip", ErrInvalidConfig, KeyCompressionType, cfg.Compression)
+	return WithCompression(f, cfg.Compression, cfg.CompressionLevel)
 }
 
 // buildJSON builds the JSON format of cfg: the .keys objects' nullable

@@ -40,15 +40,16 @@ func TestLookup(t *testing.T) {
 }
 
 func TestParseCompression(t *testing.T) {
-	for s, want := range map[string]Compression{"none": CompressionNone, "": CompressionNone, "gzip": CompressionGzip, " GZIP ": CompressionGzip} {
+	for s, want := range map[string]Compression{"none": CompressionNone, "": CompressionNone, "gzip": CompressionGzip, " GZIP ": CompressionGzip,
+		"zstd": CompressionZstd, "ZSTD": CompressionZstd} {
 		c, err := ParseCompression(s)
 		if err != nil || c != want {
 			t.Errorf("ParseCompression(%q) = %v, %v; want %v", s, c, err, want)
 		}
 	}
-	for _, s := range []string{"snappy", "zstd", "gz"} {
+	for _, s := range []string{"snappy", "zst", "zstandard", "gz"} {
 		_, err := ParseCompression(s)
-		if err == nil || !strings.Contains(err.Error(), KeyCompressionType) || !strings.Contains(err.Error(), "none, gzip") {
+		if err == nil || !strings.Contains(err.Error(), KeyCompressionType) || !strings.Contains(err.Error(), "none, gzip, zstd") {
 			t.Errorf("ParseCompression(%q) = %v, want error naming %s and allowed values", s, err, KeyCompressionType)
 		}
 	}
@@ -63,8 +64,14 @@ func TestNew(t *testing.T) {
 		{Config{Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: -1}, ".json.gz"},
 		{Config{Kind: KindBytes, Bytes: DefaultBytesConfig()}, ".bin"},
 		{Config{Kind: KindBytes, Bytes: BytesConfig{Separator: []byte("|"), Extension: ".raw"}, Compression: CompressionGzip, CompressionLevel: 9}, ".raw.gz"},
-		// Avro and Parquet compress inside the file: never .gz.
+		{Config{Kind: KindJSON, Compression: CompressionZstd, CompressionLevel: -1}, ".json.zst"},
+		{Config{Kind: KindJSON, Compression: CompressionZstd, CompressionLevel: 0}, ".json.zst"},
+		{Config{Kind: KindBytes, Bytes: DefaultBytesConfig(), Compression: CompressionZstd, CompressionLevel: 9}, ".bin.zst"},
+		{Config{Kind: KindBytes, Bytes: BytesConfig{Separator: []byte("|"), Extension: ".raw"}, Compression: CompressionZstd, CompressionLevel: 3}, ".raw.zst"},
+		// Avro and Parquet compress inside the file: never .gz or .zst.
 		{Config{Kind: KindAvro, Compression: CompressionGzip}, ".avro"},
+		{Config{Kind: KindAvro, Compression: CompressionZstd, CompressionLevel: -1}, ".avro"},
+		{Config{Kind: KindParquet, Compression: CompressionZstd, CompressionLevel: -1}, ".snappy.parquet"},
 		{Config{Kind: KindParquet}, ".snappy.parquet"},
 		{Config{Kind: KindParquet, Parquet: ParquetConfig{Codec: "zstd"}}, ".zstd.parquet"},
 	}
@@ -81,6 +88,8 @@ func TestNew(t *testing.T) {
 		{},
 		{Kind: KindBytes}, // no extension
 		{Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: 11},
+		{Kind: KindJSON, Compression: CompressionZstd, CompressionLevel: 10},
+		{Kind: KindBytes, Bytes: DefaultBytesConfig(), Compression: CompressionZstd, CompressionLevel: -2},
 		{Kind: KindJSON, Compression: Compression(7)},
 	} {
 		if _, err := New(cfg); err == nil {

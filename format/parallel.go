@@ -23,18 +23,18 @@ func ForParallel(ext string, value Format, keys bool) (Format, error) {
 		if s.parallel == nil {
 			continue
 		}
-		base, gz := strings.CutSuffix(ext, ".gz")
-		if gz && !s.Gzip {
+		base, comp := cutCompression(ext)
+		if comp != CompressionNone && !s.Compress {
 			continue
 		}
 		if base != s.Extension && !(s.CodecInExtension && strings.HasSuffix(base, s.Extension)) {
 			continue
 		}
 		f, err := s.parallel(keys)
-		if err != nil || !gz {
-			return f, err
+		if err != nil {
+			return nil, err
 		}
-		return WithGzip(f, -1)
+		return WithCompression(f, comp, -1)
 	}
 	return nil, fmt.Errorf("%w: extension %q", ErrUnknownFormat, ext)
 }

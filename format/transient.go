@@ -6,8 +6,8 @@ package format
 // only until the next Read. It is for a caller that checks every record
 // and keeps none (the restore's proof of an object it does not keep), and
 // saves one copy of every value; SetTransient(false) copies again from
-// the next record on. The JSON and bytes readers implement it, gzip
-// included, and so does EnvelopeReader when the reader it wraps does.
+// the next record on. The JSON and bytes readers implement it, gzip and
+// zstd included, and so does EnvelopeReader when the reader it wraps does.
 type Transient interface{ SetTransient(on bool) }
 
 // SetTransient makes the values of the next records point into the

@@ -67,7 +67,7 @@ func readAllocs(t *testing.T, f Format, obj []byte, vals [][]byte, env, transien
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestTransientReaders: after SetTransient(true) the JSON (also gzipped,
+// TestTransientReaders: after SetTransient(true) the JSON (also gzip or zstd,
 // also under ReadEnvelopes) and bytes readers return the same values
 // without copying them: reading 2,000 values of 1 KiB allocates less than
 // a quarter of their 2 MB, where the copying read allocates at least all
@@ -86,6 +86,10 @@ func TestTransientReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	zs, err := WithZstd(NewJSON(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	jsonVals := append([][]byte(nil), vals...)
 	jsonVals[7] = []byte(`{}`)
 	for _, c := range []struct {
@@ -96,6 +100,7 @@ func TestTransientReaders(t *testing.T) {
 	}{
 		{"json", NewJSON(), jsonVals, false},
 		{"json+gzip", gz, jsonVals, false},
+		{"json+zstd", zs, jsonVals, false},
 		{"json under ReadEnvelopes", NewJSON(), jsonVals, true},
 		{"bytes", bytesF, vals, false},
 	} {

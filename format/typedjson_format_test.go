@@ -8,7 +8,7 @@ import (
 )
 
 // TestNewJSONTyped: New's JSON renders a typed value as JsonConverter
-// would (NewTypedJSON), gzip included; a value without a schema is written
+// would (NewTypedJSON), gzip and zstd included; a value without a schema is written
 // as NewJSON writes it; the envelope keeps typed values as their bytes,
 // and NewJSON ignores the schema.
 func TestNewJSONTyped(t *testing.T) {
@@ -37,13 +37,14 @@ func TestNewJSONTyped(t *testing.T) {
 		}
 		return buf.String()
 	}
-	for _, cfg := range []Config{{Kind: KindJSON}, {Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: -1}} {
+	for _, cfg := range []Config{{Kind: KindJSON}, {Kind: KindJSON, Compression: CompressionGzip, CompressionLevel: -1},
+		{Kind: KindJSON, Compression: CompressionZstd, CompressionLevel: -1}} {
 		f, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := write(f, typed, plain)
-		if cfg.Compression == CompressionGzip {
+		if cfg.Compression != CompressionNone {
 			rd, err := f.NewReader(bytes.NewReader([]byte(got)))
 			if err != nil {
 				t.Fatal(err)

@@ -200,8 +200,9 @@ func parquetFormat(t *testing.T) format.Format {
 	return f
 }
 
-// TestRestoreDamagedObjectsProduceNothing: a truncated .json.gz, .avro or
-// .parquet object, or a .json.gz with one flipped bit, stops the restore
+// TestRestoreDamagedObjectsProduceNothing: a truncated .json.gz, .json.zst,
+// .avro or .parquet object, or a .json.gz or .json.zst with one flipped
+// bit, stops the restore
 // under behavior.on.error=fail before anything is produced, naming the
 // object; the plan shows it.
 func TestRestoreDamagedObjectsProduceNothing(t *testing.T) {
@@ -216,6 +217,8 @@ func TestRestoreDamagedObjectsProduceNothing(t *testing.T) {
 	}{
 		{"truncated json.gz", gzipJSON, truncate},
 		{"flipped json.gz", gzipJSON, flip},
+		{"truncated json.zst", zstdJSON, truncate},
+		{"flipped json.zst", zstdJSON, flip},
 		{"truncated avro", avroFormat, truncate},
 		{"truncated parquet", parquetFormat, truncate},
 		{"parquet without its last byte", parquetFormat, func(b []byte) []byte { return b[:len(b)-1] }},
@@ -227,7 +230,7 @@ func TestRestoreDamagedObjectsProduceNothing(t *testing.T) {
 			var keys []string
 			for _, start := range []int{0, 5, 10} {
 				recs := offsetValues("v", start, 5)
-				if f.Extension() != ".json.gz" {
+				if !strings.HasPrefix(f.Extension(), ".json") {
 					recs = typed(t, start)
 				}
 				keys = append(keys, a.put("src", 0, int64(start), recs))

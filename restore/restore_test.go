@@ -59,6 +59,14 @@ func gzipJSON(t *testing.T) format.Format {
 	return f
 }
 
+func zstdJSON(t *testing.T) format.Format {
+	f, err := format.WithZstd(format.NewJSON(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestRestoreOrdersObjectsByNumericOffset restores objects whose keys sort
 // differently as strings (pad width 1: 10, 100, 9) and checks each target
 // partition holds exactly the archived records, in order, under the
@@ -671,30 +679,49 @@ func mustPlanBytes(t *testing.T, a *archive, cfg Config) int64 {
 	return plan.Bytes()
 }
 
-// TestRestoreGzipBytes restores the bytes format, gzip-compressed, which
-// Confluent's older source cannot read.
-func TestRestoreGzipBytes(t *testing.T) {
-	brokers := newCluster(t, 1, "bin_copy")
-	f, err := format.NewBytes(format.DefaultBytesConfig())
+// TestRestoreCompressed restores the JSON and bytes formats, gzip- and
+// zstd-compressed (Confluent's older source cannot read compressed bytes;
+// neither reads zstd), objects of one block and of several.
+func TestRestoreCompressed(t *testing.T) {
+	bin, err := format.NewBytes(format.DefaultBytesConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err = format.WithGzip(f, 6); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name  string
+		inner format.Format
+		comp  format.Compression
+		level int
+	}{
+		{"bytes+gzip", bin, format.CompressionGzip, 6},
+		{"bytes+zstd", bin, format.CompressionZstd, -1},
+		{"json+zstd", format.NewJSON(), format.CompressionZstd, 3},
+		{"json+zstd best", format.NewJSON(), format.CompressionZstd, 9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			brokers := newCluster(t, 1, "bin_copy")
+			f, err := format.WithCompression(c.inner, c.comp, c.level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newArchive(t, f)
+			a.put("bin", 0, 0, values("x", 0, 100))
+			big := values(strings.Repeat("large value ", 100), 100, 2000) // 2.4 MB: many blocks
+			a.put("bin", 0, 100, big)
+			a.put("bin", 0, 2100, values("x", 2100, 50))
+			cfg := baseConfig(brokers, f, "bin")
+			cfg.Rename = "$0_copy"
+			sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Records != 2150 {
+				t.Fatalf("records = %d", sum.Records)
+			}
+			want := append(append(values("x", 0, 100), big...), values("x", 2100, 50)...)
+			checkValues(t, "bin_copy/0", readTopic(t, brokers, "bin_copy")[0], want)
+		})
 	}
-	a := newArchive(t, f)
-	a.put("bin", 0, 0, values("x", 0, 100))
-	a.put("bin", 0, 100, values("x", 100, 50))
-	cfg := baseConfig(brokers, f, "bin")
-	cfg.Rename = "$0_copy"
-	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Records != 150 {
-		t.Fatalf("records = %d", sum.Records)
-	}
-	checkValues(t, "bin_copy/0", readTopic(t, brokers, "bin_copy")[0], values("x", 0, 150))
 }
 
 // TestResumeEdgeCases: a crash right after the marker was written, and a

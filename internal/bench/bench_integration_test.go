@@ -106,8 +106,8 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "typed" && only != "restore" {
-		b.Fatalf("%s=%q: want index, sink, bytes, typed, restore, many, thousand, scale or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" {
+		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, many, thousand, scale or unset", onlyEnv, only)
 	}
 	if only == "restore" {
 		e.restoreOnly = true
@@ -119,7 +119,7 @@ func BenchmarkKafkas3(b *testing.B) {
 	limits := e.mainLimits(main, "1 of 2")
 	var s3Rows, localRows []*row
 	if only != "index" && only != "typed" {
-		s3Rows, localRows = e.mainSinkRows(main, mainBytes, only != "bytes")
+		s3Rows, localRows = e.mainSinkRows(main, mainBytes, only)
 	}
 	if only == "" || only == "typed" {
 		s3Rows = append(s3Rows, e.sinkRow("sink json --once (no compression)", main, fmtJSON, mainFlushSize, 0, false))
@@ -143,12 +143,16 @@ func BenchmarkKafkas3(b *testing.B) {
 	for _, r := range localRows {
 		r.limit = localLimit
 	}
+	e.checkZstdThroughput()
 
 	if only != "" {
 		if only == "typed" {
 			e.typedRows() // with their own limit baseline
 		}
 		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
 		return
 	}
 
@@ -217,18 +221,23 @@ func (e *env) mainLimits(d dataset, which string) []*row {
 }
 
 // mainSinkRows runs the main sink rows: bytes to S3 and to a local
-// directory and, with gzip, JSON+gzip of the main set and of the
-// random-letter data set (loaded here, as large as the main set) to S3. It
-// returns the S3 rows and the local rows. The gzip rows' objects are
-// checked against one compress/gzip stream of the same bytes.
-func (e *env) mainSinkRows(main dataset, n int64, gzip bool) (s3Rows, localRows []*row) {
-	s3Rows = append(s3Rows, e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false))
-	localRows = append(localRows, e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true))
-	if !gzip {
+// directory (not with only=zstd) and, unless only=bytes, JSON+gzip and
+// JSON+zstd of the main set and of the random-letter data set (loaded
+// here, as large as the main set) to S3. It returns the S3 rows and the
+// local rows. The gzip rows' objects are checked against one compress/gzip
+// stream of the same bytes, the zstd rows' sizes against the gzip rows'
+// and their throughput against the limit baseline (checkZstd).
+func (e *env) mainSinkRows(main dataset, n int64, only string) (s3Rows, localRows []*row) {
+	if only != "zstd" {
+		s3Rows = append(s3Rows, e.sinkRow("sink bytes --once", main, fmtBytes, mainFlushSize, 0, false))
+		localRows = append(localRows, e.sinkRow("sink bytes --once to a local dir (no S3 server)", main, fmtBytes, mainFlushSize, 0, true))
+	}
+	if only == "bytes" {
 		return s3Rows, localRows
 	}
 	gz := e.sinkRow("sink json+gzip --once", main, fmtJSONGzip, mainFlushSize, 0, false)
 	e.checkGzipSize(gz)
+	zs := e.sinkRow("sink json+zstd --once", main, fmtJSONZstd, mainFlushSize, 0, false)
 
 	letters := dataset{Kind: kindLetters, Topic: "bench_letters", Partitions: mainPartitions, Records: n / valueSize, ValueSize: valueSize}
 	e.facts.add("letters data set", fmt.Sprintf("%d records of %d B (%s) in %d partitions, JSON with a text field of random lowercase letters; "+
@@ -238,7 +247,10 @@ func (e *env) mainSinkRows(main dataset, n int64, gzip bool) (s3Rows, localRows 
 	e.produceRow("load: franz-go idempotent producer, letters topic", letters, "")
 	lgz := e.sinkRow("sink json+gzip --once, random-letter data set", letters, fmtJSONGzip, mainFlushSize, 0, false)
 	e.checkGzipSize(lgz)
-	return append(s3Rows, gz, lgz), localRows
+	lzs := e.sinkRow("sink json+zstd --once, random-letter data set", letters, fmtJSONZstd, mainFlushSize, 0, false)
+	e.checkZstd(zs, gz)
+	e.checkZstd(lzs, lgz)
+	return append(s3Rows, gz, zs, lgz, lzs), localRows
 }
 
 func withTopic(d dataset, topic string) dataset {
@@ -511,6 +523,9 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 	case fmtJSONGzip:
 		keys["format.class"] = "json"
 		keys["s3.compression.type"] = "gzip"
+	case fmtJSONZstd:
+		keys["format.class"] = "json"
+		keys["s3.compression.type"] = "zstd"
 	}
 	if typedFormat(f) {
 		maps.Copy(keys, e.typedConfig(f))

@@ -36,6 +36,7 @@ const (
 	fmtBytes    = "bytes"
 	fmtJSON     = "json" // JSON without compression
 	fmtJSONGzip = "json+gzip"
+	fmtJSONZstd = "json+zstd"
 )
 
 // childArgs are a child's inputs.

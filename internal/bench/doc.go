@@ -22,6 +22,12 @@
 //     the objects of partition 0 of both JSON+gzip runs are compressed
 //     again as one compress/gzip stream each at the same level, and the
 //     benchmark fails when the sink's are more than 3% larger;
+//   - `kafkas3 sink --once` in JSON+zstd (s3.compression.type=zstd, level
+//     -1) of the main and the random-letter data sets, each noting its
+//     stored bytes against the JSON+gzip row of the same data (marked when
+//     larger: zstd's fast levels are larger than gzip level 6 on the
+//     vocabulary data), and failing when its throughput is below 0.6 of
+//     the limit baseline's;
 //   - the sink's peak RSS with 200 partitions receiving data at once and
 //     s3.part.size=5 MiB, in bytes and JSON+gzip, failing when it reaches
 //     300 MiB;
@@ -59,9 +65,10 @@
 // per partition of the 200-partition run (default 8 MiB). KAFKAS3_BENCH_ONLY=index
 // runs only the load, the raw consumes, the main limit baselines and the
 // index rows; KAFKAS3_BENCH_ONLY=sink the load, the raw consumes, the main
-// limit baselines and the main sink rows (bytes, JSON+gzip, local bytes, and
-// JSON+gzip of the letters); KAFKAS3_BENCH_ONLY=bytes the same without the
-// gzip rows; KAFKAS3_BENCH_ONLY=typed the load, the raw consumes, the main
+// limit baselines and the main sink rows (bytes, JSON+gzip, JSON+zstd,
+// local bytes, and JSON+gzip and JSON+zstd of the letters);
+// KAFKAS3_BENCH_ONLY=bytes the same without the gzip and zstd rows;
+// KAFKAS3_BENCH_ONLY=zstd the same without the bytes rows; KAFKAS3_BENCH_ONLY=typed the load, the raw consumes, the main
 // limit baselines, `sink json --once` without compression (in the full run
 // too) and the typed rows (Avro with the null and snappy codecs and
 // Parquet, from an Avro topic of KAFKAS3_BENCH_AVRO_BYTES, default 256 MiB,

@@ -55,6 +55,8 @@ func sinkInProcess(ctx context.Context, a childArgs, stderr io.Writer) (childRes
 		f = format.NewJSON()
 	case fmtJSONGzip:
 		f, err = format.WithGzip(format.NewJSON(), -1)
+	case fmtJSONZstd:
+		f, err = format.WithZstd(format.NewJSON(), -1)
 	default:
 		err = fmt.Errorf("unknown archive format %q", a.Format)
 	}
