@@ -41,7 +41,7 @@ FUZZTIME ?= 15s
 FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip \
 	./format:FuzzBytesReader ./format:FuzzJSONReader ./format:FuzzJSONValueRoundTrip \
 	./format:FuzzGzipJSONReader ./format:FuzzZstdJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
-	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzAvroEnvelopeDecode ./format:FuzzAvroEnvelopeReader \
+	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzEnvelopeFastIsGeneral ./format:FuzzAvroEnvelopeDecode ./format:FuzzAvroEnvelopeReader \
 	./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
 	./cmd:FuzzParseUntil ./index:FuzzDecode ./index:FuzzDecodeSnapshot ./index:FuzzDecodeTopic ./index:FuzzReadCheckpoint ./restore:FuzzSpillRecord
 fuzz:

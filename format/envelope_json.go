@@ -182,12 +182,23 @@ func isEnvelopeLine(line []byte) bool { return envelopeShape(line) != nil }
 
 // decodeEnvelopeLine decodes one JSON envelope line (without its newline).
 // The line must have the envelope's keys in order, integers where numbers
-// are, base64 or null for bytes.
+// are, base64 or null for bytes. Lines in the form AppendEnvelopeLine
+// writes take the fast reader (decodeEnvelopeFast).
 func decodeEnvelopeLine(line []byte) (*Record, error) {
+	if r, ok := decodeEnvelopeFast(line); ok {
+		return r, nil
+	}
 	vals := envelopeShape(line)
 	if vals == nil {
 		return nil, fmt.Errorf("%w: not a JSON envelope line (want the keys %q in this order): %s", ErrBadEnvelope, envelopeFields(), quoteSnippet(line))
 	}
+	return decodeEnvelopeMembers(vals)
+}
+
+// decodeEnvelopeMembers decodes the members of an envelope line, in the
+// envelope's order (envelopeShape).
+func decodeEnvelopeMembers(vals []json.RawMessage) (*Record, error) {
+	var err error
 	bad := func(field string, err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrBadEnvelope, field, err)
 	}
