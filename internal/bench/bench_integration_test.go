@@ -106,8 +106,16 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" {
-		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, many, thousand, scale or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" {
+		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, many, thousand, scale or unset", onlyEnv, only)
+	}
+	if only == "envelope" {
+		e.envelopeRows(main, restoreRounds(b))
+		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
+		return
 	}
 	if only == "restore" {
 		e.restoreOnly = true
@@ -530,6 +538,7 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 	if typedFormat(f) {
 		maps.Copy(keys, e.typedConfig(f))
 	}
+	maps.Copy(keys, envelopeConfig(f))
 	for k, v := range extra {
 		keys[k] = v
 	}
