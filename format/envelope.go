@@ -105,6 +105,11 @@ func ReadEnvelopes(rd RecordReader, mode EnvelopeMode) *EnvelopeReader {
 	return &EnvelopeReader{rd: rd, mode: mode, decided: mode == EnvelopeNever}
 }
 
+// envelopeLines is a reader of JSON lines that can hand the lines of
+// envelopes over unchecked and uncopied (jsonReader): the envelope reader
+// decodes each before the next Read, and checks it as it decodes it.
+type envelopeLines interface{ passEnvelopeLines() }
+
 // EnvelopeReader is the RecordReader ReadEnvelopes returns.
 type EnvelopeReader struct {
 	rd      RecordReader
@@ -137,6 +142,9 @@ func (e *EnvelopeReader) Read() (*Record, error) {
 		if e.env, err = e.detect(rec); err != nil {
 			e.err = err
 			return nil, err
+		}
+		if el, ok := e.rd.(envelopeLines); ok && e.env && e.typed == nil {
+			el.passEnvelopeLines()
 		}
 	}
 	if e.env {

@@ -82,3 +82,38 @@ func BenchmarkEnvelopeDecode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEnvelopeReader reads an object of 1,000 records of a 1 KiB
+// value as JSON envelopes and, for comparison, the same values as the
+// bytes format.
+func BenchmarkEnvelopeReader(b *testing.B) {
+	recs := make([]*Record, 1000)
+	for i := range recs {
+		recs[i] = &Record{Offset: int64(i), Key: []byte("key-000123"), Value: bytes.Repeat([]byte("v"), 1024),
+			Headers: []Header{{Key: "trace", Value: []byte("abc")}}}
+	}
+	bf, err := NewBytes(BytesConfig{Separator: []byte("\n"), Extension: ".bin"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    Format
+	}{{"envelope json", jsonEnvelopeFormat{}}, {"bytes", bf}} {
+		data := writeRecords(b, tc.f, recs)
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(1000 * 1024))
+			for b.Loop() {
+				rd, err := tc.f.NewReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					if _, err := rd.Read(); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}
