@@ -196,15 +196,15 @@ type jsonReader struct {
 	br    *bufio.Reader
 	line  int
 	err   error
-	nulls bool   // NewNullableJSON
+	nulls bool // NewNullableJSON
 	// envelopes: a line that starts as AppendEnvelopeLine writes is
 	// returned as it is, unchecked and not copied (valid until the next
 	// Read), once the envelope reader has found the object holds
 	// envelopes (passEnvelopeLines): it decodes each at once, and checks
 	// it as it does (decodeEnvelopeLine).
 	envelopes bool
-	long  []byte // a line longer than br's buffer
-	slab  slab   // the values' bytes
+	long      []byte // a line longer than br's buffer
+	slab      slab   // the values' bytes
 }
 
 // passEnvelopeLines lets the lines of envelopes through unchecked.
