@@ -203,19 +203,46 @@ func (ar *avroReader) nextBlock() error {
 	return nil
 }
 
-func (ar *avroReader) Read() (*Record, error) {
+// next makes sure a datum is left in the current block, reading the next
+// block when it is done.
+func (ar *avroReader) next() error {
 	if ar.err != nil {
-		return nil, ar.err
+		return ar.err
 	}
 	for ar.left == 0 {
 		if len(ar.block) != 0 {
 			ar.err = badAvro("block %d has %d bytes after its last datum", ar.nblocks-1, len(ar.block))
-			return nil, ar.err
+			return ar.err
 		}
 		if err := ar.nextBlock(); err != nil {
 			ar.err = err
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+// readDatum hands the next datum to decode, which decodes it (an
+// envelope: the envelope reader decodes the datums of an envelope file
+// itself, once, instead of Read's generic decoding) and returns the bytes
+// after it; decode's errors are returned as they are.
+func (ar *avroReader) readDatum(decode func([]byte) (*Record, []byte, error)) (*Record, error) {
+	if err := ar.next(); err != nil {
+		return nil, err
+	}
+	r, rest, err := decode(ar.block)
+	if err != nil {
+		ar.err = err
+		return nil, err
+	}
+	ar.block = rest
+	ar.left--
+	return r, nil
+}
+
+func (ar *avroReader) Read() (*Record, error) {
+	if err := ar.next(); err != nil {
+		return nil, err
 	}
 	var v any
 	rest, err := ar.schema.Avro.Decode(ar.block, &v)

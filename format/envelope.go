@@ -110,9 +110,16 @@ func ReadEnvelopes(rd RecordReader, mode EnvelopeMode) *EnvelopeReader {
 // decodes each before the next Read, and checks it as it decodes it.
 type envelopeLines interface{ passEnvelopeLines() }
 
+// envelopeDatums is a reader of Avro datums that can hand each datum to
+// the envelope reader to decode, undecoded itself (avroReader).
+type envelopeDatums interface {
+	readDatum(decode func([]byte) (*Record, []byte, error)) (*Record, error)
+}
+
 // EnvelopeReader is the RecordReader ReadEnvelopes returns.
 type EnvelopeReader struct {
 	rd      RecordReader
+	datums  envelopeDatums // rd, once an Avro file shows envelopes
 	mode    EnvelopeMode
 	decided bool
 	env     bool
@@ -130,6 +137,17 @@ func (e *EnvelopeReader) Read() (*Record, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
+	if e.datums != nil {
+		rec, err := e.datums.readDatum(e.decodeDatum)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				e.err = err
+			}
+			return nil, err
+		}
+		e.n++
+		return rec, nil
+	}
 	rec, err := e.rd.Read()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
@@ -145,6 +163,9 @@ func (e *EnvelopeReader) Read() (*Record, error) {
 		}
 		if el, ok := e.rd.(envelopeLines); ok && e.env && e.typed == nil {
 			el.passEnvelopeLines()
+		}
+		if ed, ok := e.rd.(envelopeDatums); ok && e.env && e.typed != nil {
+			e.datums = ed // after this first record
 		}
 	}
 	if e.env {
@@ -177,6 +198,16 @@ func (e *EnvelopeReader) detect(rec *Record) (bool, error) {
 		return false, fmt.Errorf("%w: the object should hold envelopes (store.envelope=true) but its first record is not one", ErrBadEnvelope)
 	}
 	return false, nil
+}
+
+// decodeDatum decodes the envelope datum at the start of src (an Avro
+// file's block), for envelopeDatums.readDatum.
+func (e *EnvelopeReader) decodeDatum(src []byte) (*Record, []byte, error) {
+	r, rest, err := e.typed.decodeNext(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("envelope record %d: %w", e.n, err)
+	}
+	return r, rest, nil
 }
 
 func (e *EnvelopeReader) decode(rec *Record) (*Record, error) {

@@ -293,7 +293,20 @@ func (d *envDecoder) optBytes(what string) []byte {
 
 // decode decodes the Avro encoding of one envelope of e.
 func (e *envSchema) decode(raw []byte) (*Record, error) {
-	d := &envDecoder{src: raw}
+	r, rest, err := e.decodeNext(raw)
+	if err == nil && len(rest) != 0 {
+		err = fmt.Errorf("%w: datum: %d bytes left after the envelope", ErrBadEnvelope, len(rest))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeNext decodes the envelope at the start of src (a block of an
+// Avro file) and returns the bytes after it.
+func (e *envSchema) decodeNext(src []byte) (*Record, []byte, error) {
+	d := &envDecoder{src: src}
 	r := &Record{}
 	p := d.long("partition")
 	if d.err == nil && (p < 0 || p > 1<<31-1) {
@@ -306,7 +319,7 @@ func (e *envSchema) decode(raw []byte) (*Record, error) {
 	if d.err == nil {
 		var err error
 		if r.TimestampType, err = ParseTimestampType(string(tt)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	r.Key = d.optBytes("key")
@@ -358,13 +371,10 @@ func (e *envSchema) decode(raw []byte) (*Record, error) {
 			}
 		}
 	}
-	if d.err == nil && len(d.src) != 0 {
-		d.fail("datum", fmt.Errorf("%d bytes left after the envelope", len(d.src)))
-	}
 	if d.err != nil {
-		return nil, d.err
+		return nil, nil, d.err
 	}
-	return r, nil
+	return r, d.src, nil
 }
 
 // typedEnvelopeFormat is the Avro or Parquet format holding envelopes: its

@@ -84,8 +84,8 @@ func BenchmarkEnvelopeDecode(b *testing.B) {
 }
 
 // BenchmarkEnvelopeReader reads an object of 1,000 records of a 1 KiB
-// value as JSON envelopes and, for comparison, the same values as the
-// bytes format.
+// value as JSON envelopes, as Avro envelopes and, for comparison, the same
+// values as the bytes format.
 func BenchmarkEnvelopeReader(b *testing.B) {
 	recs := make([]*Record, 1000)
 	for i := range recs {
@@ -99,7 +99,7 @@ func BenchmarkEnvelopeReader(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		f    Format
-	}{{"envelope json", jsonEnvelopeFormat{}}, {"bytes", bf}} {
+	}{{"envelope json", jsonEnvelopeFormat{}}, {"envelope avro", mustFormat(b, Config{Kind: KindAvro, Envelope: true})}, {"bytes", bf}} {
 		data := writeRecords(b, tc.f, recs)
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(1000 * 1024))
