@@ -106,8 +106,16 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" {
-		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, many, thousand, scale or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" && only != "gzip" {
+		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, gzip, many, thousand, scale or unset", onlyEnv, only)
+	}
+	if only == "gzip" {
+		e.gzipRows(main, restoreRounds(b))
+		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
+		return
 	}
 	if only == "envelope" {
 		e.envelopeRows(main, restoreRounds(b))
@@ -534,6 +542,8 @@ func (e *env) config(name string, d dataset, bucket, f string, extra map[string]
 	case fmtJSONZstd:
 		keys["format.class"] = "json"
 		keys["s3.compression.type"] = "zstd"
+	case fmtBytesGzip:
+		keys["s3.compression.type"] = "gzip"
 	}
 	if typedFormat(f) {
 		maps.Copy(keys, e.typedConfig(f))

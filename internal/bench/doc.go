@@ -92,6 +92,12 @@
 // then as many rounds of the restore of each archive, and gives every
 // envelope row its throughput against the mean of the bytes rows of its
 // kind (issue 20: at least 0.8).
+// KAFKAS3_BENCH_ONLY=gzip runs the load, then rounds (as above) of
+// `kafkas3 sink --once` of the main set as JSON+gzip and as bytes+gzip,
+// each followed by the same values compressed in process as that format
+// writes them, one goroutine per core, into nothing (compressRow: gzip's
+// own ceiling); each sink row is compared with its format's compressor
+// rows (issue 20: at least 0.85).
 // KAFKAS3_BENCH_ONLY=restore runs the load, the load of an Avro topic of
 // as many bytes (KAFKAS3_BENCH_BYTES, not KAFKAS3_BENCH_AVRO_BYTES), the
 // sink runs that write the bytes, JSON+gzip, Avro (null codec) and
