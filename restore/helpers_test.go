@@ -318,3 +318,17 @@ func (o *openLog) count(key string) int {
 	}
 	return n
 }
+
+// objects returns every object of the plan, in plan order.
+func (p *Plan) objects() []*Object {
+	var objs []*Object
+	for ti := range p.Topics {
+		t := &p.Topics[ti]
+		for pi := range t.Parts {
+			for oi := range t.Parts[pi].Objects {
+				objs = append(objs, &t.Parts[pi].Objects[oi])
+			}
+		}
+	}
+	return objs
+}

@@ -302,26 +302,22 @@ func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []s
 	delete(l.parallel, tp)
 	l.mu.Unlock()
 	tombDir := cmp.Or(r.cfg.TombstonePartition, DefaultTombstonePartition)
+	// Each value object with its twins (pair), then each tombstone object
+	// with its keys object and .headers object (pair).
 	type item struct {
-		lo   listedObject
-		tomb *parallelPair
+		lo        listedObject
+		pair      *parallelPair
+		tombstone bool
 	}
 	items := make([]item, 0, len(listed))
 	for _, lo := range listed {
-		items = append(items, item{lo: lo})
-	}
-	claimed := make(map[string]bool, len(twins))
-	for _, it := range items {
-		base := strings.TrimSuffix(it.lo.key, l.ext)
-		if twins[base] != nil {
-			claimed[base] = true
-		}
+		base := strings.TrimSuffix(lo.key, l.ext)
+		items = append(items, item{lo: lo, pair: twins[base]})
+		delete(twins, base) // claimed
 	}
 	bases := make([]string, 0, len(twins))
 	for base := range twins {
-		if !claimed[base] {
-			bases = append(bases, base)
-		}
+		bases = append(bases, base)
 	}
 	sort.Strings(bases)
 	orphans := 0
@@ -329,7 +325,8 @@ func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []s
 		pp := twins[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
 			n := pp.keys.name
-			items = append(items, item{lo: listedObject{key: pp.keys.key, etag: pp.keys.etag, folder: n.Encoded, size: pp.keys.size, start: n.StartOffset}, tomb: pp})
+			items = append(items, item{lo: listedObject{key: pp.keys.key, etag: pp.keys.etag, folder: n.Encoded, size: pp.keys.size, start: n.StartOffset},
+				pair: pp, tombstone: true})
 			continue
 		}
 		for _, po := range []*parallelObject{pp.keys, pp.headers} {
@@ -353,21 +350,16 @@ func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []s
 		o := &objs[i]
 		*o = Object{Key: it.lo.key, Size: it.lo.size, StartOffset: it.lo.start, Folder: it.lo.folder}
 		etags[i] = it.lo.etag
-		if it.tomb != nil {
+		pp := it.pair
+		switch {
+		case it.tombstone:
 			o.Tombstone = true
-			o.twin().keys.ext = it.tomb.keys.ext // its own: it is the keys object
-			if it.tomb.headers != nil {
-				o.twins.headers = it.tomb.headers.twin()
-			}
-			continue
+			o.twin().keys.ext = pp.keys.ext // its own: it is the keys object
+		case pp != nil && pp.keys != nil:
+			o.twin().keys = pp.keys.twin()
 		}
-		if pp := twins[strings.TrimSuffix(o.Key, l.ext)]; pp != nil {
-			if pp.keys != nil {
-				o.twin().keys = pp.keys.twin()
-			}
-			if pp.headers != nil {
-				o.twin().headers = pp.headers.twin()
-			}
+		if pp != nil && pp.headers != nil {
+			o.twin().headers = pp.headers.twin()
 		}
 	}
 	return objs, etags

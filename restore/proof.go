@@ -181,20 +181,6 @@ func (r *Restorer) untilSnapshotsOf(ctx context.Context, plan *Plan) (map[string
 	return snaps, nil
 }
 
-// objects returns every object of the plan, in plan order.
-func (p *Plan) objects() []*Object {
-	var objs []*Object
-	for ti := range p.Topics {
-		t := &p.Topics[ti]
-		for pi := range t.Parts {
-			for oi := range t.Parts[pi].Objects {
-				objs = append(objs, &t.Parts[pi].Objects[oi])
-			}
-		}
-	}
-	return objs
-}
-
 // readConcurrency is Config.ReadConcurrency, index.DefaultConcurrency
 // when zero.
 func (r *Restorer) readConcurrency() int {

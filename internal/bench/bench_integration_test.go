@@ -109,16 +109,9 @@ func BenchmarkKafkas3(b *testing.B) {
 	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" && only != "gzip" {
 		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, gzip, many, thousand, scale or unset", onlyEnv, only)
 	}
-	if only == "gzip" {
-		e.gzipRows(main, restoreRounds(b))
-		e.report()
-		if len(e.failures) > 0 {
-			b.Fatal(strings.Join(e.failures, "\n"))
-		}
-		return
-	}
-	if only == "envelope" {
-		e.envelopeRows(main, restoreRounds(b))
+	// Modes that compare rows of one run with each other, in rounds.
+	if rows := map[string]func(dataset, int){"gzip": e.gzipRows, "envelope": e.envelopeRows}[only]; rows != nil {
+		rows(main, restoreRounds(b))
 		e.report()
 		if len(e.failures) > 0 {
 			b.Fatal(strings.Join(e.failures, "\n"))

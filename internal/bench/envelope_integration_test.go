@@ -56,26 +56,21 @@ func (e *env) envelopeRows(main dataset, rounds int) {
 		}
 	}
 	for _, kind := range []map[string][]*row{sinks, restores} {
-		base := meanRate(kind[fmtBytes])
-		for _, f := range []string{fmtEnvJSON, fmtEnvAvro} {
-			for _, r := range kind[f] {
-				vs := r.rate() / base
-				r.note += fmt.Sprintf("; %.2f × the bytes rows' MB/s (mean %.1f MB/s)", vs, base/1e6)
-				if vs < envelopeMinVsBytes {
-					r.note += fmt.Sprintf(" **under %.1f**", envelopeMinVsBytes)
-					e.failures = append(e.failures, fmt.Sprintf("%s: %.2f of the bytes rows' MB/s, bound %.1f", r.name, vs, envelopeMinVsBytes))
-				}
-			}
-		}
+		base := meanBaseline("the bytes rows", kind[fmtBytes]...)
+		e.checkAgainst(append(kind[fmtEnvJSON], kind[fmtEnvAvro]...), base, envelopeMinVsBytes)
 	}
 	fmt.Fprintf(os.Stderr, "bench: envelope rows done\n")
 }
 
-// meanRate is the mean throughput of rows.
-func meanRate(rows []*row) float64 {
-	var s float64
+// checkAgainst notes each of rows' throughput against base's and fails
+// the benchmark for a row under bound times it.
+func (e *env) checkAgainst(rows []*row, base *baseline, bound float64) {
 	for _, r := range rows {
-		s += r.rate()
+		vs := r.rate() / base.rate
+		r.note += fmt.Sprintf("; %.2f × %s' MB/s (mean %.1f MB/s)", vs, base.name, base.rate/1e6)
+		if vs < bound {
+			r.note += fmt.Sprintf(" **under %.2f**", bound)
+			e.failures = append(e.failures, fmt.Sprintf("%s: %.2f of %s' MB/s, bound %.2f", r.name, vs, base.name, bound))
+		}
 	}
-	return s / float64(len(rows))
 }

@@ -39,15 +39,7 @@ func (e *env) gzipRows(main dataset, rounds int) {
 		}
 	}
 	for f, rows := range sinks {
-		base := meanRate(comps[f])
-		for _, r := range rows {
-			vs := r.rate() / base
-			r.note += fmt.Sprintf("; %.2f × its compressor rows' MB/s (mean %.1f MB/s)", vs, base/1e6)
-			if vs < gzipMinVsCompressor {
-				r.note += fmt.Sprintf(" **under %.2f**", gzipMinVsCompressor)
-				e.failures = append(e.failures, fmt.Sprintf("%s: %.2f of its compressor's MB/s, bound %.2f", r.name, vs, gzipMinVsCompressor))
-			}
-		}
+		e.checkAgainst(rows, meanBaseline("its compressor rows", comps[f]...), gzipMinVsCompressor)
 	}
 }
 
