@@ -46,6 +46,9 @@ type readResult struct {
 	logObjects int
 	dropped    int
 	checkpoint bool
+	// checkpoints counts checkpoints beyond checkpoint's one: a Tail's
+	// counts of those whose entries it let go (Tail.Prune).
+	checkpoints int
 }
 
 // errStop ends a listing early.

@@ -81,6 +81,7 @@ func mergeResults(res []readResult) *Index {
 		if r.checkpoint {
 			ix.Checkpoints++
 		}
+		ix.Checkpoints += r.checkpoints
 	}
 	m, total := gather(res)
 	sort.Sort(m)

@@ -50,6 +50,10 @@ import (
 // said of the checkpoints and of the index objects above the lowest live
 // checkpoint.
 //
+// A follower that has restored what some entries describe lets them go
+// (Prune): later Refreshes and RefreshEach give the index without them,
+// so what a Tail holds is what was added since, not the whole log.
+//
 // A Tail is not safe for concurrent use.
 type Tail struct {
 	l      *loader
@@ -74,6 +78,9 @@ type tailPart struct {
 	// window holds the index objects it listed last time.
 	after  string
 	window map[string]tailObject
+	// pruned counts the index objects and checkpoints of fixed whose
+	// entries were all let go (Prune), kept as counts only.
+	pruned readResult
 }
 
 // tailObject is one index object of a Tail's window.
@@ -243,6 +250,9 @@ func (t *Tail) index(listed int) *Index {
 // objects.
 func (tp *tailPart) results() []readResult {
 	res := slices.Clone(tp.fixed)
+	if tp.pruned.logObjects > 0 || tp.pruned.checkpoints > 0 {
+		res = append(res, tp.pruned)
+	}
 	for _, o := range tp.window {
 		if o.res != nil {
 			res = append(res, *o.res)
@@ -434,4 +444,79 @@ func (tp *tailPart) freeze(after string) {
 		}
 		delete(tp.window, key)
 	}
+}
+
+// Prune lets go of the entries of partition p of the log that drop
+// reports true for: a follower restored what they describe. Later
+// Refreshes give the index without them, unless the partition is loaded
+// again whole (its checkpoints changed otherwise than by new ones: see
+// Tail), and a rewritten index object read again gives its entries
+// again. The index objects and checkpoints left without entries are kept
+// as counts.
+func (t *Tail) Prune(p LogPartition, drop func(*Entry) bool) {
+	tp := t.parts[p]
+	if tp == nil {
+		return
+	}
+	kept := tp.fixed[:0]
+	for _, r := range tp.fixed {
+		r.entries = pruneEntries(r.entries, drop)
+		if len(r.entries) > 0 {
+			kept = append(kept, r)
+			continue
+		}
+		tp.pruned.logObjects += r.logObjects
+		tp.pruned.dropped += r.dropped
+		if r.checkpoint {
+			tp.pruned.checkpoints++
+		}
+		tp.pruned.checkpoints += r.checkpoints
+	}
+	clear(tp.fixed[len(kept):])
+	tp.fixed = kept
+	for _, o := range tp.window {
+		if o.res != nil {
+			o.res.entries = pruneEntries(o.res.entries, drop)
+		}
+	}
+}
+
+// Held counts the entries the Tail holds.
+func (t *Tail) Held() int {
+	n := 0
+	for _, tp := range t.parts {
+		for _, r := range tp.fixed {
+			n += len(r.entries)
+		}
+		for _, o := range tp.window {
+			if o.res != nil {
+				n += len(o.res.entries)
+			}
+		}
+	}
+	return n
+}
+
+// pruneEntries returns es without those drop reports true for, in a new
+// slice when any is dropped (the old one is let go whole).
+func pruneEntries(es []Entry, drop func(*Entry) bool) []Entry {
+	n := 0
+	for i := range es {
+		if !drop(&es[i]) {
+			n++
+		}
+	}
+	if n == len(es) {
+		return es
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Entry, 0, n)
+	for i := range es {
+		if !drop(&es[i]) {
+			out = append(out, es[i])
+		}
+	}
+	return out
 }

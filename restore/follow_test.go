@@ -2,8 +2,10 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,17 +79,19 @@ type passLog struct {
 	st *indexCounting
 	r  *Restorer
 
-	mu     sync.Mutex
-	counts [][3]int
-	kept   []int
+	mu      sync.Mutex
+	counts  [][3]int
+	kept    []int
+	objects []int // the objects of each pass's plan
 }
 
-func (p *passLog) Planned(Totals) {
+func (p *passLog) Planned(t Totals) {
 	c, k := p.st.counts(), p.r.retained()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts = append(p.counts, c)
 	p.kept = append(p.kept, k)
+	p.objects = append(p.objects, t.Objects)
 }
 
 func (p *passLog) passes() int {
@@ -108,9 +112,12 @@ func (p *passLog) passes() int {
 // index again (index.LoadWith) would read every index object above the
 // checkpoints and grow with them. (c) The state the Restorer keeps across
 // passes (Restorer.retained: the proofs, the per-pass byte set, the
-// stream summaries, the target memos) stays within one per partition and
-// the objects of one rotation, however many passes restored objects
-// (before, every object's proof and key were kept). With the
+// stream summaries, the target memos, the index entries its Tails hold)
+// stays within one per partition and the objects of one rotation,
+// however many passes restored objects (before, every object's proof and
+// key were kept, and every index entry). (d) Each plan after the first
+// holds only the objects added since the last pass (the marks, prune.go),
+// and the run's summary still counts every object. With the
 // whole-archive proof (--prove-first) and with one read per object.
 func TestFollowReadsOnlyTheNewIndex(t *testing.T) {
 	for _, once := range []bool{false, true} {
@@ -157,8 +164,10 @@ func followNewIndex(t *testing.T, once bool) {
 	log := &passLog{st: st, r: r}
 	runCtx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
+	var sum Summary
 	go func() {
-		_, err := r.Run(runCtx, log)
+		var err error
+		sum, err = r.Run(runCtx, log)
 		done <- err
 	}()
 	waitPasses := func(n int) {
@@ -231,12 +240,25 @@ func followNewIndex(t *testing.T, once bool) {
 	t.Logf("%d passes; the plans after the first read %d index objects, listed at most %d times and %d keys per plan; a load of the index now: %v (GETs, lists, keys)",
 		len(counts), last[0]-first[0], maxLists, maxKeys, full.counts())
 	// (c) Noted after each plan: a stream summary and a target memo per
-	// partition, and the proofs of the objects that plan read (a
-	// rotation of each partition at most), let go when its pass completes.
+	// partition, the proofs of the objects that plan read and the index
+	// entries of the Tail (a rotation of each partition at most), let go
+	// when its pass completes.
 	for i, k := range log.kept[1:] {
-		if k > 2*2+2 {
+		if k > 2*2+2+2 {
 			t.Fatalf("after pass %d the Restorer keeps %d items (%v): it grows with what was restored", i+1, k, log.kept)
 		}
+	}
+	// (d)
+	if log.objects[0] != 2*3 {
+		t.Fatalf("the first plan holds %d objects, want %d", log.objects[0], 2*3)
+	}
+	for i, n := range log.objects[1:] {
+		if n > 2 {
+			t.Fatalf("plan %d holds %d objects (%v): more than the rotations added since the last pass", i+2, n, log.objects)
+		}
+	}
+	if sum.Objects != logObjects {
+		t.Fatalf("the summary counts %d objects, the archive holds %d", sum.Objects, logObjects)
 	}
 }
 
@@ -272,5 +294,101 @@ func TestFollowKeepsSkippingADamagedObject(t *testing.T) {
 		t.Fatalf("%+v, %v", sum, err)
 	}
 	want := append(offsetValues("v", 0, 5), offsetValues("v", 10, 10)...)
+	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
+}
+
+// TestFollowPlansWholeWhenTheArchiveChangesBelowTheMark: a follow
+// restore of an indexed partition whose plans leave out what earlier
+// passes restored (prune.go). (a) A sink's replay restamps the entries
+// of restored objects (a new index object at a later commit naming them
+// again): the next plan cannot be made from the mark, the archive is
+// planned whole once (its stream checked against what was restored), and
+// nothing is produced twice; later plans leave out the restored objects
+// again. (b) An object below the mark is rewritten with other records of
+// the same size: the whole plan finds it does not match its entry, and
+// the run stops naming it, producing nothing more. With one read per
+// object and with the whole-archive proof.
+func TestFollowPlansWholeWhenTheArchiveChangesBelowTheMark(t *testing.T) {
+	for _, once := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read once %v", once), func(t *testing.T) { followWhole(t, once) })
+	}
+}
+
+func followWhole(t *testing.T, once bool) {
+	const per = 4
+	a := newArchive(t, format.NewJSON())
+	var want []*format.Record
+	var keys []string
+	next := int64(0)
+	rotate := func() {
+		recs := values("p0", int(next), per)
+		key := a.put("src", 0, next, recs)
+		a.writeIndex("src", 0, next+per, indexed{key: key, runs: []index.Run{{First: next, Last: next + per - 1}}, from: next})
+		want, keys = append(want, recs...), append(keys, key)
+		next += per
+	}
+	for range 3 {
+		rotate()
+	}
+	brokers := newCluster(t, 1, "dst")
+	cfg := indexedConfig(brokers, a)
+	cfg.Follow, cfg.PollInterval, cfg.ReadOnce = true, 5*time.Millisecond, once
+	st := &indexCounting{Store: a.store}
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &passLog{st: st, r: r}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(testContext(t), log)
+		done <- err
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s: plans held %v objects", what, log.objects)
+			}
+		}
+	}
+	restored := func() bool { return len(readTopic(t, brokers, "dst")[0]) == len(want) }
+	passes := func(n int) func() bool { return func() bool { return log.passes() >= n } }
+	waitFor("the first records", restored)
+	rotate()
+	waitFor("a rotation", restored)
+	waitFor("a pass after it", passes(log.passes()+2))
+	// (a) The replay: the first two objects named again at a later commit.
+	a.writeIndex("src", 0, next+1, indexed{key: keys[0], runs: []index.Run{{First: 0, Last: per - 1}}, from: 0},
+		indexed{key: keys[1], runs: []index.Run{{First: per, Last: 2*per - 1}}, from: per})
+	at := log.passes()
+	waitFor("two passes after the replay", passes(at+2))
+	rotate()
+	waitFor("a rotation after the replay", restored)
+	waitFor("a pass after it", passes(log.passes()+2))
+	got := readTopic(t, brokers, "dst")[0]
+	checkValues(t, "dst/0", got, want)
+	log.mu.Lock()
+	objects := slices.Clone(log.objects)
+	log.mu.Unlock()
+	whole := 0
+	for _, n := range objects[at:] {
+		if n >= 4 {
+			whole++
+		}
+	}
+	if whole != 1 || objects[len(objects)-1] > 1 {
+		t.Fatalf("after the replay the plans held %v objects: want one whole plan (4 or more), then the new ones only", objects[at:])
+	}
+	// (b)
+	a.putRecords(keys[1], values("XX", per, per)) // the same size as "p0"'s
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrDamagedObject) || !strings.Contains(err.Error(), keys[1]) {
+			t.Fatalf("the run ended with %v, want the damaged %q named", err, keys[1])
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run goes on after an object below the mark was rewritten")
+	}
 	checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
 }

@@ -158,7 +158,7 @@ func (ai *archiveIndex) listed(o *Object) ([]*index.Entry, error) {
 // the live entry of every other key of the partition (damaged objects,
 // objects missing from the store). It returns nil without an index.
 func (ai *archiveIndex) coverage(pp *PartitionPlan) *index.Partition {
-	if ai == nil {
+	if ai == nil || len(ai.keys) == 0 {
 		return nil
 	}
 	keys := ai.keys

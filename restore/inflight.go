@@ -3,7 +3,6 @@ package restore
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -163,18 +162,23 @@ type streamPart struct {
 
 // streamSummary is what follow mode keeps of a partition's stream as the
 // last pass restored it, for checkStreams: its segment count, a SHA-256 of
-// every segment but the last, and the last (which may grow). It does not
+// every segment but the last from the plan's first (base segments precede
+// it: its mark's, prune.go), and the last (which may grow). It does not
 // grow with the stream: a pass compares the first segments of its plan
-// with the digest, not with a kept copy of them. objects and bytes are the
-// plan's partition's (logProving); commit is the highest commit of the
-// index entries its objects matched (restoredEntry), -1 without one.
+// with the digest, not with a kept copy of them. objects and bytes are
+// the plan's partition's above the partition's mark (listedNew); commit
+// is the highest commit of the index entries its objects matched
+// (restoredEntry), -1 without one; mark is the partition's mark, nil
+// without one.
 type streamSummary struct {
+	base     int
 	segments int
 	prefix   [sha256.Size]byte
 	last     streamPart
 	objects  int
 	bytes    int64
 	commit   int64
+	mark     *pruneMark
 }
 
 // partOf is segment s of pp as streamSummary keeps it.
@@ -182,27 +186,19 @@ func partOf(pp *PartitionPlan, s segment) streamPart {
 	return streamPart{key: pp.Objects[s.obj].Key, from: s.from, to: s.to, first: s.first}
 }
 
-// digestSegments is the SHA-256 of pp's first n segments.
-func digestSegments(pp *PartitionPlan, n int) [sha256.Size]byte {
+// digestSegments is the SHA-256 of pp's segments [from, to).
+func digestSegments(pp *PartitionPlan, from, to int) [sha256.Size]byte {
 	h := sha256.New()
-	var b [24]byte
-	for _, s := range pp.segments[:n] {
-		key := pp.Objects[s.obj].Key
-		binary.BigEndian.PutUint64(b[:8], uint64(len(key)))
-		h.Write(b[:8])
-		h.Write([]byte(key))
-		binary.BigEndian.PutUint64(b[:8], uint64(s.from))
-		binary.BigEndian.PutUint64(b[8:16], uint64(s.to))
-		binary.BigEndian.PutUint64(b[16:], uint64(s.first))
-		h.Write(b[:])
-	}
+	writeSegments(h, pp, from, to)
 	var out [sha256.Size]byte
 	h.Sum(out[:0])
 	return out
 }
 
 // rememberStreams keeps a summary of each partition's stream of plan
-// (follow mode), for checkStreams on the next pass. The objects the pass
+// (follow mode), for checkStreams on the next pass, and gives each
+// partition whose plan is eligible its next mark (prune.go), letting go
+// of the index entries below it (index.Tail.Prune). The objects the pass
 // counted (Restorer.covered) are now earlier ones (stream.earlier): their
 // keys are let go; so are the proofs of the objects that matched an index
 // entry (restoredEntry stands in for them).
@@ -214,10 +210,17 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 		for i := range t.Parts {
 			pp := &t.Parts[i]
 			tp := topicPartition{t.Source, pp.Partition}
-			sum := streamSummary{segments: len(pp.segments), objects: len(pp.Objects), bytes: pp.Bytes, commit: -1}
+			base := pp.baseSegments()
+			sum := streamSummary{base: base, segments: base + len(pp.segments), objects: len(pp.Objects), bytes: pp.Bytes, commit: -1, mark: pp.base}
 			if n := len(pp.segments); n > 0 {
-				sum.prefix = digestSegments(pp, n-1)
+				sum.prefix = digestSegments(pp, 0, n-1)
 				sum.last = partOf(pp, pp.segments[n-1])
+			}
+			if m := pp.next; m != nil {
+				// Nothing restored lies after the new mark.
+				sum.mark, sum.base, sum.segments, sum.objects, sum.bytes = m, m.segments, m.segments, 0, 0
+				sum.prefix, sum.last = [sha256.Size]byte{}, streamPart{}
+				r.pruneTail(tp, m)
 			}
 			r.mu.Lock()
 			for _, o := range pp.Objects {
@@ -267,6 +270,33 @@ func (r *Restorer) restoredSegments(topic string, p int32) int {
 	return r.streams[topicPartition{topic, p}].segments
 }
 
+// marks returns the partitions' marks (follow mode, prune.go) for a
+// plan that leaves out what lies below them: none when the archive is to
+// be planned whole (Restorer.whole).
+func (r *Restorer) marks() map[topicPartition]*pruneMark {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[topicPartition]*pruneMark{}
+	if r.whole {
+		return out
+	}
+	for tp, sum := range r.streams {
+		if sum.mark != nil {
+			out[tp] = sum.mark
+		}
+	}
+	return out
+}
+
+// pruneTail lets the Tail of tp's topic go of the entries below mark m.
+func (r *Restorer) pruneTail(tp topicPartition, m *pruneMark) {
+	if t := r.tails[tp.topic]; t != nil {
+		t.Prune(index.LogPartition{Topic: tp.topic, Partition: tp.part}, func(e *index.Entry) bool {
+			return e.First() < m.end && e.Commit <= m.commit
+		})
+	}
+}
+
 // checkStreams refuses a plan (follow mode) in which a partition's stream
 // does not start with the stream the previous pass restored
 // (ErrStreamChanged). With the archive index, deferInFlight keeps streams
@@ -284,17 +314,11 @@ func (r *Restorer) checkStreams(plan *Plan) error {
 			r.mu.Lock()
 			old, ok := r.streams[topicPartition{t.Source, pp.Partition}]
 			r.mu.Unlock()
-			if !ok || old.segments == 0 {
-				continue
+			if !ok || old.segments <= pp.baseSegments() {
+				continue // nothing restored after the plan's mark
 			}
-			n := old.segments
-			same := len(pp.segments) >= n && digestSegments(pp, n-1) == old.prefix
-			if same {
-				now, o := partOf(pp, pp.segments[n-1]), old.last
-				same = now == o || now.key == o.key && now.from == o.from && now.first == o.first && now.to >= o.to
-			}
-			if !same {
-				o := old.last
+			if !sameStream(pp, old) {
+				n, o := old.segments, old.lastPart()
 				return fmt.Errorf("%w: %s/%d: the %d segments of the stream restored by earlier passes (the last: records %d..%d of %q, source offsets from %d) are no longer the stream's first "+
 					"(an object appeared or changed that belongs before them; its order is %s): nothing more is produced; "+
 					"what the target holds is the earlier order, restore again into a new topic to get the archive's current order",
@@ -305,18 +329,61 @@ func (r *Restorer) checkStreams(plan *Plan) error {
 	return nil
 }
 
+// sameStream tells whether pp's stream starts with old's, the stream
+// restored, counting segments from the stream's first: pp starts at a
+// mark (prune.go) that old's plan started at, or, planned whole, before
+// it. The segments below old's mark are compared with the mark's digest
+// and last segment, the others with old's; the last segment restored may
+// have grown.
+func sameStream(pp *PartitionPlan, old streamSummary) bool {
+	at := old.base - pp.baseSegments() // old's plan's first segment in pp
+	n := old.segments - pp.baseSegments()
+	if at < 0 || len(pp.segments) < n {
+		return false
+	}
+	if at > 0 {
+		m := old.mark
+		if m == nil || m.segments != old.base || digestSegments(pp, 0, at-1) != m.sum() ||
+			!grownFrom(partOf(pp, pp.segments[at-1]), m.last, at == n) {
+			return false
+		}
+	}
+	if n == at {
+		return true
+	}
+	return digestSegments(pp, at, n-1) == old.prefix && grownFrom(partOf(pp, pp.segments[n-1]), old.last, true)
+}
+
+// lastPart is the last segment restored.
+func (s streamSummary) lastPart() streamPart {
+	if s.segments == s.base && s.mark != nil {
+		return s.mark.last
+	}
+	return s.last
+}
+
+// grownFrom tells whether segment now is segment was, or (mayGrow) was
+// grown: the same object's records from the same one on, more of them.
+func grownFrom(now, was streamPart, mayGrow bool) bool {
+	return now == was || mayGrow && now.key == was.key && now.from == was.from && now.first == was.first && now.to >= was.to
+}
+
 // retained counts what the Restorer keeps across passes that could grow
 // with what it restored: the proofs kept (objects read by a plan's
 // proof), the objects counted since the last completed pass
-// (Restorer.covered), the stream summaries and the target partitions'
-// memos. In follow mode with the archive index (and one read per
-// object), only the last two remain after a pass, one per partition.
+// (Restorer.covered), the stream summaries, the target partitions'
+// memos and the index entries the Tails hold. In follow mode with the
+// archive index, only the summaries and memos remain after a pass, one
+// per partition, once each partition has a mark (prune.go).
 func (r *Restorer) retained() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(r.proved) + len(r.streams) + len(r.memo) + len(r.damaged)
 	for _, m := range r.covered {
 		n += len(m)
+	}
+	for _, t := range r.tails {
+		n += t.Held()
 	}
 	return n
 }

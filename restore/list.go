@@ -76,6 +76,11 @@ type listing struct {
 	// otherShards counts the keys left to other shards (Config.Shard).
 	partitions  map[string]int32
 	otherShards int
+	// marks are, in follow mode, the marks of the partitions whose
+	// restored objects the listing leaves out (prune.go); below is the
+	// fingerprint of those it left out.
+	marks map[topicPartition]*pruneMark
+	below map[topicPartition]listPrint
 	// mu guards the listing once the plan's partitions are planned, a few
 	// at once (completeListing, take).
 	mu sync.Mutex
@@ -116,6 +121,8 @@ func (r *Restorer) list(ctx context.Context) (*listing, error) {
 		skipped:  map[string]int{},
 
 		partitions: map[string]int32{},
+		marks:      r.marks(),
+		below:      map[topicPartition]listPrint{},
 	}
 	visit := func(info s3store.ObjectInfo) error { return r.visit(l, info) }
 	n, dd := r.readConcurrency(), r.cfg.Keys.DirectoryDelim
@@ -169,7 +176,9 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 	switch {
 	case err == nil && name.Ext != l.ext:
 		if infix, ext, ok := parallelExt(name.Ext); ok {
-			l.addParallel(info, name, infix, ext)
+			if !l.prunedOut(topicPartition{name.Topic, name.Partition}, name.StartOffset, info.Key, info.ETag, info.Size) {
+				l.addParallel(info, name, infix, ext)
+			}
 			return nil
 		}
 		// e.g. a ".keys.json" file next to ".json" files.
@@ -182,6 +191,9 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 		return r.skipMalformed(l, info.Key, err)
 	}
 	k := topicPartition{name.Topic, name.Partition}
+	if l.prunedOut(k, name.StartOffset, info.Key, info.ETag, info.Size) {
+		return nil
+	}
 	l.objects[k] = append(l.objects[k], listedObject{key: info.Key, etag: info.ETag, folder: name.Encoded, size: info.Size, start: name.StartOffset})
 	return nil
 }
@@ -294,8 +306,9 @@ func (l *listing) listedKeys(tp topicPartition) map[string]bool {
 // and the ETag the listing gave each (the twins' are their own). A .keys
 // or .headers object no value object claims is a tombstone object when
 // it is a keys-only object in the tombstone folder (with its .headers
-// object), and an orphan otherwise: skipped, counted and logged.
-func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []string) {
+// object), and an orphan otherwise: skipped, counted and logged; take
+// returns how many.
+func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []string, orphans int) {
 	l.mu.Lock()
 	listed, twins := l.objects[tp], l.parallel[tp]
 	delete(l.objects, tp)
@@ -320,7 +333,6 @@ func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []s
 		bases = append(bases, base)
 	}
 	sort.Strings(bases)
-	orphans := 0
 	for _, base := range bases {
 		pp := twins[base]
 		if pp.keys != nil && pp.keys.name.Encoded == tombDir {
@@ -362,7 +374,7 @@ func (r *Restorer) take(l *listing, tp topicPartition) (objs []Object, etags []s
 			o.twin().headers = pp.headers.twin()
 		}
 	}
-	return objs, etags
+	return objs, etags, orphans
 }
 
 // archivePartitions gives each topic the archive's partition count, which

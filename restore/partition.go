@@ -118,7 +118,7 @@ func (s *stream) finish() (partitionResult, error) {
 		return s.res, err
 	}
 	s.r.mu.Lock()
-	s.r.memo[topicPartition{s.target, s.p}] = partitionMemo{start: s.j.start, end: s.j.start + s.idx}
+	s.r.memo[topicPartition{s.target, s.p}] = partitionMemo{start: s.j.marker, end: s.j.start + s.idx}
 	s.r.mu.Unlock()
 	if s.res.records > 0 {
 		s.r.log.Debug("partition restored", "topic", s.target, "partition", s.p, "records", s.res.records, "end_offset", s.j.start+s.idx)
@@ -211,7 +211,7 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 		s.segsLeft[seg.obj]++
 	}
 	s.earlier = make([]bool, len(j.part.Objects))
-	if n := r.restoredSegments(j.topic.Source, j.part.Partition); n > 0 {
+	if n := r.restoredSegments(j.topic.Source, j.part.Partition) - j.part.baseSegments(); n > 0 {
 		for _, seg := range j.part.segments[:min(n, len(j.part.segments))] {
 			s.earlier[seg.obj] = true
 		}
@@ -451,7 +451,7 @@ func (s *stream) checkEnd() error {
 	case s.idx < s.already:
 		return fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
 			"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",
-			ErrForeignWrite, s.target, s.p, s.already, s.j.start, s.idx, MarkerGroup(s.target))
+			ErrForeignWrite, s.target, s.p, s.already+s.j.start-s.j.marker, s.j.marker, s.idx+s.j.start-s.j.marker, MarkerGroup(s.target))
 	case !s.verified:
 		return s.verify()
 	}
@@ -480,11 +480,11 @@ func (r *Restorer) verifyTail(ctx context.Context, j job, tail []*format.Record)
 	}
 	for i, want := range tail {
 		if !sameRecord(got[i], want) {
-			idx := j.end - j.start - int64(len(tail)) + int64(i)
+			idx := j.end - j.marker - int64(len(tail)) + int64(i)
 			return fmt.Errorf("%w: %s/%d offset %d does not hold archived record %d of source partition %d "+
 				"(restore started at offset %d, marker group %q): someone else wrote to the partition; "+
 				"restore into another topic, or delete the group to append anyway",
-				ErrForeignWrite, target, p, got[i].Offset, idx, p, j.start, MarkerGroup(target))
+				ErrForeignWrite, target, p, got[i].Offset, idx, p, j.marker, MarkerGroup(target))
 		}
 	}
 	return nil

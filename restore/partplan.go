@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,13 +45,15 @@ type planner struct {
 	mu       sync.Mutex
 	parts    map[string][]PartitionPlan // by topic
 	indexed  map[string]bool            // topics with index entries
+	planned  map[topicPartition]bool
 	deferred int
 }
 
 // planParts makes the plan of every partition of l into plan's topics.
 func (r *Restorer) planParts(ctx context.Context, l *listing, plan *Plan, snaps map[string]snapshotPair) error {
 	pl := &planner{r: r, l: l, plan: plan, snaps: snaps, reads: r.newReadBudget(), began: time.Now(),
-		reads0: r.planReads.Load(), parts: map[string][]PartitionPlan{}, indexed: map[string]bool{}}
+		reads0: r.planReads.Load(), parts: map[string][]PartitionPlan{}, indexed: map[string]bool{},
+		planned: map[topicPartition]bool{}}
 	pl.logAt = slog.LevelInfo
 	if r.cfg.Follow && !r.listedNew(l) {
 		pl.logAt = slog.LevelDebug // follow mode: nothing new
@@ -66,7 +69,7 @@ func (r *Restorer) planParts(ctx context.Context, l *listing, plan *Plan, snaps 
 		return err
 	}
 	pl.logStart(ctx, false)
-	left := l.partitionsLeft()
+	left := pl.partitionsLeft()
 	err = parallel.Each(ctx, cmp.Or(r.partitionsAtOnce, index.DefaultPartitionsAtOnce), len(left), func(i int) error {
 		return pl.partition(ctx, left[i], nil)
 	})
@@ -76,6 +79,28 @@ func (r *Restorer) planParts(ctx context.Context, l *listing, plan *Plan, snaps 
 	pl.finish()
 	r.log.Log(ctx, pl.logAt, "archive checked", "objects_read", r.planReads.Load()-pl.reads0, "seconds", time.Since(pl.began).Seconds())
 	return nil
+}
+
+// partitionsLeft returns the partitions still to plan once the index's
+// are: those the listing holds objects of, and the marked ones (follow
+// mode: their plans carry what earlier passes restored), sorted.
+func (pl *planner) partitionsLeft() []topicPartition {
+	left := pl.l.partitionsLeft()
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	seen := map[topicPartition]bool{}
+	for _, tp := range left {
+		seen[tp] = true
+	}
+	for tp := range pl.l.marks {
+		if !seen[tp] && !pl.planned[tp] {
+			left = append(left, tp)
+		}
+	}
+	slices.SortFunc(left, func(a, b topicPartition) int {
+		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
+	})
+	return left
 }
 
 // logStart says how the plan checks the archive, once: from its index
@@ -94,22 +119,46 @@ func (pl *planner) logStart(ctx context.Context, indexed bool) {
 }
 
 // partition plans Kafka partition tp with ai, its archive index (nil
-// without one), and adds it to the plan.
+// without one), and adds it to the plan. A partition with a mark (follow
+// mode, prune.go) is planned from it.
 func (pl *planner) partition(ctx context.Context, tp topicPartition, ai *archiveIndex) error {
 	r := pl.r
+	pl.mu.Lock()
+	base := pl.l.marks[tp]
+	below := pl.l.below[tp]
+	pl.planned[tp] = true
+	pl.mu.Unlock()
+	if base != nil {
+		if err := checkBelow(tp, base, below); err != nil {
+			return err
+		}
+		var err error
+		if ai, err = pruneIndex(tp, ai, base); err != nil {
+			return err
+		}
+	}
 	if err := r.completeListing(ctx, pl.l, ai); err != nil {
 		return err
 	}
-	objs, etags := r.take(pl.l, tp)
+	objs, etags, orphans := r.take(pl.l, tp)
+	var kept []printed
+	if r.cfg.Follow {
+		kept = prints(objs, etags)
+	}
 	pl.mu.Lock()
-	indexed := pl.indexed[tp.topic]
+	indexed := pl.indexed[tp.topic] || base != nil
 	pl.mu.Unlock()
 	objs, etags, deferred := r.deferInFlight(tp, objs, etags, ai, indexed)
+	if base != nil {
+		if err := checkEntries(tp, objs, ai); err != nil {
+			return err
+		}
+	}
 	if len(objs) == 0 && ai == nil {
 		pl.add(tp.topic, nil, deferred)
 		return nil
 	}
-	pp := &PartitionPlan{Partition: tp.part, Objects: objs}
+	pp := &PartitionPlan{Partition: tp.part, Objects: objs, base: base}
 	for _, o := range objs {
 		pp.Bytes += o.Size
 	}
@@ -127,6 +176,9 @@ func (pl *planner) partition(ctx context.Context, tp topicPartition, ai *archive
 		r.cutPartition(pp, ip, sp.prev, sp.next)
 	}
 	compactObjects(pp.Objects)
+	if r.cfg.Follow && ai != nil {
+		pp.next = nextMark(pp, base, below, kept, ai.commit, orphans)
+	}
 	pl.add(tp.topic, pp, deferred)
 	return nil
 }

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -188,6 +189,28 @@ type PartitionPlan struct {
 	Cut *Cut
 
 	segments []segment // in source offset order
+	// base is, in follow mode, the mark the plan starts at: the stream
+	// restored before its first segment (prune.go), nil for a whole
+	// plan. next is the mark the partition gets once the pass restoring
+	// the plan completes, nil when the plan is not eligible.
+	base, next *pruneMark
+}
+
+// baseRecords is how many records of the stream precede pp's first
+// segment (earlier passes restored them: follow mode).
+func (pp *PartitionPlan) baseRecords() int64 {
+	if pp.base == nil {
+		return 0
+	}
+	return pp.base.records
+}
+
+// baseSegments is how many segments of the stream precede pp's first.
+func (pp *PartitionPlan) baseSegments() int {
+	if pp.base == nil {
+		return 0
+	}
+	return pp.base.segments
 }
 
 // TopicPlan is what will be restored from one archived topic.
@@ -434,6 +457,26 @@ func (pp *PartitionPlan) CompletenessText() string {
 // behavior.on.error=fail (the error quotes the key) and is skipped and
 // counted otherwise.
 func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
+	plan, err := r.plan(ctx)
+	if !errors.Is(err, errPruneStale) {
+		return plan, err
+	}
+	// Follow mode: a plan from the marks could not be made (prune.go).
+	r.log.Info("planning the whole archive again", "reason", err.Error())
+	r.mu.Lock()
+	r.whole = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.whole = false
+		r.mu.Unlock()
+	}()
+	clear(r.tails)
+	return r.plan(ctx)
+}
+
+// plan is Plan, once.
+func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	r.oneRead = r.readsOnce()
 	l, err := r.list(ctx)
 	if err != nil {

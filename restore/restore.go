@@ -94,7 +94,11 @@ type Restorer struct {
 	// tails holds, in follow mode, each topic's archive index as the last
 	// plan read it (eachIndexedPartition): a later plan reads only what
 	// was added.
-	tails  map[string]*index.Tail
+	tails map[string]*index.Tail
+	// whole makes a plan leave nothing out below the partitions' marks
+	// (follow mode, prune.go): set while Plan plans again a pruned plan
+	// that could not be made.
+	whole  bool
 	warned map[string]bool
 	deps   *outage.Tracker // the dependencies' states (Config.Health)
 }
@@ -636,10 +640,13 @@ func waitTopics(ctx context.Context, adm *kadm.Client, names []string, want map[
 type job struct {
 	topic *TopicPlan
 	part  PartitionPlan
-	start int64 // E0, from the marker
-	end   int64 // end offset at the start of the pass
-	low   int64 // log start offset at the start of the pass
-	trust bool  // this process wrote up to end: no verification read
+	// start is where the plan's first record lands: E0, from the marker,
+	// plus the records of the stream before it (follow mode:
+	// PartitionPlan.base); marker is E0.
+	start, marker int64
+	end           int64 // end offset at the start of the pass
+	low           int64 // log start offset at the start of the pass
+	trust         bool  // this process wrote up to end: no verification read
 }
 
 // pass restores everything the plan holds that the targets do not.
@@ -791,8 +798,14 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		r.mu.Lock()
 		memo, seen := r.memo[topicPartition{t.Target, pp.Partition}]
 		r.mu.Unlock()
+		start := m.Start + pp.baseRecords()
+		if end.Offset < start {
+			return nil, fmt.Errorf("%w: %s/%d ends at offset %d, but earlier passes of this run restored %d records after the restore's start offset %d (marker group %q): "+
+				"the topic was deleted, recreated or truncated meanwhile",
+				ErrForeignWrite, t.Target, pp.Partition, end.Offset, pp.baseRecords(), m.Start, MarkerGroup(t.Target))
+		}
 		jobs = append(jobs, job{
-			topic: t, part: pp, start: m.Start, end: end.Offset, low: low.Offset,
+			topic: t, part: pp, start: start, marker: m.Start, end: end.Offset, low: low.Offset,
 			trust: seen && memo.start == m.Start && memo.end == end.Offset,
 		})
 	}

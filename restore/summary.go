@@ -121,6 +121,11 @@ func (s *Summary) addPlan(p *Plan) {
 		s.Duplicates += t.Duplicates
 		s.LostOffsets += t.LostOffsets
 		for _, pp := range t.Parts {
+			if b := pp.base; b != nil { // what the plan left out (follow mode)
+				s.Objects += b.objects
+				s.Duplicates += b.duplicates
+				s.LostOffsets += b.lost
+			}
 			if pp.Order == OrderUnknown {
 				s.UnknownOrder = append(s.UnknownOrder, fmt.Sprintf("%s/%d", t.Source, pp.Partition))
 			}
