@@ -92,7 +92,11 @@
 //     left for the next pass, and each pass checks that the streams only
 //     grew (against a per-partition summary, streamSummary). Its plans
 //     read the index through an index.Tail per topic: only what was added
-//     since the last plan.
+//     since the last plan. Once a pass completes, each partition it
+//     restored whole gets a mark at the end of its stream (prune.go):
+//     later plans leave out the objects and entries below it, so a
+//     follower keeps a few KiB per partition, not per object; an archive
+//     that changed below a mark is planned whole again.
 //   - Outages (outage.go, retry.go): transient cluster, store and registry
 //     failures are retried; in follow mode the pass waits and runs again.
 //   - Shards (shard.go), renames (rename.go), progress (progress.go),
@@ -124,12 +128,14 @@
 //     once (PartitionPlan.segments); a pass restores a prefix of it.
 //   - keep: no term of the package; the records of a loaded object are
 //     held in a recordBuffer (spill.go).
+//   - mark: in follow mode, where a partition's restored stream ends
+//     (pruneMark); a plan from it leaves out what lies below.
 //
 // # Where each topic is described
 //
 // Each file starts with what it does: the listing and tombstones
 // (list.go), the plan one partition at a time (partplan.go) and what it
-// reads at once (reads.go), target topics (topics.go), the proof (proof.go), one read per
+// reads at once (reads.go), follow mode's marks (prune.go), target topics (topics.go), the proof (proof.go), one read per
 // object (oneread.go), matching an entry (match.go), no partial objects
 // (load.go), record order across folders (order.go), record sizes and
 // transient errors (limits.go), typed archives, keys and headers

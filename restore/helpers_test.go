@@ -66,7 +66,7 @@ func (l *logBuffer) logger() *slog.Logger {
 
 // archive writes archive objects for tests.
 type archive struct {
-	t     *testing.T
+	t     testing.TB
 	store *s3store.Memory
 	keys  partition.KeyConfig
 	f     format.Format
@@ -92,7 +92,7 @@ func (b blindStore) List(ctx context.Context, prefix string, fn func(s3store.Obj
 	})
 }
 
-func newArchive(t *testing.T, f format.Format) *archive {
+func newArchive(t testing.TB, f format.Format) *archive {
 	return &archive{t: t, store: s3store.NewMemory(), keys: partition.DefaultKeyConfig(), f: f}
 }
 

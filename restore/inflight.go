@@ -17,7 +17,9 @@ import (
 // new: new objects, and new folders (time periods, field values) the same
 // way, since every pass lists the whole topic folder. Each plan reads the
 // archive index through an index.Tail per topic (Restorer.tails), which
-// reads only the index objects added or rewritten since the last plan.
+// reads only the index objects added or rewritten since the last plan,
+// and leaves out what earlier passes restored below each partition's
+// mark (prune.go).
 // Within one process it remembers, per partition, a summary of the stream
 // the last pass restored (streamSummary: segment count, a digest, the last
 // segment, the highest index commit its objects matched) and where each
@@ -216,7 +218,7 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 				sum.prefix = digestSegments(pp, 0, n-1)
 				sum.last = partOf(pp, pp.segments[n-1])
 			}
-			if m := pp.next; m != nil {
+			if m := pp.next; m != nil && !r.whole {
 				// Nothing restored lies after the new mark.
 				sum.mark, sum.base, sum.segments, sum.objects, sum.bytes = m, m.segments, m.segments, 0, 0
 				sum.prefix, sum.last = [sha256.Size]byte{}, streamPart{}
