@@ -122,6 +122,9 @@ func BenchmarkKafkas3(b *testing.B) {
 		e.restoreOnly = true
 		e.restoreRows(main, e.restoreArchives(main), restoreRounds(b))
 		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
 		return
 	}
 	raw1 := e.consumeRow("raw consume: franz-go direct consumer (1 of 2)", main)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,15 +25,64 @@ import (
 	"github.com/kafkas3/kafkas3/restore"
 )
 
-// restoreFormats are the archives the restore rows restore: the main sink
-// runs' bytes and JSON+gzip archives, and the Avro topic's Avro (null
-// codec) and Parquet (snappy) archives.
-var restoreFormats = []string{fmtBytes, fmtJSONGzip, fmtAvro, fmtParquet}
+// allRestoreFormats are the archives the restore rows restore: the main
+// sink runs' bytes, JSON+gzip and JSON+zstd archives, and the Avro topic's
+// Avro (null codec) and Parquet (snappy) archives.
+var allRestoreFormats = []string{fmtBytes, fmtJSONGzip, fmtJSONZstd, fmtAvro, fmtParquet}
 
-// restoreSets maps each of restoreFormats to the data set its archive holds:
-// main for bytes and JSON+gzip, typed for Avro and Parquet.
+// restoreFormatsEnv chooses some of allRestoreFormats (comma-separated).
+const restoreFormatsEnv = "KAFKAS3_BENCH_RESTORE_FORMATS"
+
+// restoreProofsEnv=1 adds the proof rows (source --dry-run) to the
+// restore rounds.
+const restoreProofsEnv = "KAFKAS3_BENCH_RESTORE_PROOFS"
+
+// restoreFormats returns the formats KAFKAS3_BENCH_RESTORE_FORMATS names,
+// all of allRestoreFormats when it is unset.
+func restoreFormats(b *testing.B) []string {
+	s := os.Getenv(restoreFormatsEnv)
+	if s == "" {
+		return allRestoreFormats
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if !slices.Contains(allRestoreFormats, f) {
+			b.Fatalf("%s=%q: %q is not one of %s", restoreFormatsEnv, s, f, strings.Join(allRestoreFormats, ", "))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// restoreSets maps each of allRestoreFormats to the data set its archive
+// holds: main for bytes, JSON+gzip and JSON+zstd, typed for Avro and
+// Parquet.
 func restoreSets(main, typed dataset) map[string]dataset {
-	return map[string]dataset{fmtBytes: main, fmtJSONGzip: main, fmtAvro: typed, fmtParquet: typed}
+	return map[string]dataset{fmtBytes: main, fmtJSONGzip: main, fmtJSONZstd: main, fmtAvro: typed, fmtParquet: typed}
+}
+
+// restoreMinVsProducer is issue 20 item 6: a restore's throughput at
+// least this share of the bare idempotent producer's, by format.
+var restoreMinVsProducer = map[string]float64{fmtBytes: 0.9, fmtJSONGzip: 0.7, fmtJSONZstd: 0.85}
+
+// restoreMaxRSSMiB bounds every restore row's peak RSS (issue 19 item 5,
+// issue 20 item 6).
+const restoreMaxRSSMiB = 256
+
+// checkRestores records a failure for each restore row under its
+// format's bound against the producer (restoreMinVsProducer) or over
+// restoreMaxRSSMiB.
+func (e *env) checkRestores(restores map[string][]*row, prod *baseline) {
+	for f, rows := range restores {
+		for _, r := range rows {
+			if bound, ok := restoreMinVsProducer[f]; ok && r.rate()/prod.rate < bound {
+				e.failures = append(e.failures, fmt.Sprintf("%s: %.2f of %s' MB/s, bound %.2f", r.name, r.rate()/prod.rate, prod.name, bound))
+			}
+			if mib := float64(r.rssKiB) / 1024; mib > restoreMaxRSSMiB {
+				e.failures = append(e.failures, fmt.Sprintf("%s: peak RSS %.1f MiB, bound %d MiB", r.name, mib, restoreMaxRSSMiB))
+			}
+		}
+	}
 }
 
 // restoreRows measures `kafkas3 source` of the archives of sets (main's
@@ -50,6 +100,8 @@ func restoreSets(main, typed dataset) map[string]dataset {
 // ratio a restore that proves before it produces can reach (restoreFloor).
 func (e *env) restoreRows(main dataset, sets map[string]dataset, rounds int) {
 	other := os.Getenv(restoreBinEnv)
+	formats := restoreFormats(e.b)
+	withProofs := os.Getenv(restoreProofsEnv) == "1"
 	var bases, compared []*row
 	proofs, restores := map[string][]*row{}, map[string][]*row{}
 	for i := 1; i <= rounds+1; i++ {
@@ -58,10 +110,12 @@ func (e *env) restoreRows(main dataset, sets map[string]dataset, rounds int) {
 		if i > rounds {
 			break
 		}
-		for _, f := range restoreFormats {
+		for _, f := range formats {
 			d := sets[f]
 			tag := strings.NewReplacer("+", "_").Replace(f)
-			proofs[f] = append(proofs[f], e.proofRow(fmt.Sprintf("proof alone: source --dry-run %s archive (%d of %d)", f, i, rounds), d, f))
+			if withProofs {
+				proofs[f] = append(proofs[f], e.proofRow(fmt.Sprintf("proof alone: source --dry-run %s archive (%d of %d)", f, i, rounds), d, f))
+			}
 			rename := fmt.Sprintf("copy%d_%s_of_$0", i, tag)
 			name := fmt.Sprintf("source %s archive → %s", f, strings.ReplaceAll(rename, "$0", d.Topic))
 			restores[f] = append(restores[f], e.restoreRow(name, d, f, rename, e.bin))
@@ -73,15 +127,18 @@ func (e *env) restoreRows(main dataset, sets map[string]dataset, rounds int) {
 		}
 	}
 	prod := meanBaseline("idempotent producer (mean)", bases...)
-	for _, rows := range [][]*row{compared, flat(proofs), flat(restores)} {
+	for _, rows := range [][]*row{compared, flat(proofs, formats), flat(restores, formats)} {
 		for _, r := range rows {
 			r.setRatio(prod.rate, prod.name)
 			r.limit = prod
 		}
 	}
-	for _, f := range restoreFormats {
-		e.facts.add("restore floor, "+f, restoreFloor(prod, proofs[f], restores[f]))
+	for _, f := range formats {
+		if withProofs {
+			e.facts.add("restore floor, "+f, restoreFloor(prod, proofs[f], restores[f]))
+		}
 	}
+	e.checkRestores(restores, prod)
 }
 
 // restoreBinEnv names another kafkas3 binary whose restores run next to
@@ -104,10 +161,10 @@ func restoreRounds(b *testing.B) int {
 	return n
 }
 
-// flat returns the rows of m, in restoreFormats order.
-func flat(m map[string][]*row) []*row {
+// flat returns the rows of m, in the order of formats.
+func flat(m map[string][]*row, formats []string) []*row {
 	var out []*row
-	for _, f := range restoreFormats {
+	for _, f := range formats {
 		out = append(out, m[f]...)
 	}
 	return out
@@ -174,8 +231,13 @@ func (e *env) proofRow(name string, d dataset, f string) *row {
 // sink --once` of each restore format's data set, measured like the other
 // sink rows but not profiled. It returns the restore's data sets.
 func (e *env) restoreArchives(main dataset) map[string]dataset {
-	sets := restoreSets(main, e.avroSet(main.Bytes()))
-	for _, f := range restoreFormats {
+	formats := restoreFormats(e.b)
+	typed := dataset{}
+	if slices.Contains(formats, fmtAvro) || slices.Contains(formats, fmtParquet) {
+		typed = e.avroSet(main.Bytes())
+	}
+	sets := restoreSets(main, typed)
+	for _, f := range formats {
 		if _, ok := e.archives[f]; !ok {
 			e.sinkRow("sink "+f+" --once (the archive to restore)", sets[f], f, mainFlushSize, 0, false)
 		}
