@@ -123,9 +123,10 @@ func (pl *planner) logStart(ctx context.Context, indexed bool) {
 // mode, prune.go) is planned from it.
 func (pl *planner) partition(ctx context.Context, tp topicPartition, ai *archiveIndex) error {
 	r := pl.r
+	pl.l.mu.Lock() // completeListing's visits write below
+	base, below := pl.l.marks[tp], pl.l.below[tp]
+	pl.l.mu.Unlock()
 	pl.mu.Lock()
-	base := pl.l.marks[tp]
-	below := pl.l.below[tp]
 	pl.planned[tp] = true
 	pl.mu.Unlock()
 	if base != nil {
