@@ -541,7 +541,7 @@ func declare(d *declarer) *Keys {
 		S3Region: d.str(Spec{Name: "s3.region", Default: "us-west-2", Commands: Both, Allowed: "non-empty string",
 			Doc: "Region of the bucket."}),
 		StoreURL: d.str(Spec{Name: "store.url", Commands: Both, Allowed: "URL; https:// is added when there is no scheme",
-			Doc: "Endpoint of a non-AWS S3-compatible store."}),
+			Doc: "Endpoint of a non-AWS S3-compatible store. Over https:// the system's CAs are trusted; for a store whose certificate a private CA signed, set the environment variable AWS_CA_BUNDLE (or ca_bundle in the AWS config profile) to that CA's PEM file."}),
 		S3PathStyleAccessEnabled: d.bool(Spec{Name: "s3.path.style.access.enabled", Default: "true", Commands: Both,
 			Doc: "Address the bucket in the URL path rather than in the host name."}),
 		S3PathStyleAccess: d.bool(Spec{Name: "s3.path.style.access", Default: "true", Commands: Source,

@@ -87,15 +87,24 @@ func redactedURL(raw string) string {
 	return fmt.Sprintf("%q", u.String())
 }
 
-// httpClient returns the HTTP client of the store's requests: the SDK's
-// default, sending through the proxy when one is set; nil for the
-// default client (which honours HTTPS_PROXY and NO_PROXY).
-func (c ProxyConfig) httpClient() (aws.HTTPClient, error) {
+// httpClient returns the HTTP client of the store's requests: base (the
+// client the SDK's configuration built, which trusts AWS_CA_BUNDLE's or
+// the profile's ca_bundle CAs when one is set; nil for the SDK's default)
+// sending through the proxy when one is set; nil to keep the
+// configuration's client (which honours HTTPS_PROXY and NO_PROXY).
+func (c ProxyConfig) httpClient(base aws.HTTPClient) (aws.HTTPClient, error) {
 	u, err := c.proxyURL()
 	if err != nil || u == nil {
 		return nil, err
 	}
-	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+	b, ok := base.(*awshttp.BuildableClient)
+	if base != nil && !ok {
+		return nil, fmt.Errorf("s3.proxy.url: cannot set a proxy on the AWS configuration's HTTP client %T", base)
+	}
+	if b == nil {
+		b = awshttp.NewBuildableClient()
+	}
+	return b.WithTransportOptions(func(tr *http.Transport) {
 		tr.Proxy = http.ProxyURL(u)
 	}), nil
 }

@@ -40,10 +40,16 @@
 // cached and renewed before they expire; AWS_ENDPOINT_URL_STS overrides
 // the STS endpoint. S3Config.Proxy (s3.proxy.url) sends the store's
 // requests, and its AssumeRole requests, through an HTTP proxy; otherwise
-// HTTPS_PROXY and NO_PROXY apply. Tagger.Tag (PutObjectTagging) tags a
-// complete object; the Memory store implements it too. A 301 or 400 that
-// names another region in x-amz-bucket-region is reported with that
-// region and the key to set (s3.region).
+// HTTPS_PROXY and NO_PROXY apply. Over HTTPS the store trusts the
+// system's CAs and, when AWS_CA_BUNDLE (or ca_bundle in the AWS config
+// profile) names a PEM file, the CAs in it: the SDK's default
+// configuration builds that client, and the proxy's client is built on
+// it. A certificate that fails verification is not retried and is no
+// outage (Transient is false); the error names the endpoint and, for an
+// unknown authority, AWS_CA_BUNDLE (tls.go). Tagger.Tag
+// (PutObjectTagging) tags a complete object; the Memory store implements
+// it too. A 301 or 400 that names another region in x-amz-bucket-region
+// is reported with that region and the key to set (s3.region).
 //
 // # Integrity
 //

@@ -53,9 +53,10 @@ func Backoff(base time.Duration, n int, rnd func(int64) int64) time.Duration {
 // network errors, 5xx, 429, throttling, and BadDigest (a body that did not
 // match its checksum, corrupted on the way: each attempt reads the spool
 // afresh). Client errors such as NoSuchBucket or AccessDenied are not
-// retried.
+// retried, and neither is a store certificate the client does not trust
+// (certificateError), which the SDK counts as a connection error.
 func isRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || certificateError(err) {
 		return false
 	}
 	var ae smithy.APIError

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -218,9 +219,12 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
+		if bundle := os.Getenv("AWS_CA_BUNDLE"); bundle != "" {
+			return nil, fmt.Errorf("s3 store: loading AWS configuration (AWS_CA_BUNDLE=%q): %w", bundle, err)
+		}
 		return nil, fmt.Errorf("s3 store: loading AWS configuration: %w", err)
 	}
-	hc, err := cfg.Proxy.httpClient()
+	hc, err := cfg.Proxy.httpClient(awsCfg.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +289,9 @@ func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) e
 		err = hint
 	}
 	if hint := s.sseHint(err); hint != nil {
+		err = hint
+	}
+	if hint := s.tlsHint(err); hint != nil {
 		err = hint
 	}
 	if n > 1 {

@@ -62,7 +62,9 @@ const (
 	// topic's own limit baseline); onlyEnv=thousand only the 1,000-partition
 	// rows (thousandRows); onlyEnv=many only the 200-partition rows
 	// (manyRows); onlyEnv=scale only the archive of many small objects
-	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=restore the load, an Avro topic
+	// read behind a latency proxy (scaleRows, issue 19); onlyEnv=https
+	// the load, the raw consumes, the limit baselines over HTTP and over
+	// HTTPS and `sink bytes` over both (httpsOnly); onlyEnv=restore the load, an Avro topic
 	// of as many bytes, the bytes, JSON+gzip, Avro and Parquet archives
 	// (restoreArchives) and the restore rows in two rounds between
 	// producer baselines (restoreRows).
@@ -106,8 +108,16 @@ func BenchmarkKafkas3(b *testing.B) {
 	e.produceRow("load: franz-go idempotent producer (first write)", main, "")
 
 	only := os.Getenv(onlyEnv)
-	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" && only != "gzip" {
-		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, gzip, many, thousand, scale or unset", onlyEnv, only)
+	if only != "" && only != "index" && only != "sink" && only != "bytes" && only != "zstd" && only != "typed" && only != "restore" && only != "envelope" && only != "gzip" && only != "https" {
+		b.Fatalf("%s=%q: want index, sink, bytes, zstd, typed, restore, envelope, gzip, https, many, thousand, scale or unset", onlyEnv, only)
+	}
+	if only == "https" {
+		e.httpsOnly(main)
+		e.report()
+		if len(e.failures) > 0 {
+			b.Fatal(strings.Join(e.failures, "\n"))
+		}
+		return
 	}
 	// Modes that compare rows of one run with each other, in rounds.
 	if rows := map[string]func(dataset, int){"gzip": e.gzipRows, "envelope": e.envelopeRows}[only]; rows != nil {
@@ -138,6 +148,9 @@ func BenchmarkKafkas3(b *testing.B) {
 	}
 	if only == "" || only == "index" {
 		s3Rows = append(s3Rows, e.indexRows(main)...)
+	}
+	if only == "" {
+		e.httpsRows(main) // with their own limit baseline, over HTTPS
 	}
 	limits = append(limits, e.mainLimits(main, "2 of 2")...)
 	raw2 := e.consumeRow("raw consume: franz-go direct consumer (2 of 2)", main)
@@ -293,6 +306,9 @@ type env struct {
 	// failures are checks that failed after the runs; the benchmark fails
 	// after printing the table.
 	failures []string
+	// tls is the HTTPS versitygw of the HTTPS rows, started on first use
+	// (tlsServer); onTLS makes it e.s3 for a while.
+	tls tlsStore
 }
 
 func setup(b *testing.B) *env {
@@ -478,6 +494,7 @@ func (e *env) child(name, mode string, a childArgs) (procResult, childResult) {
 	}
 	cmd := exec.Command(self, "-test.run=^$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, childArgsEnv+"="+string(args))
+	cmd.Env = append(cmd.Env, e.caEnv()...)
 	pr := e.run(name, cmd)
 	var res childResult
 	if err := json.Unmarshal(pr.stdout, &res); err != nil {
@@ -590,7 +607,11 @@ func (e *env) sinkRowWith(name string, d dataset, f string, flushSize int, partS
 	}
 	maps.Copy(extra, more)
 	cfg := e.config(fmt.Sprintf("bench-%s-%d", strings.NewReplacer("+", "-").Replace(f), len(e.rows)), d, bucket, f, extra)
-	pr := e.run(name, exec.Command(e.bin, "sink", "--config", cfg, "--once"))
+	cmd := exec.Command(e.bin, "sink", "--config", cfg, "--once")
+	if ca := e.caEnv(); ca != nil {
+		cmd.Env = append(os.Environ(), ca...)
+	}
+	pr := e.run(name, cmd)
 	m := regexp.MustCompile(`\brecords=(\d+)`).FindSubmatch(pr.stdout)
 	if m == nil {
 		e.b.Fatalf("%s: no summary on stdout: %q", name, pr.stdout)
@@ -616,7 +637,8 @@ func (e *env) sinkRowWith(name string, d dataset, f string, flushSize int, partS
 	if typedFormat(f) {
 		note += e.checkTypedObjects(name, d, f, bucket, objs)
 	}
-	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions {
+	// The restore rows read the archives from the main (plain HTTP) server.
+	if _, ok := e.archives[f]; !ok && !local && d.Partitions == mainPartitions && e.s3.CAPath == "" {
 		e.archives[f] = bucket
 	}
 	if !local && !typedFormat(f) && more == nil && !e.restoreOnly { // the in-process profile run has no converters

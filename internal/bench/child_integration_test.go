@@ -51,6 +51,9 @@ type childArgs struct {
 	Region    string `json:"region,omitempty"`
 	AccessKey string `json:"access_key,omitempty"`
 	SecretKey string `json:"secret_key,omitempty"`
+	// CABundle is the PEM file of the CA the S3 server's certificate
+	// chains to, over HTTPS; "" over plain HTTP.
+	CABundle string `json:"ca_bundle,omitempty"`
 
 	// Sink profile only.
 	SinkProfile *sinkProfileArgs `json:"sink_profile,omitempty"`

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkas3/kafkas3/internal/testbed"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -72,7 +73,10 @@ func pipeline(ctx context.Context, a childArgs, mode string) (childResult, error
 	if mode == modeFileWrite {
 		sink = &dirLimit{dir: a.Limit.Dir, topic: a.Data.Topic, flush: a.Limit.FlushSize, open: map[int32]*dirObject{}}
 	} else {
-		sink = newS3Limit(ctx, a)
+		var err error
+		if sink, err = newS3Limit(ctx, a); err != nil {
+			return childResult{}, err
+		}
 	}
 	res, err := consumeEach(ctx, a, sink.add)
 	if cerr := sink.close(); err == nil {
@@ -127,12 +131,22 @@ type s3Object struct {
 	pending  sync.WaitGroup
 }
 
-func newS3Limit(ctx context.Context, a childArgs) *s3Limit {
+// newS3Limit builds the uploading half of the limit baseline. Over HTTPS
+// (a.CABundle) its HTTP client is the SDK's default transport trusting
+// that CA, as kafkas3's is with AWS_CA_BUNDLE.
+func newS3Limit(ctx context.Context, a childArgs) (*s3Limit, error) {
 	cfg := aws.Config{
 		Region:                     a.Region,
 		Credentials:                credentials.NewStaticCredentialsProvider(a.AccessKey, a.SecretKey, ""),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	}
+	if a.CABundle != "" {
+		roots, err := testbed.LoadRoots(a.CABundle)
+		if err != nil {
+			return nil, err
+		}
+		cfg.HTTPClient = testbed.HTTPClient(roots)
 	}
 	cl := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(a.Endpoint)
@@ -140,7 +154,7 @@ func newS3Limit(ctx context.Context, a childArgs) *s3Limit {
 	})
 	return &s3Limit{ctx: ctx, cl: cl, bucket: a.Bucket, topic: a.Data.Topic, flush: a.Limit.FlushSize,
 		partSize: a.Limit.PartSize, slots: make(chan struct{}, a.Limit.Concurrency), open: map[int32]*s3Object{},
-		bufCap: int(min(a.Limit.PartSize, int64(a.Limit.FlushSize)*int64(a.Data.ValueSize+1))) + 64<<10}
+		bufCap: int(min(a.Limit.PartSize, int64(a.Limit.FlushSize)*int64(a.Data.ValueSize+1))) + 64<<10}, nil
 }
 
 func (l *s3Limit) add(r *kgo.Record) error {
@@ -414,6 +428,7 @@ func (e *env) limitRow(name string, d dataset, flushSize int, partSize int64, lo
 			e.b.Fatal(err)
 		}
 		a.Endpoint, a.Region, a.AccessKey, a.SecretKey = e.s3.Endpoint, e.s3.Region, e.s3.AccessKey, e.s3.SecretKey
+		a.CABundle = e.s3.CAPath
 	}
 	pr, res := e.child(name, mode, a)
 	if res.Records != d.Records || res.Bytes != d.Bytes() {

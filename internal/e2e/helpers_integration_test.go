@@ -154,6 +154,13 @@ func startSink(t *testing.T, label, cfgPath string, args ...string) *proc {
 // environment, and death with the test process.
 func startKafkas3(t *testing.T, label, command, cfgPath string, args ...string) *proc {
 	t.Helper()
+	return startKafkas3Env(t, label, command, cfgPath, nil, args...)
+}
+
+// startKafkas3Env is startKafkas3 with env (NAME=value entries) added to
+// the process's environment.
+func startKafkas3Env(t *testing.T, label, command, cfgPath string, env []string, args ...string) *proc {
+	t.Helper()
 	dir := t.TempDir()
 	p := &proc{t: t, name: label, outPath: filepath.Join(dir, "stdout"), errPath: filepath.Join(dir, "stderr"),
 		tmpDir: filepath.Join(dir, "tmp"), done: make(chan struct{})}
@@ -170,7 +177,7 @@ func startKafkas3(t *testing.T, label, command, cfgPath string, args ...string) 
 	}
 	p.cmd = exec.Command(binPath, append([]string{command, "--config", cfgPath}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	p.cmd.Env = append(filterEnv(os.Environ(), "AWS_", "KAFKAS3_"), "TMPDIR="+p.tmpDir)
+	p.cmd.Env = append(append(filterEnv(os.Environ(), "AWS_", "KAFKAS3_"), "TMPDIR="+p.tmpDir), env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", label, err)

@@ -81,6 +81,12 @@ type Options struct {
 	// broker's principal is kafka/127.0.0.1 in KDCRealm (service name
 	// kafka), created in this KDC with a keytab.
 	KDC *KDC
+	// S3TLS starts versitygw (StartS3) with HTTPS only: a self-signed
+	// ECDSA P-256 certificate for 127.0.0.1 and localhost, generated in
+	// its temp dir, passed to versitygw's --cert and --key; the endpoint
+	// is then https://127.0.0.1:<port> and S3Server.CAPath the PEM file
+	// clients trust (AWS_CA_BUNDLE). The test accessor S3 never sets it.
+	S3TLS bool
 	// Logger receives progress lines. Nil discards them.
 	Logger *slog.Logger
 }

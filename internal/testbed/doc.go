@@ -42,6 +42,16 @@
 // GSSAPI, the broker's principal kafka/127.0.0.1 made in that KDC, and
 // KDC.AddPrincipal makes client principals with keytabs.
 //
+// Options.S3TLS starts versitygw (StartS3) serving HTTPS only, with an
+// ECDSA P-256 key and a self-signed certificate for 127.0.0.1 and
+// localhost generated in Go (s3tls.go) in its temp dir and passed to
+// versitygw's --cert and --key: the endpoint is https://127.0.0.1:<port>,
+// S3Server.CAPath is the certificate's PEM file, which S3Server.Client
+// trusts and S3Server.Env exports as AWS_CA_BUNDLE (how a kafkas3 user
+// trusts a private CA). The accessor S3TLS(t) is the test binary's one
+// such server, next to the plain one of S3(t); `make testbed` starts one
+// with -s3-tls.
+//
 // StartKafka, StartS3 and Prepare are the same machinery without testing.TB,
 // for `make testbed` (cmd/testbed) and benchmarks.
 package testbed

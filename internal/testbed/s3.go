@@ -35,8 +35,13 @@ var ErrStopped = errors.New("testbed: server closed")
 
 // S3Server is a running versitygw with its posix backend on loopback.
 type S3Server struct {
-	// Endpoint is the server's URL, http://127.0.0.1:port.
+	// Endpoint is the server's URL, http://127.0.0.1:port, or
+	// https://127.0.0.1:port with Options.S3TLS.
 	Endpoint string
+	// CAPath is, with Options.S3TLS, the PEM file of the server's
+	// self-signed certificate, which clients trust as their CA (Env sets
+	// AWS_CA_BUNDLE to it); "" over plain HTTP.
+	CAPath string
 	// AccessKey, SecretKey and Region are what clients sign requests with.
 	AccessKey, SecretKey, Region string
 	// DataDir is the posix backend's root: one dir per bucket.
@@ -48,6 +53,9 @@ type S3Server struct {
 	addr    string
 	tmp     string
 	buckets atomic.Int64
+	// tls is the certificate and key versitygw serves with S3TLS; zero
+	// over plain HTTP.
+	tls selfSigned
 
 	mu     sync.Mutex
 	proc   *child
@@ -76,6 +84,13 @@ func StartS3(ctx context.Context, opts Options) (_ *S3Server, err error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("testbed: make %s: %w", data, err)
 	}
+	scheme, cert := "http", selfSigned{}
+	if opts.S3TLS {
+		scheme = "https"
+		if cert, err = writeSelfSigned(tmp, "versitygw"); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	var lastErr error
 	for range 3 {
@@ -84,7 +99,8 @@ func StartS3(ctx context.Context, opts Options) (_ *S3Server, err error) {
 			return nil, err
 		}
 		s := &S3Server{
-			Endpoint:  fmt.Sprintf("http://127.0.0.1:%d", port),
+			Endpoint:  fmt.Sprintf("%s://127.0.0.1:%d", scheme, port),
+			CAPath:    cert.certPath,
 			AccessKey: s3AccessKey,
 			SecretKey: s3SecretKey,
 			Region:    s3Region,
@@ -93,6 +109,7 @@ func StartS3(ctx context.Context, opts Options) (_ *S3Server, err error) {
 			bin:       bin,
 			addr:      fmt.Sprintf("127.0.0.1:%d", port),
 			tmp:       tmp,
+			tls:       cert,
 		}
 		lastErr = s.startContext(ctx)
 		if lastErr == nil {
@@ -108,13 +125,17 @@ func StartS3(ctx context.Context, opts Options) (_ *S3Server, err error) {
 }
 
 // Client returns an S3 client for the server: static credentials, path-style
-// addressing, checksums only when an operation requires them.
+// addressing, checksums only when an operation requires them, and with
+// S3TLS the server's certificate as the only trusted CA.
 func (s *S3Server) Client() *s3.Client {
 	cfg := aws.Config{
 		Region:                     s.Region,
 		Credentials:                credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	}
+	if s.tls.roots != nil {
+		cfg.HTTPClient = HTTPClient(s.tls.roots)
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(s.Endpoint)
@@ -124,9 +145,9 @@ func (s *S3Server) Client() *s3.Client {
 
 // Env returns the AWS_* environment settings that point the aws CLI and SDKs
 // at the server (the CLI also needs --endpoint-url where it ignores
-// AWS_ENDPOINT_URL).
+// AWS_ENDPOINT_URL), with S3TLS AWS_CA_BUNDLE too.
 func (s *S3Server) Env() []string {
-	return []string{
+	env := []string{
 		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
 		"AWS_REGION=" + s.Region,
@@ -135,6 +156,10 @@ func (s *S3Server) Env() []string {
 		"AWS_REQUEST_CHECKSUM_CALCULATION=when_required",
 		"AWS_RESPONSE_CHECKSUM_VALIDATION=when_required",
 	}
+	if s.CAPath != "" {
+		env = append(env, "AWS_CA_BUNDLE="+s.CAPath)
+	}
+	return env
 }
 
 // CreateBucketContext creates a fresh, uniquely named bucket and returns its
@@ -177,10 +202,12 @@ func (s *S3Server) startContext(ctx context.Context) error {
 	if s.proc != nil && !s.proc.exited() {
 		return nil
 	}
-	cmd := exec.Command(s.bin,
-		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
-		"--port", s.addr, "--quiet",
-		"posix", s.DataDir)
+	args := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
+		"--port", s.addr, "--quiet"}
+	if s.tls.certPath != "" {
+		args = append(args, "--cert", s.tls.certPath, "--key", s.tls.keyPath)
+	}
+	cmd := exec.Command(s.bin, append(args, "posix", s.DataDir)...)
 	cmd.Dir = s.tmp
 	// Root credentials come from the flags only.
 	cmd.Env = filterEnv(os.Environ(), "ROOT_", "VGW_", "AWS_")

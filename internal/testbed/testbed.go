@@ -38,6 +38,11 @@ type bed struct {
 	s3     *S3Server
 	s3Err  error
 
+	// s3tls is the second versitygw, serving HTTPS (S3TLS).
+	s3tlsOnce sync.Once
+	s3tls     *S3Server
+	s3tlsErr  error
+
 	shutdownOnce sync.Once
 }
 
@@ -103,14 +108,17 @@ func (b *bed) stopAll() {
 	if b.cancel != nil {
 		b.cancel()
 	}
-	k, s := b.kafka, b.s3
+	k, servers := b.kafka, []*S3Server{b.s3, b.s3tls}
 	b.mu.Unlock()
 	if k != nil {
 		if err := k.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	if s != nil {
+	for _, s := range servers {
+		if s == nil {
+			continue
+		}
 		if err := s.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
@@ -155,12 +163,19 @@ func (b *bed) kafkaBroker() (*KafkaBroker, error) {
 	return b.kafka, b.kafkaErr
 }
 
-func (b *bed) s3Server() (*S3Server, error) {
+// s3Server returns the binary's versitygw, over HTTPS when tls is set,
+// starting it on first use.
+func (b *bed) s3Server(tls bool) (*S3Server, error) {
 	ctx, opts, err := b.state()
 	if err != nil {
 		return nil, err
 	}
-	b.s3Once.Do(func() {
+	once, srv, srvErr := &b.s3Once, &b.s3, &b.s3Err
+	if tls {
+		once, srv, srvErr = &b.s3tlsOnce, &b.s3tls, &b.s3tlsErr
+	}
+	once.Do(func() {
+		opts.S3TLS = tls
 		s, err := StartS3(ctx, opts)
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -168,9 +183,9 @@ func (b *bed) s3Server() (*S3Server, error) {
 			_ = s.Close()
 			s, err = nil, errShutDown
 		}
-		b.s3, b.s3Err = s, err
+		*srv, *srvErr = s, err
 	})
-	return b.s3, b.s3Err
+	return *srv, *srvErr
 }
 
 // skipOrFail skips the test when err says a tool is missing (unless
@@ -200,7 +215,20 @@ func Kafka(t testing.TB) *KafkaBroker {
 // server does not start.
 func S3(t testing.TB) *S3Server {
 	t.Helper()
-	s, err := current.s3Server()
+	s, err := current.s3Server(false)
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	return s
+}
+
+// S3TLS returns the test binary's second versitygw, which serves HTTPS
+// with a self-signed certificate (Options.S3TLS; clients trust
+// S3Server.CAPath), starting it on first use. It skips and fails as S3
+// does.
+func S3TLS(t testing.TB) *S3Server {
+	t.Helper()
+	s, err := current.s3Server(true)
 	if err != nil {
 		skipOrFail(t, err)
 	}

@@ -5,14 +5,18 @@ package testbed
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -130,5 +134,46 @@ func TestKafkaStartFailureIntegration(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(testbed); len(left) != 0 {
 		t.Fatalf("failed start left %d entries in its temp dir parent", len(left))
+	}
+}
+
+// TestS3TLSIntegration: the HTTPS versitygw answers at an https://
+// endpoint with its self-signed certificate: its Client (trusting CAPath)
+// writes and reads an object, Env names the CA in AWS_CA_BUNDLE, and a
+// client trusting only the system roots is refused by certificate
+// verification.
+func TestS3TLSIntegration(t *testing.T) {
+	s := S3TLS(t)
+	if !strings.HasPrefix(s.Endpoint, "https://127.0.0.1:") || s.CAPath == "" {
+		t.Fatalf("endpoint %q, CA %q: want https://127.0.0.1:<port> and a CA file", s.Endpoint, s.CAPath)
+	}
+	if plain := S3(t); plain == s || strings.HasPrefix(plain.Endpoint, "https") {
+		t.Fatalf("S3 returned %s, want the plain HTTP server", plain.Endpoint)
+	}
+	if !slices.Contains(s.Env(), "AWS_CA_BUNDLE="+s.CAPath) {
+		t.Fatalf("Env() = %v, want AWS_CA_BUNDLE=%s", s.Env(), s.CAPath)
+	}
+	bucket := s.CreateBucket(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body := bytes.Repeat([]byte("tls"), 1000)
+	if _, err := s.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(out.Body)
+	out.Body.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read back %d bytes, err %v; want %d equal bytes", len(got), err, len(body))
+	}
+	untrusting := s3.New(s3.Options{Region: s.Region, BaseEndpoint: aws.String(s.Endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""), RetryMaxAttempts: 1})
+	_, err = untrusting.ListBuckets(ctx, &s3.ListBucketsInput{})
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("ListBuckets without the CA: %v, want an unknown authority", err)
 	}
 }

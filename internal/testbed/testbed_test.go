@@ -196,8 +196,10 @@ func TestBedWithoutMain(t *testing.T) {
 	if _, err := b.kafkaBroker(); !errors.Is(err, errNoMain) {
 		t.Errorf("kafkaBroker without Main = %v, want errNoMain", err)
 	}
-	if _, err := b.s3Server(); !errors.Is(err, errNoMain) {
-		t.Errorf("s3Server without Main = %v, want errNoMain", err)
+	for _, tls := range []bool{false, true} {
+		if _, err := b.s3Server(tls); !errors.Is(err, errNoMain) {
+			t.Errorf("s3Server(%v) without Main = %v, want errNoMain", tls, err)
+		}
 	}
 }
 

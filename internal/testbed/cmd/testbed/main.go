@@ -5,6 +5,7 @@
 //
 //	go run ./internal/testbed/cmd/testbed            # start both
 //	go run ./internal/testbed/cmd/testbed -prepare   # only fill the cache (CI warm-up)
+//	go run ./internal/testbed/cmd/testbed -s3-tls    # versitygw over HTTPS, self-signed (AWS_CA_BUNDLE)
 package main
 
 import (
@@ -38,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	prepare := fs.Bool("prepare", false, "only download the Kafka jars and build versitygw into the cache, then exit")
 	withKafka := fs.Bool("kafka", true, "start the Kafka broker")
 	withS3 := fs.Bool("s3", true, "start versitygw")
+	s3TLS := fs.Bool("s3-tls", false, "serve versitygw over HTTPS with a self-signed certificate (its PEM file in AWS_CA_BUNDLE)")
 	bucket := fs.String("bucket", "kafkas3", "bucket to create on versitygw (empty: none)")
 	cacheDir := fs.String("cache", "", "cache dir (default $KAFKAS3_CACHE, else $XDG_CACHE_HOME/kafkas3, else ~/.cache/kafkas3)")
 	if err := fs.Parse(args); err != nil {
@@ -47,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	opts := testbed.Options{
 		CacheDir: *cacheDir,
+		S3TLS:    *s3TLS,
 		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
 	}
 
