@@ -24,7 +24,7 @@ func (e *env) thousandRows() {
 	e.createTopic(d.Topic, d.Partitions)
 	e.produceRow("load: franz-go idempotent producer, 1,000 partitions", d, "")
 	perPart := d.Records / int64(d.Partitions)
-	for _, f := range []string{fmtBytes, fmtJSONGzip} {
+	for _, f := range []string{fmtBytes, fmtJSONGzip, fmtJSONZstd} {
 		r := e.sinkRow(fmt.Sprintf("sink %s --once, 1,000 partitions, every object open to the end", f), d, f, int(perPart+1), 0, false)
 		if n := len(e.listObjects(r.bucket)); n != thousandPartitions {
 			e.failures = append(e.failures, fmt.Sprintf("%s: %d objects, want %d (one per partition)", r.name, n, thousandPartitions))
