@@ -94,6 +94,21 @@ func (p *passLog) Planned(t Totals) {
 	p.objects = append(p.objects, t.Objects)
 }
 
+// newFollower returns a follow restore of a (indexed) into brokers,
+// polling every 5 ms, reading each object once (once) or proving the
+// archive first, with the passLog of its passes.
+func newFollower(t *testing.T, a *archive, brokers []string, once bool) (*Restorer, *passLog) {
+	t.Helper()
+	cfg := indexedConfig(brokers, a)
+	cfg.Follow, cfg.PollInterval, cfg.ReadOnce = true, 5*time.Millisecond, once
+	st := &indexCounting{Store: a.store}
+	r, err := New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, &passLog{st: st, r: r}
+}
+
 func (p *passLog) passes() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,14 +169,7 @@ func followNewIndex(t *testing.T, once bool) {
 		ckpt(p)
 	}
 	brokers := newCluster(t, 2, "dst")
-	cfg := indexedConfig(brokers, a)
-	cfg.Follow, cfg.PollInterval, cfg.ReadOnce = true, 5*time.Millisecond, once
-	st := &indexCounting{Store: a.store}
-	r, err := New(cfg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &passLog{st: st, r: r}
+	r, log := newFollower(t, a, brokers, once)
 	runCtx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	var sum Summary
@@ -331,14 +339,7 @@ func followWhole(t *testing.T, once bool) {
 		rotate()
 	}
 	brokers := newCluster(t, 1, "dst")
-	cfg := indexedConfig(brokers, a)
-	cfg.Follow, cfg.PollInterval, cfg.ReadOnce = true, 5*time.Millisecond, once
-	st := &indexCounting{Store: a.store}
-	r, err := New(cfg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &passLog{st: st, r: r}
+	r, log := newFollower(t, a, brokers, once)
 	done := make(chan error, 1)
 	go func() {
 		_, err := r.Run(testContext(t), log)
