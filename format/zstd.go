@@ -1,9 +1,11 @@
 package format
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -24,15 +26,23 @@ import (
 //
 // Memory: unlike gzip's, a zstd frame cannot be built from chunks
 // compressed by shared compressors (a block depends on the repeat offsets
-// and entropy tables of the blocks before it), so an object holds an
-// encoder of its own once its input passes one block (zstdBlock, 128 KiB):
-// the match tables of its level plus the window and a block, about 1.3 MiB
-// at levels 0..2, 2.2 MiB at -1 and 3..5, 5.0 MiB at 6..8 and 35 MiB at 9
-// per open object (TestZstdMemoryPerObject measures them). Until then
-// an object holds only its input, and an object that ends within one block
-// is compressed at Close by one of the format's zstdSharedEncoders shared
-// encoders. The encoders of closed objects are kept for the next ones (at
-// most zstdIdle).
+// and entropy tables of the blocks before it), so an object streams
+// through an encoder of its own once its input passes one block
+// (zstdBlock, 128 KiB): the match tables of its level plus the window and
+// a block, about 1.3 MiB at levels 0..2, 2.2 MiB at -1 and 3..5, 5.0 MiB
+// at 6..8 and 35 MiB at 9 (TestZstdMemoryPerObject measures them). At
+// most zstdStreamEncoders objects of a format hold one at once; the others
+// past one block write their input to an unlinked temporary file (in
+// os.TempDir, as Parquet's spool) and are compressed from it at Close, as
+// one stream, by one of the format's zstdSharedEncoders shared encoders:
+// with 200 open objects a format holds at most zstdStreamEncoders +
+// zstdSharedEncoders + zstdIdle encoders, and the rest of the input waits
+// on disk, not in memory (TestZstdMemoryBounded). Until it passes one
+// block an object holds only its input, and an object that ends within
+// one block is compressed at Close by a shared encoder too. The encoders
+// of closed objects are kept for the next ones (at most zstdIdle). Every
+// path writes the frame one encoder stream writes for the object's bytes,
+// so the bytes of an object do not depend on the path it took.
 //
 // The reader accepts what zstd -d accepts with a window up to
 // zstdMaxWindow (concatenated frames, skippable frames) and decodes with
@@ -50,7 +60,8 @@ func WithZstd(f Format, level int) (Format, error) {
 		return nil, err
 	}
 	z := &zstdFormat{inner: f, level: l, shared: make(chan *zstdShared, zstdSharedEncoders),
-		idle: make(chan *zstd.Encoder, zstdIdle), decoders: make(chan *zstd.Decoder, zstdIdle)}
+		idle: make(chan *zstd.Encoder, zstdIdle), decoders: make(chan *zstd.Decoder, zstdIdle),
+		streams: make(chan struct{}, zstdStreamEncoders)}
 	for range zstdSharedEncoders {
 		z.shared <- &zstdShared{}
 	}
@@ -72,6 +83,10 @@ const zstdSharedEncoders = 4
 // zstdIdle is how many encoders of closed objects, and decoders of objects
 // read to the end, a format keeps for the next ones.
 const zstdIdle = 4
+
+// zstdStreamEncoders bounds the open objects of one format that stream
+// through an encoder of their own; the others wait on disk until Close.
+const zstdStreamEncoders = 8
 
 // zstdMaxWindow is the largest window the reader accepts: zstd's own
 // levels up to 19 use at most 8 MiB (--long and --ultra more).
@@ -112,6 +127,9 @@ type zstdFormat struct {
 	// decoders holds the decoders of objects read to the end for the next
 	// ones.
 	decoders chan *zstd.Decoder
+	// streams holds a token for each open object streaming through an
+	// encoder of its own (zstdStreamEncoders at most).
+	streams chan struct{}
 }
 
 // zstdShared is a shared encoder (made on first use) and its output buffer.
@@ -148,42 +166,79 @@ func (z *zstdFormat) NewWriter(w io.Writer) (RecordWriter, error) {
 }
 
 // zstdStream writes one zstd frame: it holds the input while it stays
-// under one block, then streams it through an encoder of its own.
+// under one block, then streams it through an encoder of its own or, when
+// zstdStreamEncoders objects have one, writes it to a temporary file that
+// Close compresses.
 type zstdStream struct {
 	z   *zstdFormat
 	w   io.Writer
 	buf []byte        // the input while it is under zstdBlock
 	enc *zstd.Encoder // the object's own encoder, past one block
-	err error         // sticky: the stream is broken after a failed write
+	// file holds the input past one block when no encoder was free, out
+	// buffers the writes to it.
+	file *os.File
+	out  *bufio.Writer
+	err  error // sticky: the stream is broken after a failed write
 }
 
 func (s *zstdStream) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	if s.enc == nil {
+	if s.enc == nil && s.out == nil {
 		if len(s.buf)+len(p) < zstdBlock {
 			s.buf = append(s.buf, p...)
 			return len(p), nil
 		}
-		enc, err := s.z.encoder(s.w)
-		if err != nil {
+		if err := s.pastOneBlock(); err != nil {
 			s.err = err
 			return 0, err
 		}
-		s.enc = enc
-		if _, err := s.enc.Write(s.buf); err != nil {
-			s.err = err
-			return 0, err
-		}
-		s.buf = nil
 	}
-	n, err := s.enc.Write(p)
+	var n int
+	var err error
+	if s.enc != nil {
+		n, err = s.enc.Write(p)
+	} else {
+		n, err = s.out.Write(p)
+	}
 	if err != nil {
 		s.err = err
 	}
 	return n, err
 }
+
+// pastOneBlock moves the held input to the object's own encoder, when
+// fewer than zstdStreamEncoders objects have one, or else to a temporary
+// file.
+func (s *zstdStream) pastOneBlock() error {
+	select {
+	case s.z.streams <- struct{}{}:
+		enc, err := s.z.encoder(s.w)
+		if err != nil {
+			<-s.z.streams
+			return err
+		}
+		s.enc = enc
+		_, err = s.enc.Write(s.buf)
+		s.buf = nil
+		return err
+	default:
+	}
+	f, err := os.CreateTemp("", "kafkas3-zstd-*")
+	if err != nil {
+		return fmt.Errorf("zstd: a temporary file for an object's input: %w", err)
+	}
+	_ = os.Remove(f.Name()) // unlinked: nothing is left behind
+	s.file, s.out = f, bufio.NewWriterSize(f, zstdFileBuffer)
+	_, err = s.out.Write(s.buf)
+	s.buf = nil
+	return err
+}
+
+// zstdFileBuffer buffers the writes of an object's input to its
+// temporary file, and the reads back at Close.
+const zstdFileBuffer = 64 << 10
 
 // Close ends the frame: the object's encoder writes its last block and
 // the checksum and is kept for the next object, or a shared encoder
@@ -200,7 +255,11 @@ func (s *zstdStream) Close() error {
 			s.z.keep(s.enc)
 		}
 		s.enc = nil
+		<-s.z.streams
 		return err
+	}
+	if s.file != nil {
+		return s.closeFile()
 	}
 	e := <-s.z.shared
 	defer func() { s.z.shared <- e }()
@@ -215,6 +274,33 @@ func (s *zstdStream) Close() error {
 	s.buf = nil
 	_, err := s.w.Write(e.out)
 	return err
+}
+
+// closeFile compresses the object's input from its temporary file with a
+// shared encoder, as one stream, and closes the file.
+func (s *zstdStream) closeFile() error {
+	defer s.file.Close()
+	if err := s.out.Flush(); err != nil {
+		return err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	e := <-s.z.shared
+	defer func() { s.z.shared <- e }()
+	if e.enc == nil {
+		enc, err := zstd.NewWriter(nil, s.z.options()...)
+		if err != nil {
+			return err
+		}
+		e.enc = enc
+	}
+	e.enc.Reset(s.w)
+	defer e.enc.Reset(io.Discard) // holds no writer of the object's
+	if _, err := io.CopyBuffer(e.enc, s.file, make([]byte, zstdFileBuffer)); err != nil {
+		return err
+	}
+	return e.enc.Close()
 }
 
 // encoder returns an encoder for a new frame on w: a kept one, reset, or a

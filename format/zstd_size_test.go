@@ -83,9 +83,9 @@ func TestZstdMemoryPerObject(t *testing.T) {
 		input          []byte
 		maxKiB         int64
 	}{
-		{-1, 16, input, 2600},
-		{1, 16, input, 1500},
-		{6, 16, input, 5600},
+		{-1, zstdStreamEncoders, input, 2600},
+		{1, zstdStreamEncoders, input, 1500},
+		{6, zstdStreamEncoders, input, 5600},
 		{9, 3, input, 37 << 10},
 		{-1, 64, input[:100<<10], 140}, // within one block
 	} {
@@ -101,6 +101,36 @@ func TestZstdMemoryPerObject(t *testing.T) {
 		if per>>10 > c.maxKiB {
 			t.Errorf("level %d, %d KiB written: %d KiB per open object, want at most %d", c.level, len(c.input)>>10, per>>10, c.maxKiB)
 		}
+	}
+}
+
+// TestZstdMemoryBounded: 200 objects of one format open at once, each
+// past two blocks (the sink's 200 partitions), hold at most
+// zstdStreamEncoders encoders of their own (TestZstdMemoryPerObject's
+// 2,600 KiB each at the default level) and, each of the others, its
+// temporary file's buffer and little else: the format's heap does not
+// grow by an encoder per object. Without the bound on encoders it is
+// about 2.2 MiB per object (440 MiB).
+func TestZstdMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 30 MiB")
+	}
+	const objects = 200
+	input := writeAllRecords(t, NewJSON(), vocabularyValues(300)...) // 300 KiB: past two blocks
+	f := mustZstd(t, NewJSON(), -1)
+	per := heapPerObject(t, objects, func() io.Closer {
+		zs := &zstdStream{z: f.(*zstdFormat), w: io.Discard}
+		if _, err := zs.Write(input); err != nil {
+			t.Fatal(err)
+		}
+		return zs
+	})
+	total := per * objects
+	bound := int64(zstdStreamEncoders*2600+objects*(zstdFileBuffer>>10+16)) << 10
+	t.Logf("%d open objects: %d KiB in all, %d KiB per object", objects, total>>10, per>>10)
+	if total > bound {
+		t.Errorf("%d open objects hold %d KiB, want at most %d KiB (%d encoders and a file buffer per object)",
+			objects, total>>10, bound>>10, zstdStreamEncoders)
 	}
 }
 

@@ -218,6 +218,55 @@ func TestZstdDeterministic(t *testing.T) {
 	}
 }
 
+// TestZstdManyOpenObjects: more objects open at once, past one block,
+// than a format has encoders for (zstdStreamEncoders): those without one
+// wait in a temporary file and are compressed at Close. Written
+// interleaved (a value to each in turn, as a sink's partitions are), each
+// object is byte for byte the frame it is written alone, whichever path
+// it took, and reads back.
+func TestZstdManyOpenObjects(t *testing.T) {
+	const n = zstdStreamEncoders + 5
+	values := vocabularyValues(400) // about 400 KiB: past three blocks
+	f := mustZstd(t, NewJSON(), -1)
+	want := writeAllRecords(t, mustZstd(t, NewJSON(), -1), values...)
+	bufs := make([]bytes.Buffer, n)
+	ws := make([]RecordWriter, n)
+	for i := range ws {
+		w, err := f.NewWriter(&bufs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	for _, v := range values {
+		for _, w := range ws {
+			if err := w.Write(&Record{Value: v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files := 0
+	for _, w := range ws {
+		if w.(*zstdWriter).zw.file != nil {
+			files++
+		}
+	}
+	if files != n-zstdStreamEncoders {
+		t.Fatalf("%d objects wait in a file, want %d", files, n-zstdStreamEncoders)
+	}
+	for i, w := range ws {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bufs[i].Bytes(), want) {
+			t.Errorf("object %d: %d bytes, written alone %d", i, bufs[i].Len(), len(want))
+		}
+	}
+	if got := unzstd(t, bufs[n-1].Bytes()); !bytes.Equal(got, unzstd(t, want)) {
+		t.Error("the last object does not read back")
+	}
+}
+
 func TestZstdEmptyObject(t *testing.T) {
 	z := mustZstd(t, NewJSON(), -1)
 	data := writeAllRecords(t, z) // no records: still a zstd frame
