@@ -177,6 +177,10 @@ func (f *sourceFlags) register(c *cobra.Command) {
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
 			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
+	fl.StringVar(&f.MaxBytesPerSec, "max-bytes-per-sec", "",
+		"hand records to the producer at most this fast, in bytes of keys, values and headers a second (10MB, 50MiB), across every partition of this process: for a live target (default: no limit)")
+	fl.Float64Var(&f.MaxRecordsPerSec, "max-records-per-sec", 0,
+		"hand at most this many records a second to the producer, across every partition of this process (default 0: no limit)")
 	fl.BoolVar(&f.AllowSameTopic, "allow-same-topic", false, "allow restoring into a topic this config's topics/topics.regex archives")
 	fl.BoolVar(&f.AllowGaps, "allow-gaps", false, "restore what the archive holds even when it has gaps or damaged objects, and report every gap (default: stop before producing anything)")
 	fl.BoolVar(&f.ProveFirst, "prove-first", false,

@@ -53,6 +53,10 @@ type sourceFlags struct {
 	// Generation is --generation: which generation of a recreated topic
 	// to restore (1, the first, by default).
 	Generation int
+	// MaxBytesPerSec is --max-bytes-per-sec ("10MB", "50MiB", "1000000";
+	// empty: no limit), MaxRecordsPerSec --max-records-per-sec (0: none).
+	MaxBytesPerSec   string
+	MaxRecordsPerSec float64
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -90,6 +94,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.mode(cfg, &errs)
 	f.creation(cfg, &errs)
 	f.groups(cfg, &errs)
+	f.rates(cfg, &errs)
 	applyGeneration(f.Generation, &cfg.Keys, &cfg.IndexPrefix, &errs)
 	if strings.TrimSpace(f.Shard) != "" {
 		var err error
@@ -195,6 +200,49 @@ func (f *sourceFlags) creation(cfg *restore.Config, errs *flagProblems) {
 			cfg.TopicConfigs[k] = v
 		}
 	}
+}
+
+// rates reads --max-bytes-per-sec and --max-records-per-sec.
+func (f *sourceFlags) rates(cfg *restore.Config, errs *flagProblems) {
+	if s := strings.TrimSpace(f.MaxBytesPerSec); s != "" {
+		n, err := parseByteRate(s)
+		if err != nil {
+			errs.bad("--max-bytes-per-sec", "%v", err)
+		}
+		cfg.MaxBytesPerSec = n
+	}
+	if f.MaxRecordsPerSec < 0 || math.IsNaN(f.MaxRecordsPerSec) || math.IsInf(f.MaxRecordsPerSec, 0) {
+		errs.bad("--max-records-per-sec", "is %v; want a positive number of records a second (0: no limit)", f.MaxRecordsPerSec)
+	} else {
+		cfg.MaxRecordsPerSec = f.MaxRecordsPerSec
+	}
+}
+
+// byteUnits are the suffixes --max-bytes-per-sec takes, longest first.
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+}
+
+// parseByteRate reads a rate in bytes a second: a positive number with
+// an optional unit (B, KB, MB, GB, KiB, MiB, GiB; "/s" may follow).
+func parseByteRate(s string) (float64, error) {
+	num := strings.TrimSuffix(strings.TrimSpace(s), "/s")
+	mult := 1.0
+	for _, u := range byteUnits {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("is %q; want a positive number of bytes a second, with an optional unit: 10MB, 50MiB, 2.5GB", s)
+	}
+	return n * mult, nil
 }
 
 // groups reads --restore-groups and --group-rename.

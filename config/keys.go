@@ -137,6 +137,7 @@ type Keys struct {
 	BootstrapServers               ListKey   // bootstrap.servers
 	GroupID                        StringKey // group.id
 	GroupInstanceID                StringKey // group.instance.id
+	ClientID                       StringKey // client.id
 	SessionTimeoutMs               IntKey    // session.timeout.ms
 	SecurityProtocol               ChoiceKey // security.protocol
 	SASLMechanism                  ChoiceKey // sasl.mechanism
@@ -386,6 +387,8 @@ func declare(d *declarer) *Keys {
 			Doc: "Consumer group. The default equals Kafka Connect's group for a sink of the same name, so kafkas3 resumes where the connector stopped."}),
 		GroupInstanceID: d.str(Spec{Name: "group.instance.id", Commands: Sink, Allowed: "any string, unique per instance",
 			Doc: "Static group membership: a restarted instance with the same id takes its partitions back at once instead of waiting for session.timeout.ms. Use a stable per-host value (for example the host name) under systemd."}),
+		ClientID: d.str(Spec{Name: "client.id", Commands: Both, Allowed: "any string",
+			Doc: "Kafka client id of the sink's consumer and the source's producer, as Kafka's client.id: broker quotas on a client id apply to it (a restore into a live cluster, with --max-bytes-per-sec). Default: the Kafka client's own (kgo)."}),
 		SessionTimeoutMs: d.int(Spec{Name: "session.timeout.ms", Default: "45000", Min: 6000, Max: 1800000, Commands: Sink,
 			Doc: "How long the group waits for a silent instance (a crashed one) before giving its partitions to the others; Kafka's default."}),
 		SecurityProtocol: d.choice(Spec{Name: "security.protocol", Default: "PLAINTEXT", Commands: Both,

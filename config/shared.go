@@ -61,6 +61,9 @@ func (p *valueParser) kafkaOpts() []kgo.Opt {
 	if m := p.saslMechanism(); m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
+	if id := p.str(p.k.ClientID); id != "" {
+		opts = append(opts, kgo.ClientID(id))
+	}
 	return opts
 }
 

@@ -196,6 +196,13 @@ type Config struct {
 	// detected.
 	Identity string
 
+	// MaxBytesPerSec and MaxRecordsPerSec (--max-bytes-per-sec,
+	// --max-records-per-sec) pace production for a live target: records
+	// are handed to the producer no faster, across every partition of
+	// the process (package throttle); bytes are each record's key, value
+	// and headers. Zero: no limit.
+	MaxBytesPerSec, MaxRecordsPerSec float64
+
 	// KafkaOpts are extra client options (security, client id, ...). They
 	// are applied after the engine's own options.
 	KafkaOpts []kgo.Opt

@@ -430,6 +430,9 @@ func (s *stream) take(rec *format.Record) error {
 			return err
 		}
 	}
+	if err := s.r.limit.Wait(s.ctx, 1, payloadBytes(rec)); err != nil {
+		return err
+	}
 	if err := context.Cause(s.ctx); err != nil {
 		return err // stop handing records over; those in flight land
 	}
@@ -441,6 +444,16 @@ func (s *stream) take(rec *format.Record) error {
 		s.report()
 	}
 	return nil
+}
+
+// payloadBytes is what a rate limit counts of a record: its key, value,
+// and header keys and values.
+func payloadBytes(rec *format.Record) int64 {
+	n := len(rec.Key) + len(rec.Value)
+	for _, h := range rec.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }
 
 // checkEnd runs after the last segment: the target must not hold more of

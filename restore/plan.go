@@ -266,6 +266,9 @@ type Plan struct {
 	// listed without an archive index entry at or after the last commit
 	// the index shows for their partition (a sink commit under way).
 	Deferred int
+	// RateLimit describes the run's rate limit (Config.MaxBytesPerSec,
+	// MaxRecordsPerSec), "" without one.
+	RateLimit string
 	// Shard is Config.Shard; with it, OtherShards counts the listed keys
 	// of the partitions left to other shards, and each TopicPlan holds
 	// only the shard's partitions (its Partitions stays the archive's).
@@ -352,6 +355,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Shard.Sharded() {
 		fmt.Fprintf(w, "shard %s: %d partitions of this shard; %d keys of other shards' partitions left to them (shard = (FNV-1a of the topic + partition) mod %d)\n",
 			p.Shard, p.Partitions(), p.OtherShards, p.Shard.Count)
+	}
+	if p.RateLimit != "" {
+		fmt.Fprintf(w, "rate limit: %s (--max-bytes-per-sec, --max-records-per-sec), across every partition\n", p.RateLimit)
 	}
 	if p.Deferred > 0 {
 		fmt.Fprintf(w, "deferred: %d objects without an archive index entry after their partition's last indexed commit (a sink commit under way); the next pass takes them\n", p.Deferred)
@@ -495,6 +501,7 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	}
 	l.archivePartitions(topics)
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
+	plan.RateLimit = r.limit.String()
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,9 @@ import (
 type Totals struct {
 	Objects int
 	Bytes   int64
+	// Limit describes the run's rate limit ("10.0 MB/s, 5000
+	// records/s"), "" without one.
+	Limit string
 }
 
 // Progress receives a run's progress. Advance is called from several
@@ -47,6 +50,7 @@ type Renderer struct {
 	mu       sync.Mutex
 	bar      *progressbar.ProgressBar
 	total    int64
+	limit    string // ", limited to ..." with a rate limit
 	bytes    int64
 	records  int64
 	started  time.Time
@@ -74,7 +78,10 @@ func (p *Renderer) Planned(t Totals) {
 		_ = p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
-	p.total, p.bytes, p.records = t.Bytes, 0, 0
+	p.total, p.bytes, p.records, p.limit = t.Bytes, 0, 0, ""
+	if t.Limit != "" {
+		p.limit = ", limited to " + t.Limit
+	}
 	p.started = p.now()
 	p.lastLine = p.started
 	if p.tty {
@@ -99,7 +106,7 @@ func (p *Renderer) Advance(records, bytes int64) {
 	p.bytes += bytes
 	now := p.now()
 	if p.tty && p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("%d records, %.0f records/s", p.records, p.rate(now)))
+		p.bar.Describe(fmt.Sprintf("%d records, %.0f records/s%s", p.records, p.rate(now), p.limit))
 		_ = p.bar.Add64(bytes)
 		return
 	}
@@ -144,6 +151,6 @@ func (p *Renderer) line(now time.Time) {
 		eta = left.Round(time.Second).String()
 	}
 	p.printed = [2]int64{p.records, p.bytes}
-	fmt.Fprintf(p.w, "restore progress: %d records (%.0f/s), %s of %s (%.1f%%), ETA %s\n",
-		p.records, p.rate(now), formatBytes(p.bytes), formatBytes(p.total), pct, eta)
+	fmt.Fprintf(p.w, "restore progress: %d records (%.0f/s%s), %s of %s (%.1f%%), ETA %s\n",
+		p.records, p.rate(now), p.limit, formatBytes(p.bytes), formatBytes(p.total), pct, eta)
 }

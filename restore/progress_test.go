@@ -69,3 +69,19 @@ func TestSummaryString(t *testing.T) {
 		t.Fatalf("String() = %q\nwant       %q", s.String(), want)
 	}
 }
+
+// TestRendererShowsTheRateLimit: with a rate limit (--max-bytes-per-sec,
+// --max-records-per-sec) the progress line says it.
+func TestRendererShowsTheRateLimit(t *testing.T) {
+	var out bytes.Buffer
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	r := NewRenderer(&out, false, time.Second)
+	r.now = clock.now
+	r.Planned(Totals{Objects: 1, Bytes: 100, Limit: "10.0 MB/s"})
+	clock.t = clock.t.Add(2 * time.Second)
+	r.Advance(200, 50)
+	want := "restore progress: 200 records (100/s, limited to 10.0 MB/s), 50 B of 100 B (50.0%), ETA 2s\n"
+	if out.String() != want {
+		t.Fatalf("line = %q, want %q", out.String(), want)
+	}
+}

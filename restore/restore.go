@@ -17,6 +17,7 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/throttle"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -101,6 +102,9 @@ type Restorer struct {
 	whole  bool
 	warned map[string]bool
 	deps   *outage.Tracker // the dependencies' states (Config.Health)
+	// limit paces production (Config.MaxBytesPerSec, MaxRecordsPerSec);
+	// nil: no limit.
+	limit *throttle.Limiter
 }
 
 type topicPartition struct {
@@ -146,6 +150,11 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	if err := r.compile(); err != nil {
 		return nil, err
 	}
+	limit, err := throttle.New(throttle.Config{BytesPerSec: cfg.MaxBytesPerSec, RecordsPerSec: cfg.MaxRecordsPerSec})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	r.limit = limit
 	for _, t := range cfg.Topics {
 		if strings.Contains(t, cfg.Keys.DirectoryDelim) {
 			return nil, fmt.Errorf("%w: topic %q contains directory.delim %q", ErrInvalidConfig, t, cfg.Keys.DirectoryDelim)
@@ -654,7 +663,7 @@ type job struct {
 // later passes (follow mode) skip what this run restored itself.
 func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, plan *Plan, progress Progress, sum *Summary, first bool) error {
 	topics := r.topicsWithObjects(plan)
-	progress.Planned(Totals{Objects: plan.Objects(), Bytes: plan.Bytes()})
+	progress.Planned(Totals{Objects: plan.Objects(), Bytes: plan.Bytes(), Limit: plan.RateLimit})
 	if len(topics) == 0 {
 		return nil
 	}
