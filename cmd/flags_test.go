@@ -57,12 +57,12 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
 		"--allow-unknown-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
-		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3")
+		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3", "--max-bytes-per-sec", "50MiB", "--max-records-per-sec", "2500")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
 		AllowUnknownOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
-		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3}
+		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3, MaxBytesPerSec: "50MiB", MaxRecordsPerSec: 2500}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)
 	}
@@ -73,6 +73,30 @@ func TestSourceFlags(t *testing.T) {
 	parseFlags(t, c)
 	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" {
 		t.Errorf("defaults %+v", got)
+	}
+}
+
+// TestByteRates: --max-bytes-per-sec's units, into the restore's
+// Config.MaxBytesPerSec with --max-records-per-sec.
+func TestByteRates(t *testing.T) {
+	for in, want := range map[string]float64{"1000": 1000, "10MB": 10e6, "10 MB/s": 10e6, "50MiB": 50 << 20, "2.5GB": 2.5e9, "64KiB": 64 << 10, "7B": 7} {
+		got, err := parseByteRate(in)
+		if err != nil || got != want {
+			t.Errorf("parseByteRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MB", "-1MB", "1TB", "1e400"} {
+		if _, err := parseByteRate(in); err == nil {
+			t.Errorf("parseByteRate(%q) took it", in)
+		}
+	}
+	f := &sourceFlags{MaxBytesPerSec: "10MB", MaxRecordsPerSec: 500, Timestamps: "original", Topics: "orders", RenameRegex: defaultRenameRegex}
+	var cfg restore.Config
+	if err := f.apply(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxBytesPerSec != 10e6 || cfg.MaxRecordsPerSec != 500 {
+		t.Fatalf("Config rates %v, %v; want 1e7, 500", cfg.MaxBytesPerSec, cfg.MaxRecordsPerSec)
 	}
 }
 

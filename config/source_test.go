@@ -5,6 +5,7 @@ import (
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"reflect"
 	"slices"
 	"strings"
@@ -179,5 +180,37 @@ func TestSourceIgnoresSinkIdentity(t *testing.T) {
 	// the format and a store.
 	if _, err := loadSource(t, "format.class: json\nstore.local.dir: /a\n"); err != nil {
 		t.Errorf("Source() without name: %v", err)
+	}
+}
+
+// TestClientID: client.id becomes the Kafka client id of the source's
+// producer and the sink's consumer (broker quotas by client id); unset,
+// the client's own default stays.
+func TestClientID(t *testing.T) {
+	src, err := loadSource(t, "bootstrap.servers: localhost:9092\ntopics: orders\nstore.local.dir: /tmp/a\nformat.class: json\n", "client.id=restore-orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := loadSink(t, "client.id=archive-orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := loadSource(t, "bootstrap.servers: localhost:9092\ntopics: orders\nstore.local.dir: /tmp/a\nformat.class: json\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts []kgo.Opt
+		want string
+	}{{src.Restore.KafkaOpts, "restore-orders"}, {sink.Archive.KafkaOpts, "archive-orders"}, {plain.Restore.KafkaOpts, "kgo"}} {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, c.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cl.OptValue(kgo.ClientID)
+		cl.Close()
+		if got != c.want {
+			t.Errorf("client id %v, want %q", got, c.want)
+		}
 	}
 }
