@@ -232,17 +232,25 @@ func isDamage(err error) bool {
 //
 // In modeProve fn keeps nothing, so the value reader does not copy values
 // out of its buffers (format.Transient): each record is valid only until
-// the next one is read.
-func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error) (objectFacts, error) {
+// the next one is read. Nor does it once copies (when set) reports true:
+// fn keeps no record of those that follow (a recordBuffer that spilled
+// encodes each record into its file at once).
+func (r *Restorer) readObject(ctx context.Context, obj Object, target string, mode readMode, fn func(rec *format.Record) error, copies func() bool) (objectFacts, error) {
 	or, err := r.openObject(ctx, obj, target, mode)
 	if err != nil {
 		return objectFacts{nullKeyIdx: -1}, err
 	}
 	defer or.close()
-	if t, ok := or.rd.(format.Transient); ok && mode == modeProve {
+	t, _ := or.rd.(format.Transient)
+	if t != nil && mode == modeProve {
 		t.SetTransient(true)
+		t = nil
 	}
 	for {
+		if t != nil && copies != nil && copies() {
+			t.SetTransient(true)
+			t = nil
+		}
 		rec, err := or.next(ctx)
 		if err != nil {
 			return or.facts, err
@@ -527,7 +535,7 @@ type loadedObject struct {
 // before loadObject returns.
 func (r *Restorer) loadObject(ctx context.Context, obj Object, target string, spill int64) (*loadedObject, error) {
 	buf := newRecordBuffer(spill, r.cfg.TempDir, r.mem)
-	facts, err := r.readObject(ctx, obj, target, modeRestore, buf.add)
+	facts, err := r.readObject(ctx, obj, target, modeRestore, buf.add, buf.Spilled)
 	if err == nil {
 		err = checkLoaded(&obj, facts)
 	}

@@ -285,7 +285,7 @@ func (r *Restorer) proofRead(ctx context.Context, o *Object) (objectFacts, error
 	}
 	target := "" // modeProve frames nothing
 	r.planReads.Add(1)
-	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil })
+	return r.readObject(ctx, *o, target, modeProve, func(*format.Record) error { return nil }, nil)
 }
 
 // addUp adds pp's counts to its topic's.

@@ -529,3 +529,39 @@ func cancelRuns(t *testing.T, cfg Config, a *archive, brokers []string, want map
 	}
 	return held
 }
+
+// TestRestoreSpillsWithoutCopies: a JSON and a gzipped bytes archive whose
+// objects (about 300 KB: several fills of a reader's buffer) are far
+// larger than SpillBytes. The records a loaded object
+// keeps in memory are copies of the reader's buffers; once its buffer has
+// spilled, the reader hands out values in place (format.Transient), each
+// encoded into the file before the next is read. Every value comes back
+// whole and in order: none was overwritten by a later read.
+func TestRestoreSpillsWithoutCopies(t *testing.T) {
+	bytesGzip, err := format.New(format.Config{Kind: format.KindBytes, Bytes: format.DefaultBytesConfig(), Compression: format.CompressionGzip, CompressionLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []format.Format{format.NewJSON(), bytesGzip} {
+		t.Run(f.Extension(), func(t *testing.T) {
+			brokers := newCluster(t, 1, "dst")
+			a := newArchive(t, f)
+			var want []*format.Record
+			for obj := range 3 {
+				var recs []*format.Record
+				for i := range 3000 {
+					n := obj*3000 + i
+					recs = append(recs, &format.Record{Value: fmt.Appendf(nil, "value-%d-%s", n, bytes.Repeat([]byte{'a' + byte(n%26)}, n%97))})
+				}
+				a.put("src", 0, int64(obj*3000), recs)
+				want = append(want, recs...)
+			}
+			cfg := baseConfig(brokers, a.f, "src")
+			cfg.Rename, cfg.SpillBytes, cfg.TempDir = "dst", 64<<10, t.TempDir()
+			if _, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			checkValues(t, "dst/0", readTopic(t, brokers, "dst")[0], want)
+		})
+	}
+}
