@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,12 +58,14 @@ func TestSourceFlags(t *testing.T) {
 		"--topic-config", "retention.ms=-1", "--topic-config", "cleanup.policy=compact", "--timestamps", "now",
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
 		"--allow-unknown-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
-		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3", "--max-bytes-per-sec", "50MiB", "--max-records-per-sec", "2500")
+		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3", "--max-bytes-per-sec", "50MiB", "--max-records-per-sec", "2500",
+		"--exclude-keys-file", "gdpr.txt", "--exclude-action", "tombstone")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
 		AllowUnknownOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
-		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3, MaxBytesPerSec: "50MiB", MaxRecordsPerSec: 2500}
+		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3, MaxBytesPerSec: "50MiB", MaxRecordsPerSec: 2500,
+		ExcludeKeysFile: "gdpr.txt", ExcludeAction: "tombstone"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)
 	}
@@ -152,5 +155,36 @@ func TestConfigFlags(t *testing.T) {
 	c.SetArgs([]string{"both"})
 	if err := c.Execute(); err == nil {
 		t.Error("config both: no error")
+	}
+}
+
+// TestKeyList: --exclude-keys-file's lines: text, base64: for other
+// bytes, a trailing \r dropped, empty lines skipped; a bad base64 line is
+// named.
+func TestKeyList(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/keys.txt"
+	if err := os.WriteFile(path, []byte("user-1\r\n\nuser 2\nbase64:AAH/\nbase64:\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := readKeyList(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{}{"user-1": {}, "user 2": {}, "\x00\x01\xff": {}, "": {}}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("keys %q, want %q", keys, want)
+	}
+	if err := os.WriteFile(path, []byte("ok\nbase64:%%%\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readKeyList(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("bad base64: %v, want an error naming line 2", err)
+	}
+	if err := os.WriteFile(path, []byte("\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readKeyList(path); err == nil {
+		t.Fatal("an empty list was taken")
 	}
 }

@@ -177,6 +177,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
 			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
+	fl.StringVar(&f.ExcludeKeysFile, "exclude-keys-file", "",
+		"erase these keys (a compliance list, one key per line, as text or base64:<standard base64>): each archived record with one is restored as a tombstone (its key, a null value, no headers) in its place; re-runs must use the same list")
+	fl.StringVar(&f.ExcludeAction, "exclude-action", "tombstone", "what --exclude-keys-file does to a listed key's records: tombstone (drop is not supported yet)")
 	fl.StringVar(&f.MaxBytesPerSec, "max-bytes-per-sec", "",
 		"hand records to the producer at most this fast, in bytes of keys, values and headers a second (10MB, 50MiB), across every partition of this process: for a live target (default: no limit)")
 	fl.Float64Var(&f.MaxRecordsPerSec, "max-records-per-sec", 0,
@@ -527,7 +530,7 @@ func sourceError(err error) error {
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
 // any); with --until, until and past_cut (untilFields) follow, then
-// unknown_order and damaged_found (when any).
+// unknown_order, damaged_found and erased (when any).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -535,7 +538,7 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s)
 }
 
 // damagedFields is " damaged_found=N" when the restore found N damaged
@@ -546,6 +549,15 @@ func damagedFields(s restore.Summary) string {
 		return ""
 	}
 	return fmt.Sprintf(" damaged_found=%d", len(s.DamagedFound))
+}
+
+// erasedFields is " erased=N" when N records of keys --exclude-keys-file
+// lists were produced as tombstones, else empty.
+func erasedFields(s restore.Summary) string {
+	if s.Erased == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" erased=%d", s.Erased)
 }
 
 // lostFields is " lost=N" when the archive index records N offsets of the

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"bufio"
+	"encoding/base64"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,6 +60,9 @@ type sourceFlags struct {
 	// empty: no limit), MaxRecordsPerSec --max-records-per-sec (0: none).
 	MaxBytesPerSec   string
 	MaxRecordsPerSec float64
+	// ExcludeKeysFile is --exclude-keys-file, ExcludeAction
+	// --exclude-action (tombstone).
+	ExcludeKeysFile, ExcludeAction string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -95,6 +101,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.creation(cfg, &errs)
 	f.groups(cfg, &errs)
 	f.rates(cfg, &errs)
+	f.erasure(cfg, &errs)
 	applyGeneration(f.Generation, &cfg.Keys, &cfg.IndexPrefix, &errs)
 	if strings.TrimSpace(f.Shard) != "" {
 		var err error
@@ -216,6 +223,62 @@ func (f *sourceFlags) rates(cfg *restore.Config, errs *flagProblems) {
 	} else {
 		cfg.MaxRecordsPerSec = f.MaxRecordsPerSec
 	}
+}
+
+// erasure reads --exclude-keys-file and --exclude-action.
+func (f *sourceFlags) erasure(cfg *restore.Config, errs *flagProblems) {
+	switch a := strings.TrimSpace(f.ExcludeAction); a {
+	case "", "tombstone":
+	case "drop":
+		errs.bad("--exclude-action", "drop is not supported yet (a dropped record would change the record count a resumed restore relies on); use tombstone")
+	default:
+		errs.bad("--exclude-action", "is %q; want tombstone", f.ExcludeAction)
+	}
+	if f.ExcludeKeysFile == "" {
+		return
+	}
+	keys, err := readKeyList(f.ExcludeKeysFile)
+	if err != nil {
+		errs.bad("--exclude-keys-file", "%v", err)
+		return
+	}
+	cfg.ExcludeKeys = keys
+}
+
+// readKeyList reads a key list: one key per line (a trailing \r
+// dropped), as text, or as base64:<standard base64> for keys that are not
+// text; empty lines are skipped. An undecodable line is an error naming
+// it.
+func readKeyList(path string) (map[string]struct{}, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	keys := map[string]struct{}{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		if enc, ok := strings.CutPrefix(line, "base64:"); ok {
+			b, err := base64.StdEncoding.DecodeString(enc)
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %q is not standard base64 (%v)", path, n, enc, err)
+			}
+			line = string(b)
+		}
+		keys[line] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s lists no key", path)
+	}
+	return keys, nil
 }
 
 // byteUnits are the suffixes --max-bytes-per-sec takes, longest first.

@@ -196,6 +196,13 @@ type Config struct {
 	// detected.
 	Identity string
 
+	// ExcludeKeys (--exclude-keys-file) lists record keys to erase: each
+	// archived record with one of them is restored as a tombstone (its
+	// key, a null value, no headers), in its place, so the record stream
+	// keeps its length and order (resuming, group offsets and the
+	// verification of a resumed run are unchanged). Nil: none.
+	ExcludeKeys map[string]struct{}
+
 	// MaxBytesPerSec and MaxRecordsPerSec (--max-bytes-per-sec,
 	// --max-records-per-sec) pace production for a live target: records
 	// are handed to the producer no faster, across every partition of

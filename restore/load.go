@@ -396,6 +396,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			return nil, err
 		}
 	}
+	or.r.erase(rec)
 	// Records that carry their offset (envelope objects) keep it; the
 	// others get start+i, the offset their name implies.
 	if rec.Offset != 0 {

@@ -69,6 +69,7 @@ type partitionResult struct {
 	records int64 // produced and acknowledged
 	bytes   int64 // listed sizes of the value objects this run restored or found restored (Summary.Bytes)
 	skipped int64 // archived records already in the target
+	erased  int64 // records produced as tombstones of listed keys (Config.ExcludeKeys)
 }
 
 // producePartition restores one target partition, up to handing its
@@ -429,6 +430,9 @@ func (s *stream) take(rec *format.Record) error {
 		if err := s.verify(); err != nil {
 			return err
 		}
+	}
+	if s.r.erased(rec) {
+		s.res.erased++
 	}
 	if err := s.r.limit.Wait(s.ctx, 1, payloadBytes(rec)); err != nil {
 		return err

@@ -269,6 +269,8 @@ type Plan struct {
 	// RateLimit describes the run's rate limit (Config.MaxBytesPerSec,
 	// MaxRecordsPerSec), "" without one.
 	RateLimit string
+	// Erasing counts the keys of Config.ExcludeKeys.
+	Erasing int
 	// Shard is Config.Shard; with it, OtherShards counts the listed keys
 	// of the partitions left to other shards, and each TopicPlan holds
 	// only the shard's partitions (its Partitions stays the archive's).
@@ -355,6 +357,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Shard.Sharded() {
 		fmt.Fprintf(w, "shard %s: %d partitions of this shard; %d keys of other shards' partitions left to them (shard = (FNV-1a of the topic + partition) mod %d)\n",
 			p.Shard, p.Partitions(), p.OtherShards, p.Shard.Count)
+	}
+	if p.Erasing > 0 {
+		fmt.Fprintf(w, "erasure list: %d keys (--exclude-keys-file); each record with one is restored as a tombstone (null value, no headers), counted as it is produced\n", p.Erasing)
 	}
 	if p.RateLimit != "" {
 		fmt.Fprintf(w, "rate limit: %s (--max-bytes-per-sec, --max-records-per-sec), across every partition\n", p.RateLimit)
@@ -502,6 +507,7 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	l.archivePartitions(topics)
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
 	plan.RateLimit = r.limit.String()
+	plan.Erasing = len(r.cfg.ExcludeKeys)
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}

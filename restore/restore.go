@@ -749,6 +749,7 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 			mu.Lock()
 			sum.Records += res.records
 			sum.Bytes += res.bytes
+			sum.Erased += res.erased
 			if first {
 				sum.AlreadyPresent += res.skipped
 			}

@@ -59,6 +59,9 @@ type Summary struct {
 	// archived records past the partitions' cuts, which are not restored.
 	Until   time.Time
 	PastCut int64
+	// Erased counts the records produced as tombstones because their key
+	// is listed in Config.ExcludeKeys (--exclude-keys-file).
+	Erased int64
 	// UnknownOrder lists the partitions ("topic/partition") whose record
 	// order the plan does not know (PartitionPlan.Order is
 	// OrderUnknown), restored with Config.AllowUnknownOrder object by
@@ -97,6 +100,9 @@ func (s Summary) String() string {
 	}
 	if !s.Until.IsZero() {
 		line += fmt.Sprintf("; --until %s: %d records past the cut left out", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
+	}
+	if s.Erased > 0 {
+		line += fmt.Sprintf("; %d records of listed keys restored as tombstones (--exclude-keys-file)", s.Erased)
 	}
 	return line
 }
