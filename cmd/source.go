@@ -179,7 +179,11 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.ExcludeKeysFile, "exclude-keys-file", "",
 		"erase these keys (a compliance list, one key per line, as text or base64:<standard base64>): each archived record with one is restored as a tombstone (its key, a null value, no headers) in its place; re-runs must use the same list")
-	fl.StringVar(&f.ExcludeAction, "exclude-action", "tombstone", "what --exclude-keys-file does to a listed key's records: tombstone (drop is not supported yet)")
+	fl.StringVar(&f.ExcludeAction, "exclude-action", "tombstone",
+		"what --exclude-keys-file does to a listed key's records: tombstone (restored as a tombstone in its place), or drop (left out, counted as filtered)")
+	fl.StringVar(&f.KeyRegex, "key-regex", "", "restore only records whose whole key matches this regular expression (RE2); records without a key never do")
+	fl.StringVar(&f.Header, "header", "", "restore only records with a header NAME, or NAME=VALUE with that value")
+	fl.StringVar(&f.From, "from", "", "restore only records whose timestamp is at or after this time: RFC 3339 (2026-12-01T11:00:00Z) or Unix milliseconds")
 	fl.StringVar(&f.MaxBytesPerSec, "max-bytes-per-sec", "",
 		"hand records to the producer at most this fast, in bytes of keys, values and headers a second (10MB, 50MiB), across every partition of this process: for a live target (default: no limit)")
 	fl.Float64Var(&f.MaxRecordsPerSec, "max-records-per-sec", 0,
@@ -530,7 +534,7 @@ func sourceError(err error) error {
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
 // any); with --until, until and past_cut (untilFields) follow, then
-// unknown_order, damaged_found and erased (when any).
+// unknown_order, damaged_found, erased and filtered (when any).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -538,7 +542,7 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s)
 }
 
 // damagedFields is " damaged_found=N" when the restore found N damaged
@@ -549,6 +553,15 @@ func damagedFields(s restore.Summary) string {
 		return ""
 	}
 	return fmt.Sprintf(" damaged_found=%d", len(s.DamagedFound))
+}
+
+// filteredFields is " filtered=N" when the filters left N records out,
+// else empty.
+func filteredFields(s restore.Summary) string {
+	if s.Filtered == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" filtered=%d", s.Filtered)
 }
 
 // erasedFields is " erased=N" when N records of keys --exclude-keys-file

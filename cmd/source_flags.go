@@ -63,6 +63,9 @@ type sourceFlags struct {
 	// ExcludeKeysFile is --exclude-keys-file, ExcludeAction
 	// --exclude-action (tombstone).
 	ExcludeKeysFile, ExcludeAction string
+	// KeyRegex is --key-regex, Header --header NAME[=VALUE], From --from
+	// (RFC 3339 or Unix milliseconds): the record filters.
+	KeyRegex, Header, From string
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -102,6 +105,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.groups(cfg, &errs)
 	f.rates(cfg, &errs)
 	f.erasure(cfg, &errs)
+	f.filters(cfg, &errs)
 	applyGeneration(f.Generation, &cfg.Keys, &cfg.IndexPrefix, &errs)
 	if strings.TrimSpace(f.Shard) != "" {
 		var err error
@@ -230,9 +234,12 @@ func (f *sourceFlags) erasure(cfg *restore.Config, errs *flagProblems) {
 	switch a := strings.TrimSpace(f.ExcludeAction); a {
 	case "", "tombstone":
 	case "drop":
-		errs.bad("--exclude-action", "drop is not supported yet (a dropped record would change the record count a resumed restore relies on); use tombstone")
+		cfg.Filter.DropKeys = true
+		if f.ExcludeKeysFile == "" {
+			errs.bad("--exclude-action", "drop is set without --exclude-keys-file")
+		}
 	default:
-		errs.bad("--exclude-action", "is %q; want tombstone", f.ExcludeAction)
+		errs.bad("--exclude-action", "is %q; want tombstone or drop", f.ExcludeAction)
 	}
 	if f.ExcludeKeysFile == "" {
 		return
@@ -243,6 +250,43 @@ func (f *sourceFlags) erasure(cfg *restore.Config, errs *flagProblems) {
 		return
 	}
 	cfg.ExcludeKeys = keys
+}
+
+// filters reads --key-regex, --header and --from, which leave records
+// out of the restore; none of them works with --follow or
+// --restore-groups yet.
+func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
+	if f.KeyRegex != "" {
+		re, err := regexp.Compile("^(?:" + f.KeyRegex + ")$")
+		if err != nil {
+			errs.bad("--key-regex", "%q does not compile: %v", f.KeyRegex, err)
+		}
+		cfg.Filter.KeyRegex = re
+	}
+	if f.Header != "" {
+		name, value, hasValue := strings.Cut(f.Header, "=")
+		if name == "" {
+			errs.bad("--header", "is %q; want NAME or NAME=VALUE", f.Header)
+		}
+		cfg.Filter.Header, cfg.Filter.HeaderHasValue = name, hasValue
+		if hasValue {
+			cfg.Filter.HeaderValue = []byte(value)
+		}
+	}
+	if strings.TrimSpace(f.From) != "" {
+		t, err := parseUntil(f.From)
+		if err != nil {
+			errs.bad("--from", "%v", err)
+		}
+		cfg.Filter.From = t
+	}
+	if cfg.Filter.Active() {
+		for flag, set := range map[string]bool{"--follow": f.Follow, "--restore-groups": f.RestoreGroups} {
+			if set {
+				errs.bad(flag, "is set together with a record filter (--key-regex, --header, --from or --exclude-action drop); not supported yet: its positions count the archive's records, not the ones a filter keeps")
+			}
+		}
+	}
 }
 
 // readKeyList reads a key list: one key per line (a trailing \r

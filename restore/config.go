@@ -202,6 +202,9 @@ type Config struct {
 	// keeps its length and order (resuming, group offsets and the
 	// verification of a resumed run are unchanged). Nil: none.
 	ExcludeKeys map[string]struct{}
+	// Filter leaves records out of the restore (filter.go); the zero
+	// Filter keeps them all. Not with Follow or RestoreGroups.
+	Filter Filter
 
 	// MaxBytesPerSec and MaxRecordsPerSec (--max-bytes-per-sec,
 	// --max-records-per-sec) pace production for a live target: records

@@ -100,7 +100,11 @@
 //   - Outages (outage.go, retry.go): transient cluster, store and registry
 //     failures are retried; in follow mode the pass waits and runs again.
 //   - Shards (shard.go), renames (rename.go), progress (progress.go),
-//     the summary (summary.go) and metrics (observer.go).
+//     the summary (summary.go) and metrics (observer.go); an erasure list
+//     (erase.go: listed keys restored as tombstones in place), record
+//     filters (filter.go: a filtering run reads every object, since its
+//     records' share of the stream is known only by reading them) and a
+//     rate limit (package throttle).
 //
 // # Words
 //

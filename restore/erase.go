@@ -16,9 +16,10 @@ import "github.com/kafkas3/kafkas3/format"
 // must use the same list: a record its previous run produced otherwise
 // fails the verification of the target's last records.
 
-// erase makes rec a tombstone of its key when the key is listed.
+// erase makes rec a tombstone of its key when the key is listed (and the
+// filter does not drop such records instead: Filter.DropKeys).
 func (r *Restorer) erase(rec *format.Record) {
-	if !r.listed(rec.Key) {
+	if r.cfg.Filter.DropKeys || !r.listed(rec.Key) {
 		return
 	}
 	rec.Value, rec.ValueTyped, rec.Headers = nil, nil, nil
@@ -27,7 +28,7 @@ func (r *Restorer) erase(rec *format.Record) {
 // erased tells whether rec is a tombstone of a listed key, as erase
 // leaves it (counted when produced).
 func (r *Restorer) erased(rec *format.Record) bool {
-	return rec.Value == nil && r.listed(rec.Key)
+	return !r.cfg.Filter.DropKeys && rec.Value == nil && r.listed(rec.Key)
 }
 
 // listed tells whether key is in Config.ExcludeKeys (a null key never

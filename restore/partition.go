@@ -70,6 +70,9 @@ type partitionResult struct {
 	bytes   int64 // listed sizes of the value objects this run restored or found restored (Summary.Bytes)
 	skipped int64 // archived records already in the target
 	erased  int64 // records produced as tombstones of listed keys (Config.ExcludeKeys)
+	// filtered counts the records Config.Filter left out, of every
+	// segment the stream read.
+	filtered int64
 }
 
 // producePartition restores one target partition, up to handing its
@@ -185,6 +188,9 @@ func (j job) verifies() bool { return j.end > j.start && !j.trust }
 // skips without reading them: those the target holds before the last
 // verify of them (the verification window; none when j.trust).
 func (j job) skipUnread(verify int64) int64 {
+	if j.filtered {
+		return 0 // its records' share of the stream is known only by reading them
+	}
 	if j.trust {
 		verify = 0
 	}
@@ -349,7 +355,7 @@ func (s *stream) stop() {
 // the others produced. An error stops the stream.
 func (s *stream) segment(seg segment) error {
 	n := seg.to - seg.from
-	if s.idx+n <= s.already-s.window {
+	if !s.r.cfg.Filter.Active() && s.idx+n <= s.already-s.window {
 		s.idx += n
 		s.res.skipped += n
 		s.done(seg.obj)
@@ -418,6 +424,10 @@ func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
 // one it does not hold is preceded by the verification; the others are
 // produced.
 func (s *stream) take(rec *format.Record) error {
+	if !s.r.keeps(rec) {
+		s.res.filtered++
+		return nil
+	}
 	if s.idx < s.already {
 		if s.idx >= s.already-s.window {
 			s.tail = append(s.tail, rec)

@@ -269,8 +269,10 @@ type Plan struct {
 	// RateLimit describes the run's rate limit (Config.MaxBytesPerSec,
 	// MaxRecordsPerSec), "" without one.
 	RateLimit string
-	// Erasing counts the keys of Config.ExcludeKeys.
+	// Erasing counts the keys of Config.ExcludeKeys; Filter describes
+	// Config.Filter ("" without one).
 	Erasing int
+	Filter  string
 	// Shard is Config.Shard; with it, OtherShards counts the listed keys
 	// of the partitions left to other shards, and each TopicPlan holds
 	// only the shard's partitions (its Partitions stays the archive's).
@@ -358,8 +360,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "shard %s: %d partitions of this shard; %d keys of other shards' partitions left to them (shard = (FNV-1a of the topic + partition) mod %d)\n",
 			p.Shard, p.Partitions(), p.OtherShards, p.Shard.Count)
 	}
-	if p.Erasing > 0 {
+	if p.Erasing > 0 && !strings.Contains(p.Filter, "erasure list") {
 		fmt.Fprintf(w, "erasure list: %d keys (--exclude-keys-file); each record with one is restored as a tombstone (null value, no headers), counted as it is produced\n", p.Erasing)
+	}
+	if p.Filter != "" {
+		fmt.Fprintf(w, "filter: only records with %s are restored; the others are counted as they are read (the summary's filtered=N), and every object is read\n", p.Filter)
 	}
 	if p.RateLimit != "" {
 		fmt.Fprintf(w, "rate limit: %s (--max-bytes-per-sec, --max-records-per-sec), across every partition\n", p.RateLimit)
@@ -508,6 +513,7 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
 	plan.RateLimit = r.limit.String()
 	plan.Erasing = len(r.cfg.ExcludeKeys)
+	plan.Filter = r.cfg.Filter.String()
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}

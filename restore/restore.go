@@ -188,6 +188,13 @@ func checkConfig(cfg *Config) error {
 	default:
 		return fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
 	}
+	if cfg.Filter.Active() && (cfg.Follow || cfg.RestoreGroups) {
+		return fmt.Errorf("%w: record filters (--key-regex, --header, --from, --exclude-action drop) do not work with --follow or --restore-groups yet: "+
+			"their positions count the archive's records, not the ones a filter keeps", ErrInvalidConfig)
+	}
+	if cfg.Filter.DropKeys && len(cfg.ExcludeKeys) == 0 {
+		return fmt.Errorf("%w: --exclude-action drop without an erasure list (--exclude-keys-file)", ErrInvalidConfig)
+	}
 	if !cfg.Until.IsZero() && cfg.Follow {
 		return fmt.Errorf("%w: --until restores a fixed point in time and --follow keeps restoring new records; want one of them", ErrInvalidConfig)
 	}
@@ -656,6 +663,9 @@ type job struct {
 	end           int64 // end offset at the start of the pass
 	low           int64 // log start offset at the start of the pass
 	trust         bool  // this process wrote up to end: no verification read
+	// filtered: Config.Filter leaves records out, so nothing is skipped
+	// unread (skipUnread).
+	filtered bool
 }
 
 // pass restores everything the plan holds that the targets do not.
@@ -750,6 +760,7 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 			sum.Records += res.records
 			sum.Bytes += res.bytes
 			sum.Erased += res.erased
+			sum.Filtered += res.filtered
 			if first {
 				sum.AlreadyPresent += res.skipped
 			}
@@ -816,7 +827,8 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		}
 		jobs = append(jobs, job{
 			topic: t, part: pp, start: start, marker: m.Start, end: end.Offset, low: low.Offset,
-			trust: seen && memo.start == m.Start && memo.end == end.Offset,
+			trust:    seen && memo.start == m.Start && memo.end == end.Offset,
+			filtered: r.cfg.Filter.Active(),
 		})
 	}
 	if err := r.writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {

@@ -62,6 +62,10 @@ type Summary struct {
 	// Erased counts the records produced as tombstones because their key
 	// is listed in Config.ExcludeKeys (--exclude-keys-file).
 	Erased int64
+	// Filtered counts the archived records Config.Filter left out, of
+	// every stream the run read (a resumed run reads the restored part
+	// again, and counts it again).
+	Filtered int64
 	// UnknownOrder lists the partitions ("topic/partition") whose record
 	// order the plan does not know (PartitionPlan.Order is
 	// OrderUnknown), restored with Config.AllowUnknownOrder object by
@@ -100,6 +104,9 @@ func (s Summary) String() string {
 	}
 	if !s.Until.IsZero() {
 		line += fmt.Sprintf("; --until %s: %d records past the cut left out", s.Until.UTC().Format(time.RFC3339Nano), s.PastCut)
+	}
+	if s.Filtered > 0 {
+		line += fmt.Sprintf("; %d records left out by the filters", s.Filtered)
 	}
 	if s.Erased > 0 {
 		line += fmt.Sprintf("; %d records of listed keys restored as tombstones (--exclude-keys-file)", s.Erased)

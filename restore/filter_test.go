@@ -1,0 +1,149 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// filterArchive writes 4 partitions of 10 objects of 500 records (keys
+// k0..k2; a header h, even or odd, but on every fifth offset; timestamps
+// one a second) and
+// returns them by partition.
+func filterArchive(t *testing.T, a *archive) map[int32][]*format.Record {
+	t.Helper()
+	all := map[int32][]*format.Record{}
+	for p := range int32(4) {
+		for o := range 10 {
+			recs := make([]*format.Record, 500)
+			for i := range recs {
+				n := o*500 + i
+				recs[i] = &format.Record{Key: fmt.Appendf(nil, "k%d", n%3), Value: fmt.Appendf(nil, "p%d-%d", p, n), Timestamp: timeAt(n)}
+				switch {
+				case n%5 == 0: // no header
+				case n%2 == 0:
+					recs[i].Headers = []format.Header{{Key: "h", Value: []byte("even")}}
+				default:
+					recs[i].Headers = []format.Header{{Key: "h", Value: []byte("odd")}}
+				}
+			}
+			a.put("src", p, int64(o*500), recs)
+			all[p] = append(all[p], recs...)
+		}
+	}
+	return all
+}
+
+// kept is all less what f leaves out, and the count left out.
+func kept(r *Restorer, all map[int32][]*format.Record) (map[int32][]*format.Record, int64) {
+	out := map[int32][]*format.Record{}
+	var dropped int64
+	for p, recs := range all {
+		for _, rec := range recs {
+			if r.keeps(rec) {
+				out[p] = append(out[p], rec)
+			} else {
+				dropped++
+			}
+		}
+	}
+	return out, dropped
+}
+
+// TestFilteredRestoreResumes: restores with each record filter (key
+// regex, header, header value, --from, the erasure list dropped), each
+// interrupted in the middle of objects twice and run again: after every
+// interrupted run each target partition holds an exact prefix of the
+// filtered archive, the last run completes it with no duplicate and no
+// record the filter leaves out, and counts what it left out; a run after
+// completion produces nothing.
+func TestFilteredRestoreResumes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Filter
+	}{
+		{"key regex", Filter{KeyRegex: regexp.MustCompile("^(?:k[02])$")}},
+		{"header", Filter{Header: "h"}},
+		{"header value", Filter{Header: "h", HeaderValue: []byte("odd"), HeaderHasValue: true}},
+		{"from", Filter{From: timeAt(1234)}},
+		{"drop listed keys", Filter{DropKeys: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { filteredResume(t, c.f) })
+	}
+}
+
+func filteredResume(t *testing.T, f Filter) {
+	brokers := newCluster(t, 4, "dst")
+	a := newArchive(t, fullFormat{})
+	all := filterArchive(t, a)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Filter, cfg.Parallelism = "dst", f, 2
+	if f.DropKeys {
+		cfg.ExcludeKeys = map[string]struct{}{"k1": {}}
+	}
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0), kgo.MaxBufferedRecords(300)}
+	want, dropped := kept(mustNew(t, cfg, a, nil), all)
+	total := 0
+	for _, recs := range want {
+		total += len(recs)
+	}
+	held := 0
+	for _, at := range []int64{40 + 3, 40 + 17} { // the plan's proof opens the 40 objects first
+		ctx, cancel := context.WithCancel(testContext(t))
+		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Run(ctx, nil)
+		cancel()
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("run cancelled at open %d: err = %v", at, err)
+		}
+		now := checkPrefix(t, brokers, "dst", want)
+		if now < held || now >= total {
+			t.Fatalf("target holds %d records after a cancelled run (before: %d, in all %d)", now, held, total)
+		}
+		held = now
+	}
+	if held == 0 {
+		t.Fatal("no cancelled run left records in the target")
+	}
+	r := mustNew(t, cfg, a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "filter: only records with ") {
+		t.Fatalf("the plan does not show the filter:\n%s", text.String())
+	}
+	sum, err := r.Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readTopic(t, brokers, "dst")
+	for p := range int32(4) {
+		checkValues(t, fmt.Sprintf("dst/%d", p), got[p], want[p])
+	}
+	if sum.Records != int64(total-held) || sum.AlreadyPresent != int64(held) || sum.Filtered != dropped {
+		t.Fatalf("final run: %d records, %d already present, %d filtered; want %d, %d, %d",
+			sum.Records, sum.AlreadyPresent, sum.Filtered, total-held, held, dropped)
+	}
+	sum, err = mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != 0 || sum.AlreadyPresent != int64(total) {
+		t.Fatalf("run after completion: %d records produced, %d present", sum.Records, sum.AlreadyPresent)
+	}
+}
