@@ -99,12 +99,8 @@
 //     that changed below a mark is planned whole again.
 //   - Outages (outage.go, retry.go): transient cluster, store and registry
 //     failures are retried; in follow mode the pass waits and runs again.
-//   - Shards (shard.go), renames (rename.go), progress (progress.go),
-//     the summary (summary.go) and metrics (observer.go); an erasure list
-//     (erase.go: listed keys restored as tombstones in place), record
-//     filters (filter.go: a filtering run reads every object, since its
-//     records' share of the stream is known only by reading them) and a
-//     rate limit (package throttle).
+//   - Shards, renames, progress, the summary, metrics (observer.go), an
+//     erasure list (erase.go), filters (filter.go) and a rate limit.
 //
 // # Words
 //
