@@ -10,12 +10,19 @@ import (
 
 // TestEraseListedKeys: a GDPR-style list of 1,000 keys on an archive of
 // 100,000 records (10,000 users, 2 partitions, objects of 5,000 records,
-// headers on some): every record of a listed key comes back as a
-// tombstone of its key (null value, no headers) in its place, every other
-// record as archived, compared record by record; the summary counts the
-// erased ones, and a re-run with the same list finds everything present
-// and produces nothing.
+// headers on some). Tombstone (the default): every record of a listed key
+// comes back as a tombstone of its key (null value, no headers) in its
+// place; drop (--exclude-action drop): it does not come back. Every other
+// record comes back as archived, in order, compared record by record; the
+// summary counts the erased or filtered ones, and a re-run with the same
+// list finds everything present and produces nothing.
 func TestEraseListedKeys(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drop %v", drop), func(t *testing.T) { eraseListedKeys(t, drop) })
+	}
+}
+
+func eraseListedKeys(t *testing.T, drop bool) {
 	const parts, perPart, perObject, users, listed = 2, 50_000, 5_000, 10_000, 1_000
 	a := newArchive(t, fullFormat{})
 	var want [parts][]*format.Record
@@ -33,8 +40,11 @@ func TestEraseListedKeys(t *testing.T) {
 				recs[i] = rec
 				w := *rec
 				if user < listed {
-					w.Value, w.Headers = nil, nil
 					erased++
+					if drop {
+						continue
+					}
+					w.Value, w.Headers = nil, nil
 				}
 				want[p] = append(want[p], &w)
 			}
@@ -47,13 +57,17 @@ func TestEraseListedKeys(t *testing.T) {
 	}
 	brokers := newCluster(t, parts, "dst")
 	cfg := baseConfig(brokers, a.f, "src")
-	cfg.Rename, cfg.ExcludeKeys = "dst", keys
+	cfg.Rename, cfg.ExcludeKeys, cfg.Filter.DropKeys = "dst", keys, drop
 	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Records != parts*perPart || sum.Erased != erased {
-		t.Fatalf("summary: %d records, %d erased; want %d, %d", sum.Records, sum.Erased, parts*perPart, erased)
+	produced, counted := int64(parts*perPart), sum.Erased
+	if drop {
+		produced, counted = produced-erased, sum.Filtered
+	}
+	if sum.Records != produced || counted != erased {
+		t.Fatalf("summary: %d records, %d erased, %d filtered; want %d records, %d erased or filtered", sum.Records, sum.Erased, sum.Filtered, produced, erased)
 	}
 	got := readTopic(t, brokers, "dst")
 	for p := range int32(parts) {
@@ -72,7 +86,7 @@ func TestEraseListedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Records != 0 || again.AlreadyPresent != parts*perPart {
-		t.Fatalf("re-run: %d records produced, %d present; want 0, %d", again.Records, again.AlreadyPresent, parts*perPart)
+	if again.Records != 0 || again.AlreadyPresent != produced {
+		t.Fatalf("re-run: %d records produced, %d present; want 0, %d", again.Records, again.AlreadyPresent, produced)
 	}
 }
