@@ -281,10 +281,11 @@ func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
 		cfg.Filter.From = t
 	}
 	if cfg.Filter.Active() {
-		for flag, set := range map[string]bool{"--follow": f.Follow, "--restore-groups": f.RestoreGroups} {
-			if set {
-				errs.bad(flag, "is set together with a record filter (--key-regex, --header, --from or --exclude-action drop); not supported yet: its positions count the archive's records, not the ones a filter keeps")
-			}
+		if f.Follow {
+			errs.bad("--follow", "is set together with a record filter (--key-regex, --header, --from or --exclude-action drop); not supported yet: its positions count the archive's records, not the ones a filter keeps")
+		}
+		if f.RestoreGroups && f.DryRun {
+			errs.bad("--restore-groups", "is set together with --dry-run and a record filter: the group offsets count the records the filter keeps, known only when restoring")
 		}
 	}
 }

@@ -303,7 +303,7 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		{"header", []string{"--header", "=x"}, `--header: is "=x"; want NAME or NAME=VALUE`},
 		{"from", []string{"--from", "soon"}, `--from: is "soon"; want an RFC 3339 time with a zone`},
 		{"filter and follow", []string{"--key-regex", "a.*", "--follow"}, "--follow: is set together with a record filter"},
-		{"filter and groups", []string{"--header", "h", "--restore-groups"}, "--restore-groups: is set together with a record filter"},
+		{"filter, groups and dry run", []string{"--header", "h", "--restore-groups", "--dry-run"}, "--restore-groups: is set together with --dry-run and a record filter"},
 		{"exclude keys file", []string{"--exclude-keys-file", "/nonexistent/gdpr.txt"}, "--exclude-keys-file: open /nonexistent/gdpr.txt"},
 		{"byte rate", []string{"--max-bytes-per-sec", "fast"}, `--max-bytes-per-sec: is "fast"; want a positive number of bytes a second, with an optional unit: 10MB, 50MiB, 2.5GB`},
 		{"byte rate zero", []string{"--max-bytes-per-sec", "0MB"}, `--max-bytes-per-sec: is "0MB"; want a positive number`},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,8 @@ import (
 // included (no skipping whole objects by their planned counts,
 // job.skipUnread), and counts the records the filter keeps (stream.take).
 // The records left out are counted in the summary (Summary.Filtered).
-// Follow mode and --restore-groups refuse a filter for now: their
-// positions (marks, group offset translation) count the archive's
+// Group offsets are translated by counting the kept records (below).
+// Follow mode refuses a filter for now: its marks count the archive's
 // records, not the kept ones.
 
 // Filter selects the records a restore produces; the zero Filter keeps
@@ -98,4 +99,108 @@ func hasHeader(hs []format.Header, name string, value []byte, withValue bool) bo
 		}
 	}
 	return false
+}
+
+// Group offsets under a filter
+//
+// --restore-groups translates a group's source offset O into the target
+// offset of the first restored record at or after O: the restore's start
+// plus the records restored before O. Without a filter the plan's
+// streams give that count (recordsBefore); with one, only the records
+// the filter keeps count, and they are known only by reading. So a
+// filtering run notes, as each stream goes through its records in offset
+// order (stream.take; a filtering run reads the already restored part
+// too), how many it kept before each group offset of the partition
+// (keptCounter), and the groups are committed with those counts once
+// every stream is done (keptBefore).
+
+// keptCounter counts a stream's kept records before each of a sorted set
+// of source offsets (the partition's group offsets).
+type keptCounter struct {
+	offsets []int64         // sorted, distinct
+	at      int             // offsets[:at] are answered
+	kept    int64           // kept records so far
+	before  map[int64]int64 // answers
+}
+
+// newKeptCounter counts before offsets (nil without any).
+func newKeptCounter(offsets []int64) *keptCounter {
+	if len(offsets) == 0 {
+		return nil
+	}
+	return &keptCounter{offsets: offsets, before: make(map[int64]int64, len(offsets))}
+}
+
+// record notes a record of the stream at source offset off, kept or not.
+func (c *keptCounter) record(off int64, kept bool) {
+	if c == nil {
+		return
+	}
+	for c.at < len(c.offsets) && c.offsets[c.at] <= off {
+		c.before[c.offsets[c.at]] = c.kept
+		c.at++
+	}
+	if kept {
+		c.kept++
+	}
+}
+
+// end answers the offsets past the stream's last record.
+func (c *keptCounter) end() map[int64]int64 {
+	if c == nil {
+		return nil
+	}
+	for ; c.at < len(c.offsets); c.at++ {
+		c.before[c.offsets[c.at]] = c.kept
+	}
+	return c.before
+}
+
+// groupOffsets returns the sorted, distinct group offsets of each source
+// partition of gps, for keptCounters.
+func groupOffsets(gps []GroupPlan) map[topicPartition][]int64 {
+	seen := map[topicPartition]map[int64]bool{}
+	for _, gp := range gps {
+		for _, o := range gp.Offsets {
+			tp := topicPartition{o.Source, o.Partition}
+			if seen[tp] == nil {
+				seen[tp] = map[int64]bool{}
+			}
+			seen[tp][o.SourceOffset] = true
+		}
+	}
+	out := map[topicPartition][]int64{}
+	for tp, m := range seen {
+		for off := range m {
+			out[tp] = append(out[tp], off)
+		}
+		slices.Sort(out[tp])
+	}
+	return out
+}
+
+// keptBefore sets each group offset's Before to the kept records the
+// streams counted before it (a filtering run), and returns an error
+// naming an offset no stream counted (its partition was not restored).
+func (r *Restorer) keptBefore(gps []GroupPlan) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range gps {
+		for j := range gps[i].Offsets {
+			o := &gps[i].Offsets[j]
+			if o.Skip != "" {
+				continue
+			}
+			counts, ok := r.keptCounts[topicPartition{o.Source, o.Partition}]
+			if !ok {
+				continue // a partition without records: Before stays 0
+			}
+			n, ok := counts[o.SourceOffset]
+			if !ok {
+				return fmt.Errorf("internal error: no count of the records kept before offset %d of %s/%d", o.SourceOffset, o.Source, o.Partition)
+			}
+			o.Before = n
+		}
+	}
+	return nil
 }

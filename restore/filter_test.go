@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -145,5 +147,57 @@ func filteredResume(t *testing.T, f Filter) {
 	}
 	if sum.Records != 0 || sum.AlreadyPresent != int64(total) {
 		t.Fatalf("run after completion: %d records produced, %d present", sum.Records, sum.AlreadyPresent)
+	}
+}
+
+// TestRestoreGroupsUnderFilter: --restore-groups with a key filter
+// commits each group at the target offset of the first restored record at
+// or after its source offset, counting only the records the filter kept:
+// partition 0 holds offsets 0-9, the filter keeps 0 1 4 5 8 9 (restored
+// at 0..5). A re-run commits the same offsets.
+func TestRestoreGroupsUnderFilter(t *testing.T) {
+	brokers := newCluster(t, 1, "dst")
+	a := newArchive(t, fullFormat{})
+	var recs []*format.Record
+	for n := range 10 {
+		key := "keep"
+		if n%4 == 2 || n%4 == 3 {
+			key = "drop"
+		}
+		recs = append(recs, &format.Record{Key: []byte(key), Value: fmt.Appendf(nil, "v-%d", n), Timestamp: timeAt(n)})
+	}
+	key := a.put("src", 0, 0, recs)
+	a.writeIndex("src", 0, 10, indexed{key: key, runs: []index.Run{{First: 0, Last: 9}}})
+	a.putGroupSnapshot("src", 1000, map[int32]int64{0: 10}, map[string]map[int32]int64{
+		"g-a": {0: 0}, "g-b": {0: 2}, "g-c": {0: 5}, "g-d": {0: 7}, "g-e": {0: 10}, "g-f": {0: 50},
+	})
+	cfg := indexedConfig(brokers, a)
+	cfg.RestoreGroups = true
+	cfg.Filter.KeyRegex = regexp.MustCompile("^(?:keep)$")
+	want := map[string]map[int32]int64{"g-a": {0: 0}, "g-b": {0: 2}, "g-c": {0: 3}, "g-d": {0: 4}, "g-e": {0: 6}, "g-f": {0: 6}}
+	for run := range 2 {
+		sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Groups != 6 || sum.Filtered != 4 {
+			t.Fatalf("run %d: %d groups, %d filtered; want 6 and 4", run, sum.Groups, sum.Filtered)
+		}
+		for g, offs := range want {
+			if got := committedGroup(t, brokers, g, "dst"); !reflect.DeepEqual(got, offs) {
+				t.Errorf("run %d: group %s committed %v, want %v", run, g, got, offs)
+			}
+		}
+	}
+	got := readTopic(t, brokers, "dst")[0]
+	for i, v := range []string{"v-0", "v-1", "v-4", "v-5", "v-8", "v-9"} {
+		if string(got[i].Value) != v {
+			t.Fatalf("dst/0 offset %d holds %q, want %q", i, got[i].Value, v)
+		}
+	}
+	// Group b reads v-4 next, the first kept record at or after its
+	// source offset 2.
+	if v := string(got[want["g-b"][0]].Value); v != "v-4" {
+		t.Fatalf("g-b reads %q next, want v-4", v)
 	}
 }

@@ -108,6 +108,14 @@ func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, 
 			s.cancel(err)
 		}
 	}
+	if context.Cause(s.ctx) == nil && s.kept != nil {
+		r.mu.Lock()
+		if r.keptCounts == nil {
+			r.keptCounts = map[topicPartition]map[int64]int64{}
+		}
+		r.keptCounts[topicPartition{j.topic.Source, j.part.Partition}] = s.kept.end()
+		r.mu.Unlock()
+	}
 	return s
 }
 
@@ -177,6 +185,9 @@ type stream struct {
 	// damaged names the object whose damage, found when it was read to
 	// be produced, stopped the stream ("" if none).
 	damaged string
+	// kept counts the kept records before the partition's group offsets
+	// (a filtering run with --restore-groups; nil otherwise).
+	kept *keptCounter
 }
 
 // verifies reports whether job j's stream checks the target's last
@@ -227,6 +238,9 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 		}
 	}
 	s.spill = max(r.cfg.SpillBytes/int64(maxLoaded(j.part.segments, len(j.part.Objects))), 1)
+	r.mu.Lock()
+	s.kept = newKeptCounter(r.groupQueries[topicPartition{j.topic.Source, j.part.Partition}])
+	r.mu.Unlock()
 	return s
 }
 
@@ -424,7 +438,9 @@ func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
 // one it does not hold is preceded by the verification; the others are
 // produced.
 func (s *stream) take(rec *format.Record) error {
-	if !s.r.keeps(rec) {
+	keep := s.r.keeps(rec)
+	s.kept.record(rec.Offset, keep)
+	if !keep {
 		s.res.filtered++
 		return nil
 	}

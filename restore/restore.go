@@ -105,6 +105,11 @@ type Restorer struct {
 	// limit paces production (Config.MaxBytesPerSec, MaxRecordsPerSec);
 	// nil: no limit.
 	limit *throttle.Limiter
+	// groupQueries are, in a filtering run with --restore-groups, the
+	// group offsets of each source partition; keptCounts what its stream
+	// counted before each (filter.go).
+	groupQueries map[topicPartition][]int64
+	keptCounts   map[topicPartition]map[int64]int64
 }
 
 type topicPartition struct {
@@ -188,9 +193,9 @@ func checkConfig(cfg *Config) error {
 	default:
 		return fmt.Errorf("%w: behavior.on.error is %q, want fail, ignore or log", ErrInvalidConfig, cfg.OnError)
 	}
-	if cfg.Filter.Active() && (cfg.Follow || cfg.RestoreGroups) {
-		return fmt.Errorf("%w: record filters (--key-regex, --header, --from, --exclude-action drop) do not work with --follow or --restore-groups yet: "+
-			"their positions count the archive's records, not the ones a filter keeps", ErrInvalidConfig)
+	if cfg.Filter.Active() && cfg.Follow {
+		return fmt.Errorf("%w: record filters (--key-regex, --header, --from, --exclude-action drop) do not work with --follow yet: "+
+			"its positions count the archive's records, not the ones a filter keeps", ErrInvalidConfig)
 	}
 	if cfg.Filter.DropKeys && len(cfg.ExcludeKeys) == 0 {
 		return fmt.Errorf("%w: --exclude-action drop without an erasure list (--exclude-keys-file)", ErrInvalidConfig)
@@ -276,6 +281,9 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	groups, err := r.groupsToRestore(ctx, plan)
 	if err != nil {
 		return sum, err
+	}
+	if r.cfg.Filter.Active() {
+		r.groupQueries = groupOffsets(groups)
 	}
 	r.reportSkips(plan)
 
@@ -385,6 +393,11 @@ func (r *Restorer) groupsToRestore(ctx context.Context, plan *Plan) ([]GroupPlan
 func (r *Restorer) finishGroups(ctx context.Context, adm *kadm.Client, groups []GroupPlan, sum *Summary) error {
 	if !r.cfg.RestoreGroups {
 		return nil
+	}
+	if r.cfg.Filter.Active() {
+		if err := r.keptBefore(groups); err != nil {
+			return err
+		}
 	}
 	n, err := r.commitGroups(ctx, adm, groups)
 	sum.Groups = n
