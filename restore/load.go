@@ -83,6 +83,8 @@ type objectFacts struct {
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
 	until *untilFacts
+	// filtered counts the records Config.Filter leaves out.
+	filtered int64
 }
 
 // storeError marks an error of the store itself (network, permissions),
@@ -433,6 +435,9 @@ func (or *objectReader) account(rec *format.Record) error {
 			p.nullKeyIdx = n
 		}
 		p.nullKeys++
+	}
+	if or.r.cfg.Filter.Active() && !or.r.keeps(rec) {
+		p.filtered++
 	}
 	return nil
 }

@@ -188,6 +188,10 @@ type PartitionPlan struct {
 	// Gaps and Damaged are then what lies before the cut.
 	Cut *Cut
 
+	// Filtered counts the archived records Config.Filter leaves out, of
+	// the objects the plan read (all of them when Plan.FilterCounted).
+	Filtered int64
+
 	segments []segment // in source offset order
 	// base is, in follow mode, the mark the plan starts at: the stream
 	// restored before its first segment (prune.go), nil for a whole
@@ -273,6 +277,10 @@ type Plan struct {
 	// Config.Filter ("" without one).
 	Erasing int
 	Filter  string
+	// FilterCounted: the plan read every object (the whole-archive
+	// proof: --dry-run, --prove-first), so the partitions' Filtered are
+	// the records the filter leaves out.
+	FilterCounted bool
 	// Shard is Config.Shard; with it, OtherShards counts the listed keys
 	// of the partitions left to other shards, and each TopicPlan holds
 	// only the shard's partitions (its Partitions stays the archive's).
@@ -364,7 +372,17 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "erasure list: %d keys (--exclude-keys-file); each record with one is restored as a tombstone (null value, no headers), counted as it is produced\n", p.Erasing)
 	}
 	if p.Filter != "" {
-		fmt.Fprintf(w, "filter: only records with %s are restored; the others are counted as they are read (the summary's filtered=N), and every object is read\n", p.Filter)
+		left := "the others are counted as they are read (the summary's filtered=N)"
+		if p.FilterCounted {
+			var n int64
+			for _, t := range p.Topics {
+				for _, pp := range t.Parts {
+					n += pp.Filtered
+				}
+			}
+			left = fmt.Sprintf("it leaves out %d archived records", n)
+		}
+		fmt.Fprintf(w, "filter: only records with %s are restored; %s; every object is read\n", p.Filter, left)
 	}
 	if p.RateLimit != "" {
 		fmt.Fprintf(w, "rate limit: %s (--max-bytes-per-sec, --max-records-per-sec), across every partition\n", p.RateLimit)
@@ -514,6 +532,7 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	plan.RateLimit = r.limit.String()
 	plan.Erasing = len(r.cfg.ExcludeKeys)
 	plan.Filter = r.cfg.Filter.String()
+	plan.FilterCounted = !r.oneRead
 	if err := r.describeArchived(ctx, plan); err != nil {
 		return nil, err
 	}

@@ -329,6 +329,7 @@ func (r *Restorer) planPartition(pp *PartitionPlan, ip *index.Partition, missing
 	for _, o := range pp.Objects {
 		if o.Damage == nil {
 			total += o.facts.records
+			pp.Filtered += o.facts.filtered
 		}
 	}
 	pp.Duplicates = total - pp.Records
