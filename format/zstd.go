@@ -261,19 +261,30 @@ func (s *zstdStream) Close() error {
 	if s.file != nil {
 		return s.closeFile()
 	}
-	e := <-s.z.shared
+	e, err := s.z.sharedEncoder()
+	if err != nil {
+		return err
+	}
 	defer func() { s.z.shared <- e }()
+	e.out = e.enc.EncodeAll(s.buf, e.out[:0])
+	s.buf = nil
+	_, err = s.w.Write(e.out)
+	return err
+}
+
+// sharedEncoder takes one of the format's shared encoders (made on first
+// use); the caller gives it back to z.shared.
+func (z *zstdFormat) sharedEncoder() (*zstdShared, error) {
+	e := <-z.shared
 	if e.enc == nil {
-		enc, err := zstd.NewWriter(nil, s.z.options()...)
+		enc, err := zstd.NewWriter(nil, z.options()...)
 		if err != nil {
-			return err
+			z.shared <- e
+			return nil, err
 		}
 		e.enc = enc
 	}
-	e.out = e.enc.EncodeAll(s.buf, e.out[:0])
-	s.buf = nil
-	_, err := s.w.Write(e.out)
-	return err
+	return e, nil
 }
 
 // closeFile compresses the object's input from its temporary file with a
@@ -286,15 +297,11 @@ func (s *zstdStream) closeFile() error {
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	e := <-s.z.shared
-	defer func() { s.z.shared <- e }()
-	if e.enc == nil {
-		enc, err := zstd.NewWriter(nil, s.z.options()...)
-		if err != nil {
-			return err
-		}
-		e.enc = enc
+	e, err := s.z.sharedEncoder()
+	if err != nil {
+		return err
 	}
+	defer func() { s.z.shared <- e }()
 	e.enc.Reset(s.w)
 	defer e.enc.Reset(io.Discard) // holds no writer of the object's
 	if _, err := io.CopyBuffer(e.enc, s.file, make([]byte, zstdFileBuffer)); err != nil {

@@ -1,10 +1,7 @@
 package restore
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"strings"
@@ -97,38 +94,13 @@ func filteredResume(t *testing.T, f Filter) {
 	for _, recs := range want {
 		total += len(recs)
 	}
-	held := 0
-	for _, at := range []int64{40 + 3, 40 + 17} { // the plan's proof opens the 40 objects first
-		ctx, cancel := context.WithCancel(testContext(t))
-		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = r.Run(ctx, nil)
-		cancel()
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("run cancelled at open %d: err = %v", at, err)
-		}
-		now := checkPrefix(t, brokers, "dst", want)
-		if now < held || now >= total {
-			t.Fatalf("target holds %d records after a cancelled run (before: %d, in all %d)", now, held, total)
-		}
-		held = now
-	}
-	if held == 0 {
-		t.Fatal("no cancelled run left records in the target")
+	held := cancelRuns(t, cfg, a, brokers, want, 40+12, 40+26) // the plan's proof opens the 40 objects first
+	if held >= total {
+		t.Fatalf("the cancelled runs restored all %d records", total)
 	}
 	r := mustNew(t, cfg, a, nil)
-	plan, err := r.Plan(testContext(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	if err := plan.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("it leaves out %d archived records", dropped); !strings.Contains(text.String(), "filter: only records with ") || !strings.Contains(text.String(), want) {
-		t.Fatalf("the plan does not show the filter and %q:\n%s", want, text.String())
+	if text, want := planText(t, r), fmt.Sprintf("it leaves out %d archived records", dropped); !strings.Contains(text, "filter: only records with ") || !strings.Contains(text, want) {
+		t.Fatalf("the plan does not show the filter and %q:\n%s", want, text)
 	}
 	sum, err := r.Run(testContext(t), nil)
 	if err != nil {
@@ -201,4 +173,18 @@ func TestRestoreGroupsUnderFilter(t *testing.T) {
 	if v := string(got[want["g-b"][0]].Value); v != "v-4" {
 		t.Fatalf("g-b reads %q next, want v-4", v)
 	}
+}
+
+// planText is r's plan as --dry-run prints it.
+func planText(t *testing.T, r *Restorer) string {
+	t.Helper()
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	return text.String()
 }

@@ -71,16 +71,8 @@ func TestRateLimits(t *testing.T) {
 			times := &bufferedTimes{}
 			cfg.KafkaOpts = []kgo.Opt{kgo.WithHooks(times)}
 			r := mustNew(t, cfg, a, nil)
-			plan, err := r.Plan(testContext(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var text strings.Builder
-			if err := plan.WriteText(&text); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(text.String(), "rate limit: ") {
-				t.Fatalf("the plan does not show the rate limit:\n%s", text.String())
+			if text := planText(t, r); !strings.Contains(text, "rate limit: ") {
+				t.Fatalf("the plan does not show the rate limit:\n%s", text)
 			}
 			if _, err := r.Run(testContext(t), nil); err != nil {
 				t.Fatal(err)
