@@ -208,6 +208,9 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 	if !r.cfg.Follow {
 		return
 	}
+	if plan.whole {
+		r.dropMarksOutside(plan)
+	}
 	for _, t := range plan.Topics {
 		for i := range t.Parts {
 			pp := &t.Parts[i]
@@ -238,6 +241,26 @@ func (r *Restorer) rememberStreams(plan *Plan) {
 			r.streams[tp] = sum
 			delete(r.covered, tp)
 			r.mu.Unlock()
+		}
+	}
+}
+
+// dropMarksOutside lets go of the marks of the partitions a whole plan
+// does not hold (their objects and entries are gone): a later plan would
+// find their fingerprint changed every time and plan the whole archive.
+func (r *Restorer) dropMarksOutside(plan *Plan) {
+	in := map[topicPartition]bool{}
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			in[topicPartition{t.Source, pp.Partition}] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for tp, sum := range r.streams {
+		if sum.mark != nil && !in[tp] {
+			sum.mark = nil
+			r.streams[tp] = sum
 		}
 	}
 }

@@ -277,6 +277,9 @@ type Plan struct {
 	// Config.Filter ("" without one).
 	Erasing int
 	Filter  string
+	// whole: the plan left nothing out below the marks (Restorer.whole):
+	// a partition it does not hold has no mark any more.
+	whole bool
 	// FilterCounted: the plan read every object (the whole-archive
 	// proof: --dry-run, --prove-first), so the partitions' Filtered are
 	// the records the filter leaves out.
@@ -506,7 +509,11 @@ func (r *Restorer) Plan(ctx context.Context) (*Plan, error) {
 		r.mu.Unlock()
 	}()
 	clear(r.tails)
-	return r.plan(ctx)
+	plan, err = r.plan(ctx)
+	if plan != nil {
+		plan.whole = true
+	}
+	return plan, err
 }
 
 // plan is Plan, once.

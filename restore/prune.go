@@ -181,6 +181,17 @@ func pruneIndex(tp topicPartition, ai *archiveIndex, m *pruneMark) (*archiveInde
 			}
 			continue
 		}
+		for _, e := range ai.byKey[key] {
+			for _, l := range e.Lost {
+				if l.First < m.commit {
+					// Lost offsets below the mark: entries left out below
+					// it may hold them (a second writer, a group moved
+					// back); only the whole index counts them right.
+					return nil, fmt.Errorf("%w: %s/%d: the archive index entry of %q records offsets from %d lost, below the restored stream's last commit %d",
+						errPruneStale, tp.topic, tp.part, key, l.First, m.commit)
+				}
+			}
+		}
 		out.keys = append(out.keys, key)
 		out.byKey[key] = ai.byKey[key]
 		if from < 0 || e.From < from {

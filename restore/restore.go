@@ -712,11 +712,16 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 
 // topicsWithObjects returns the plan's topics that have objects to
 // restore, warning about the others.
+//
+// In follow mode a topic whose plan holds nothing new but starts at marks
+// (prune.go: earlier passes restored it) is kept: its pass checks the
+// targets and commits its resume markers again, so they do not expire
+// under offsets.retention.minutes while the topic is quiet.
 func (r *Restorer) topicsWithObjects(plan *Plan) []*TopicPlan {
 	var topics []*TopicPlan
 	for i := range plan.Topics {
 		t := &plan.Topics[i]
-		if t.Objects == 0 {
+		if t.Objects == 0 && !t.marked() {
 			r.log.Warn("archived topic has no objects to restore", "topic", t.Source,
 				"prefix", r.cfg.Keys.TopicPrefix(t.Source))
 			continue
@@ -724,6 +729,17 @@ func (r *Restorer) topicsWithObjects(plan *Plan) []*TopicPlan {
 		topics = append(topics, t)
 	}
 	return topics
+}
+
+// marked tells whether a partition of t's plan starts at a mark (follow
+// mode).
+func (t *TopicPlan) marked() bool {
+	for i := range t.Parts {
+		if t.Parts[i].base != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkPassTargets checks the targets before a pass produces anything:
@@ -887,11 +903,25 @@ func (r *Restorer) listTargetOffsets(ctx context.Context, cl *kgo.Client, adm *k
 // partitionMarker returns the resume marker of target partition p, whose
 // end and log start offsets are end and low: the one read, or a new one
 // starting at end. A marker of another archive or source topic, or one
-// past the end (the topic was recreated or truncated), is refused.
+// past the end (the topic was recreated or truncated), is refused. A
+// marker this process wrote that is gone (its offsets expired under
+// offsets.retention.minutes) is this process's start again (memo), never
+// a fresh start at the end.
 func (r *Restorer) partitionMarker(t *TopicPlan, p int32, markers map[int32]marker, end, low int64) (marker, error) {
 	group := MarkerGroup(t.Target)
 	m, ok := markers[p]
+	r.mu.Lock()
+	memo, seen := r.memo[topicPartition{t.Target, p}]
+	r.mu.Unlock()
 	switch {
+	case !ok && seen:
+		m = marker{Start: memo.start, Archive: r.cfg.Identity, Source: t.Source}
+		r.log.Warn("the target partition's resume marker is gone (expired under offsets.retention.minutes?); committing this run's again",
+			"topic", t.Target, "partition", p, "marker_group", group, "start_offset", memo.start)
+		if end < m.Start {
+			return m, fmt.Errorf("%w: %s/%d ends at offset %d, before this run's start offset %d (marker group %q): "+
+				"the topic was deleted, recreated or truncated", ErrForeignWrite, t.Target, p, end, m.Start, group)
+		}
 	case !ok:
 		m = marker{Start: end, Archive: r.cfg.Identity, Source: t.Source}
 		if end > low {
