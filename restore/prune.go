@@ -43,10 +43,18 @@ import (
 // loaded again: the fingerprint below the mark changed (an object
 // appeared, went or was rewritten there), a live entry below the mark
 // was written after it (a sink's replay restamped it), the entries above
-// it do not start at its commit (a gap), or an object above it has no
-// entry. That plan is then checked against the stream already restored
-// (checkStreams, with the mark's digest of the segments below it) and
-// restored as any plan is.
+// it do not start at its commit (a gap) or record offsets below it as
+// lost (a second writer, a group moved back: only the whole index counts
+// those right), or an object above it has no entry. That plan is then
+// checked against the stream already restored (checkStreams, with the
+// mark's digest of the segments below it) and restored as any plan is;
+// it lets go of the marks of partitions it does not hold.
+//
+// A topic whose plan holds nothing new still has its pass (it starts at
+// marks: Restorer.topicsWithObjects), so its resume markers are committed
+// again each pass and do not expire under offsets.retention.minutes; a
+// marker that is gone all the same is this process's start again
+// (partitionMarker, from Restorer.memo), never a fresh start.
 //
 // So what a follower keeps across passes is, per partition, its mark and
 // its stream summary, and each plan holds the objects and entries added
