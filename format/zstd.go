@@ -336,7 +336,7 @@ func (z *zstdFormat) NewReader(r io.Reader) (RecordReader, error) {
 	if r == nil {
 		return nil, errors.New("zstd: nil reader")
 	}
-	in := &countReader{r: r}
+	in := &CountingReader{R: r}
 	zr, err := z.decoder(in)
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
@@ -388,7 +388,7 @@ func (zw *zstdWriter) Close() error {
 type zstdErrReader struct {
 	z  *zstdFormat
 	zr *zstd.Decoder // nil after the clean end
-	in *countReader
+	in *CountingReader
 }
 
 func (z *zstdErrReader) Read(p []byte) (int, error) {
@@ -398,7 +398,7 @@ func (z *zstdErrReader) Read(p []byte) (int, error) {
 	n, err := z.zr.Read(p)
 	switch {
 	case err == nil:
-	case errors.Is(err, io.EOF) && z.in.n == 0:
+	case errors.Is(err, io.EOF) && z.in.N == 0:
 		err = errors.New("zstd: empty object: no zstd frame")
 	case errors.Is(err, io.EOF):
 		z.z.keepDecoder(z.zr)
@@ -424,14 +424,14 @@ func (z *zstdFormat) keepDecoder(d *zstd.Decoder) {
 	}
 }
 
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
+// CountingReader counts the bytes read through it (N).
+type CountingReader struct {
+	R io.Reader
+	N int64
 }
 
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += int64(n)
 	return n, err
 }

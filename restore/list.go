@@ -275,10 +275,15 @@ func (l *listing) partitionsLeft() []topicPartition {
 	for tp := range seen {
 		out = append(out, tp)
 	}
-	slices.SortFunc(out, func(a, b topicPartition) int {
+	sortPartitions(out)
+	return out
+}
+
+// sortPartitions sorts tps by topic, then partition.
+func sortPartitions(tps []topicPartition) {
+	slices.SortFunc(tps, func(a, b topicPartition) int {
 		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
 	})
-	return out
 }
 
 // listedKeys returns the keys listed of Kafka partition tp, twins

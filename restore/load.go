@@ -83,7 +83,8 @@ type objectFacts struct {
 	// until is what the records' timestamps say about Config.Until (set
 	// only with it).
 	until *untilFacts
-	// filtered counts the records Config.Filter leaves out.
+	// filtered counts the records Config.Filter leaves out (counted by
+	// the proof's read, for the plan).
 	filtered int64
 }
 
@@ -436,8 +437,8 @@ func (or *objectReader) account(rec *format.Record) error {
 		}
 		p.nullKeys++
 	}
-	if or.r.cfg.Filter.Active() && !or.r.keeps(rec) {
-		p.filtered++
+	if or.mode == modeProve && or.r.cfg.Filter.Active() && !or.r.keeps(rec) {
+		p.filtered++ // the plan's count (production counts what it leaves out itself)
 	}
 	return nil
 }

@@ -369,7 +369,7 @@ func (s *stream) stop() {
 // the others produced. An error stops the stream.
 func (s *stream) segment(seg segment) error {
 	n := seg.to - seg.from
-	if !s.r.cfg.Filter.Active() && s.idx+n <= s.already-s.window {
+	if !s.j.filtered && s.idx+n <= s.already-s.window {
 		s.idx += n
 		s.res.skipped += n
 		s.done(seg.obj)
@@ -460,8 +460,10 @@ func (s *stream) take(rec *format.Record) error {
 	if s.r.erased(rec) {
 		s.res.erased++
 	}
-	if err := s.r.limit.Wait(s.ctx, 1, payloadBytes(rec)); err != nil {
-		return err
+	if s.r.limit != nil {
+		if err := s.r.limit.Wait(s.ctx, 1, payloadBytes(rec)); err != nil {
+			return err
+		}
 	}
 	if err := context.Cause(s.ctx); err != nil {
 		return err // stop handing records over; those in flight land

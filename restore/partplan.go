@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -97,9 +96,7 @@ func (pl *planner) partitionsLeft() []topicPartition {
 			left = append(left, tp)
 		}
 	}
-	slices.SortFunc(left, func(a, b topicPartition) int {
-		return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
-	})
+	sortPartitions(left)
 	return left
 }
 

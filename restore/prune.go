@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/fnv"
 
 	"github.com/kafkas3/kafkas3/index"
 )
@@ -94,20 +93,25 @@ type listPrint struct {
 	sum   uint64
 }
 
-// add adds one listed object.
+// add adds one listed object: FNV-1a of its key, a zero byte, its ETag
+// and its size (8 bytes, little-endian), computed in place (the listing
+// adds every object below a mark, each pass).
 func (p *listPrint) add(key, etag string, size int64) {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	h.Write([]byte{0})
-	h.Write([]byte(etag))
-	var b [8]byte
-	for i := range b {
-		b[i] = byte(size >> (8 * i))
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * prime
 	}
-	h.Write(b[:])
+	h *= prime // the zero byte
+	for i := 0; i < len(etag); i++ {
+		h = (h ^ uint64(etag[i])) * prime
+	}
+	for i := range 8 {
+		h = (h ^ uint64(byte(size>>(8*i)))) * prime
+	}
 	p.n++
 	p.bytes += size
-	p.sum += h.Sum64()
+	p.sum += h
 }
 
 // merge adds q to p.

@@ -687,7 +687,7 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 	}
 	defer rc.Close()
 	sums := index.NewSummer(o.SHA256 != "")
-	cr := &countReader{r: io.TeeReader(rc, sums)}
+	cr := &format.CountingReader{R: io.TeeReader(rc, sums)}
 	f, ferr := formatFor(cfg, e, o)
 	var records int64
 	var decodeErr error
@@ -725,20 +725,20 @@ func readObject(ctx context.Context, cfg Config, store s3store.Store, e *index.E
 	// Hash what is left unread (a reader may stop before the end).
 	if _, err := io.Copy(io.Discard, cr); err != nil {
 		if ctx.Err() != nil {
-			return "", "", cr.n, ctx.Err()
+			return "", "", cr.N, ctx.Err()
 		}
-		return "", "", cr.n, fmt.Errorf("read object %q: %w", o.Key, err)
+		return "", "", cr.N, fmt.Errorf("read object %q: %w", o.Key, err)
 	}
-	if kind, detail := check(sums, o, cr.n); kind != "" {
-		return detail, kind, cr.n, nil
+	if kind, detail := check(sums, o, cr.N); kind != "" {
+		return detail, kind, cr.N, nil
 	}
 	if decodeErr != nil {
-		return fmt.Sprintf("object does not decode after %d records: %v", records, decodeErr), KindDecode, cr.n, nil
+		return fmt.Sprintf("object does not decode after %d records: %v", records, decodeErr), KindDecode, cr.N, nil
 	}
 	if records != e.Records {
-		return fmt.Sprintf("object holds %d records, the index says %d (offsets %s)", records, e.Records, runsText(e.Runs)), KindRecords, cr.n, nil
+		return fmt.Sprintf("object holds %d records, the index says %d (offsets %s)", records, e.Records, runsText(e.Runs)), KindRecords, cr.N, nil
 	}
-	return detail, kind, cr.n, nil
+	return detail, kind, cr.N, nil
 }
 
 // formatFor returns the format that reads object o of e: the value format
@@ -758,18 +758,6 @@ func formatFor(cfg Config, e *index.Entry, o index.Object) (format.Format, error
 		return nil, fmt.Errorf("%w: %q has no %s extension", format.ErrUnknownFormat, o.Key, infix)
 	}
 	return format.ForParallel(o.Key[i+len(infix):], cfg.Format, o.Part == index.PartKeys)
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // runsText prints runs compactly, at most a few of them.
