@@ -457,9 +457,6 @@ func (s *stream) take(rec *format.Record) error {
 			return err
 		}
 	}
-	if s.r.erased(rec) {
-		s.res.erased++
-	}
 	if s.r.limit != nil {
 		if err := s.r.limit.Wait(s.ctx, 1, payloadBytes(rec)); err != nil {
 			return err
@@ -467,6 +464,9 @@ func (s *stream) take(rec *format.Record) error {
 	}
 	if err := context.Cause(s.ctx); err != nil {
 		return err // stop handing records over; those in flight land
+	}
+	if s.r.erased(rec) {
+		s.res.erased++
 	}
 	s.inflight.Add(1)
 	at := s.idx
