@@ -125,7 +125,7 @@ type Report struct {
 	// that are still in the store (Object Lock kept them, or a prune was
 	// interrupted): not a problem, their records were pruned.
 	PrunedLeft int       `json:"pruned_left"`
-	Problems  []Problem `json:"problems"`
+	Problems   []Problem `json:"problems"`
 	// Accepted are the problems Config.AcceptLost accepts (KindLost): listed,
 	// but the archive is clean without them.
 	Accepted []Problem `json:"accepted"`
