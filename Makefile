@@ -43,7 +43,7 @@ FUZZ_TARGETS = ./partition:FuzzParseObjectKey ./partition:FuzzObjectKeyRoundTrip
 	./format:FuzzGzipJSONReader ./format:FuzzZstdJSONReader ./format:FuzzAvroReader ./format:FuzzAvroDatumCheck \
 	./format:FuzzParquetReader ./format:FuzzJSONEnvelopeReader ./format:FuzzEnvelopeFastIsGeneral ./format:FuzzAvroEnvelopeDecode ./format:FuzzAvroEnvelopeReader \
 	./convert:FuzzJSONConverter ./cmd:FuzzParseProperties \
-	./cmd:FuzzParseUntil ./index:FuzzDecode ./index:FuzzDecodeSnapshot ./index:FuzzDecodeTopic ./index:FuzzReadCheckpoint ./restore:FuzzSpillRecord
+	./cmd:FuzzParseUntil ./index:FuzzDecode ./index:FuzzDecodeSnapshot ./index:FuzzDecodeTopic ./index:FuzzDecodeWatermark ./index:FuzzReadCheckpoint ./restore:FuzzSpillRecord
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done

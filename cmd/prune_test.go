@@ -236,3 +236,58 @@ func TestPruneCrashAtEveryStep(t *testing.T) {
 		}
 	}
 }
+
+// refusingStore refuses to delete one key, as a store does for an object
+// under Object Lock retention.
+type refusingStore struct {
+	*s3store.Local
+	key string
+}
+
+func (r refusingStore) Delete(ctx context.Context, keys []string) (map[string]error, error) {
+	var rest []string
+	refused := map[string]error{}
+	for _, k := range keys {
+		if k == r.key {
+			refused[k] = fmt.Errorf("%w: AccessDenied: object is WORM protected", s3store.ErrAccessDenied)
+			continue
+		}
+		rest = append(rest, k)
+	}
+	more, err := r.Local.Delete(ctx, rest)
+	for k, e := range more {
+		refused[k] = e
+	}
+	return refused, err
+}
+
+// TestPruneLeavesWhatTheStoreKeeps: an object the store will not delete
+// (Object Lock) is reported and left; verify is clean and notes it, and
+// the restore leaves it out: its records were pruned.
+func TestPruneLeavesWhatTheStoreKeeps(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, dir, want := prunableArchive(t, ctx)
+	locked := "topics/orders/partition=0/orders+0+0000000005.json"
+	st, err := s3store.NewLocal(s3store.LocalConfig{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := prune.Run(ctx, prune.Config{IndexPrefix: "_kafkas3/", Before: time.Now().Add(-30 * 24 * time.Hour)}, refusingStore{st, locked}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := writePrune(&out, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "refused: orders/0 "+locked+": access denied: AccessDenied: object is WORM protected") || !strings.Contains(out.String(), "refused=1") {
+		t.Fatalf("the report does not name the refused object:\n%s", out.String())
+	}
+	if !slices.Contains(allKeys(t, dir), locked) {
+		t.Fatalf("%s was deleted", locked)
+	}
+	checkPruned(t, ctx, brokers, cfg, dir, "locked_orders", want)
+	if r := mustRun(t, ctx, ExitOK, "verify", "-c", cfg); !strings.Contains(r.out, "note: 1 objects below a prune watermark are still in the store") {
+		t.Fatalf("verify does not note the object left:\n%s", r.out)
+	}
+}

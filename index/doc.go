@@ -278,6 +278,12 @@
 // entries (for example two sink runs with different flush.size into one
 // bucket).
 //
+// # Pruned archives
+//
+// `kafkas3 prune` records a partition's low watermark next to its
+// checkpoints (PrunedKey); every load then leaves out the entries below
+// it (pruned.go says how, and Index.Pruned names it).
+//
 // # Group offset snapshots
 //
 // The sink also records, per archived topic, snapshots of the consumer

@@ -104,7 +104,8 @@ func EncodeWatermark(w Watermark) []byte {
 	return append(b, '\n')
 }
 
-// DecodeWatermark reads the watermark at key, refusing another version,
+// DecodeWatermark reads the watermark at key (PrunedKey or
+// PrunedDoneKey), refusing another version,
 // unknown fields, and a topic, partition or offset other than the key's.
 func DecodeWatermark(key string, b []byte) (Watermark, error) {
 	var w Watermark
@@ -121,7 +122,7 @@ func DecodeWatermark(key string, b []byte) (Watermark, error) {
 		return w, fmt.Errorf("%w: %q is not a watermark key", ErrMalformed, key)
 	case w.Pruned != WatermarkVersion:
 		return w, fmt.Errorf("%w: watermark %q: version %d, want %d", ErrMalformed, key, w.Pruned, WatermarkVersion)
-	case w.Below != below || !strings.HasSuffix(key, PrunedKey("", w.Topic, w.Partition, w.Below)):
+	case w.Below != below || !strings.HasSuffix(key, PrunedKey("", w.Topic, w.Partition, w.Below)) && !strings.HasSuffix(key, PrunedDoneKey("", w.Topic, w.Partition, w.Below)):
 		return w, fmt.Errorf("%w: watermark %q holds topic %q partition %d below %d", ErrMalformed, key, w.Topic, w.Partition, w.Below)
 	}
 	return w, nil

@@ -103,6 +103,9 @@ func Run(ctx context.Context, cfg Config, st Store, log *slog.Logger) (*Report, 
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	rep := &Report{DryRun: cfg.DryRun, Before: cfg.Before}
 	var mu sync.Mutex
 	opt := index.LoadOptions{Concurrency: cfg.Concurrency, KeepPruned: true}
