@@ -311,8 +311,8 @@ aws.secret.access.key: fake-secret
 			data = append(data, k)
 		}
 	}
-	if len(data) != 6 {
-		t.Fatalf("data objects %q, want 3 per partition", data)
+	if len(data) != 2*((n+3)/4) {
+		t.Fatalf("data objects %q, want %d per partition", data, (n+3)/4)
 	}
 	return cfg, fake, data, readRecords(t, ctx, brokers, "ct")
 }
@@ -364,4 +364,83 @@ func TestCatSelection(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestCatOutputAndExitCodes proves -f, --encoding, exit code 1 when
+// nothing matched, exit code 2 on usage errors, and the scan of an
+// archive without index (which says so and prints the same records).
+func TestCatOutputAndExitCodes(t *testing.T) {
+	ctx := cliContext(t)
+	cfg, _, _, dump := catArchiveS3(t, ctx, 6)
+	all := catKeeps{keys: true, headers: true, timestamps: true, nulls: true}
+
+	r := mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--partition", "0", "--offset", "2:4", "-f", `%t|%p|%o|%T|%k|%K|%s|%S|%h|%%\n`)
+	var want strings.Builder
+	for _, rec := range dump[0][2:5] {
+		var hs []string
+		for _, h := range rec.Headers {
+			hs = append(hs, h.Key+"="+string(h.Value))
+		}
+		fmt.Fprintf(&want, "ct|0|%d|%d|%s|%d|%s|%d|%s|%%\n", rec.Offset, rec.Timestamp.UnixMilli(), rec.Key, len(rec.Key), rec.Value, len(rec.Value), strings.Join(hs, ","))
+	}
+	if r.out != want.String() {
+		t.Errorf("-f output:\n%q\nwant\n%q", r.out, want.String())
+	}
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--offset", "0", "--partition", "0", "-f", `%K %k|\n`)
+	if r.out != "-1 |\n" {
+		t.Errorf("-f of a null key: %q, want %q", r.out, "-1 |\n")
+	}
+
+	// auto: text, and base64 for the header value 00 ff only.
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--partition", "0", "--offset", "1")
+	if !strings.Contains(r.out, `"value":"v-0-1",`) || !strings.Contains(r.out, `{"key":"d","value":"AP8=","value_encoding":"base64"}`) ||
+		!strings.Contains(r.out, `{"key":"d","value":null}`) || !strings.Contains(r.out, `"key":"",`) {
+		t.Errorf("--encoding auto: %s", r.out)
+	}
+	checkCat(t, parseCat(t, r.out), catPick(dump, func(r *kgo.Record) bool { return r.Partition == 0 && r.Offset == 1 }), all)
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--encoding", "base64")
+	if !strings.Contains(r.out, `"value":"di0wLTE=","value_encoding":"base64"`) {
+		t.Errorf("--encoding base64: %s", r.out)
+	}
+	checkCat(t, parseCat(t, r.out), dump, all)
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--encoding", "utf8", "--partition", "0", "--offset", "1")
+	if !strings.Contains(r.out, `{"key":"d","value":"\u0000�"}`) {
+		t.Errorf("--encoding utf8: %s", r.out)
+	}
+
+	r = mustRun(t, ctx, ExitFail, "cat", "-c", cfg, "--topic", "ct", "--key", "nope")
+	if r.out != "" || !strings.Contains(r.err, "no record matched") {
+		t.Errorf("no match: stdout %q stderr %q", r.out, r.err)
+	}
+	mustRun(t, ctx, ExitFail, "cat", "-c", cfg, "--topic", "ct", "--offset", "100:")
+	for _, bad := range [][]string{
+		{"--key", "a", "--key-regex", "b"},
+		{"--offset", "5:3"},
+		{"--offset", "x"},
+		{"--encoding", "hex"},
+		{"-f", `%z`},
+		{"--key-regex", "("},
+		{"--from", "yesterday"},
+		{"--limit", "-1"},
+		{"--header", "=v"},
+		{"--from", "2026-12-02T00:00:00Z", "--until", "2026-12-01T00:00:00Z"},
+	} {
+		r := mustRun(t, ctx, ExitConfig, append([]string{"cat", "-c", cfg, "--topic", "ct"}, bad...)...)
+		if !strings.Contains(r.err, bad[len(bad)-2]) && !strings.Contains(r.err, strings.TrimLeft(bad[0], "-")) {
+			t.Errorf("%q: the error does not name the flag: %s", bad, r.err)
+		}
+	}
+	r = mustRun(t, ctx, ExitConfig, "cat", "-c", cfg)
+	if !strings.Contains(r.err, "--topic") {
+		t.Errorf("without --topic: %s", r.err)
+	}
+
+	// Without an index (another prefix), cat lists and scans, and says so.
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "-p", "kafkas3.index.prefix=elsewhere/")
+	if !strings.Contains(r.err, `no archive index for topic "ct"`) || !strings.Contains(r.err, "scanned every object of the topic (4 opened)") {
+		t.Errorf("scan: stderr %q", r.err)
+	}
+	checkCat(t, parseCat(t, r.out), dump, all)
+	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "-p", "kafkas3.index.prefix=elsewhere/", "--partition", "1", "--offset", "4:5")
+	checkCat(t, parseCat(t, r.out), catPick(dump, func(r *kgo.Record) bool { return r.Partition == 1 && r.Offset >= 4 }), all)
 }
