@@ -148,7 +148,9 @@ func (f *catFlags) offsets(sel *restore.Selection, errs *flagProblems) {
 		return
 	}
 	a, b, ranged := strings.Cut(s, ":")
-	bad := func() { errs.bad("--offset", "is %q; want A:B, A:, :B or A (offsets, 0 or more, A at most B)", f.Offset) }
+	bad := func() {
+		errs.bad("--offset", "is %q; want A:B, A:, :B or A (offsets, 0 or more, A at most B)", f.Offset)
+	}
 	num := func(v string, def int64) (int64, bool) {
 		if v == "" {
 			return def, true
