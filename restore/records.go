@@ -82,13 +82,14 @@ var errLimit = errors.New("limit reached")
 // with an error naming the object (ErrDamagedObject).
 func (r *Restorer) Records(ctx context.Context, sel Selection, fn func(*format.Record) error) (RecordsRead, error) {
 	c := &catRead{r: r, sel: sel, fn: fn}
-	parts, err := index.LogPartitions(ctx, r.store, r.cfg.IndexPrefix, []string{sel.Topic}, index.LoadOptions{Concurrency: r.readConcurrency()})
-	if r.cfg.IndexPrefix == "" {
-		parts, err = nil, nil
+	var parts []index.LogPartition
+	if r.cfg.IndexPrefix != "" {
+		var err error
+		if parts, err = index.LogPartitions(ctx, r.store, r.cfg.IndexPrefix, []string{sel.Topic}, index.LoadOptions{Concurrency: r.readConcurrency()}); err != nil {
+			return c.res, err
+		}
 	}
-	if err != nil {
-		return c.res, err
-	}
+	var err error
 	if len(parts) > 0 {
 		c.res.Indexed = true
 		err = c.indexed(ctx, parts)
