@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // Reading records without Kafka
@@ -82,14 +83,10 @@ var errLimit = errors.New("limit reached")
 // with an error naming the object (ErrDamagedObject).
 func (r *Restorer) Records(ctx context.Context, sel Selection, fn func(*format.Record) error) (RecordsRead, error) {
 	c := &catRead{r: r, sel: sel, fn: fn}
-	var parts []index.LogPartition
-	if r.cfg.IndexPrefix != "" {
-		var err error
-		if parts, err = index.LogPartitions(ctx, r.store, r.cfg.IndexPrefix, []string{sel.Topic}, index.LoadOptions{Concurrency: r.readConcurrency()}); err != nil {
-			return c.res, err
-		}
+	parts, err := c.logPartitions(ctx)
+	if err != nil {
+		return c.res, err
 	}
-	var err error
 	if len(parts) > 0 {
 		c.res.Indexed = true
 		err = c.indexed(ctx, parts)
@@ -108,6 +105,37 @@ type catRead struct {
 	sel Selection
 	fn  func(*format.Record) error
 	res RecordsRead
+}
+
+// errFound ends a listing at its first key.
+var errFound = errors.New("found")
+
+// logPartitions returns the selected partitions that have an index: of
+// Selection.Partitions, each whose index folder lists a key (one listing
+// request each); else every partition of the topic's index
+// (index.LogPartitions: one listing request per partition). None when
+// the index is off.
+func (c *catRead) logPartitions(ctx context.Context) ([]index.LogPartition, error) {
+	prefix, topic := c.r.cfg.IndexPrefix, c.sel.Topic
+	switch {
+	case prefix == "":
+		return nil, nil
+	case len(c.sel.Partitions) == 0:
+		return index.LogPartitions(ctx, c.r.store, prefix, []string{topic}, index.LoadOptions{Concurrency: c.r.readConcurrency()})
+	}
+	var out []index.LogPartition
+	for _, p := range c.sel.Partitions {
+		err := c.r.store.List(ctx, index.PartitionDir(prefix, topic, p), func(s3store.ObjectInfo) error { return errFound })
+		switch {
+		case errors.Is(err, errFound):
+			if lp := (index.LogPartition{Topic: topic, Partition: p}); !slices.Contains(out, lp) {
+				out = append(out, lp)
+			}
+		case err != nil:
+			return nil, fmt.Errorf("list the archive index of %s partition %d: %w", topic, p, err)
+		}
+	}
+	return out, nil
 }
 
 // wants tells whether partition p is selected.
