@@ -30,6 +30,7 @@ type catFlags struct {
 	Limit      int64
 	Encoding   string
 	Format     string
+	Scan       bool
 }
 
 // ErrNoMatch is returned (exit 1) when cat printed no record.
@@ -49,6 +50,9 @@ order. With the archive index (kafkas3.index.prefix) cat opens only the
 objects whose offsets and time range can hold what is asked (the index's
 entries), reads them record by record and stops at --limit; without an index
 it lists the topic's objects and reads them all, and says so on stderr.
+Objects the index does not describe (written before the index was enabled,
+which kafkas3 verify reports as unindexed) are read only with --scan, which
+lists and reads the topic as if it had no index.
 
 A JSON line holds topic, partition, offset, timestamp (Unix milliseconds;
 null when the archive keeps none: plain formats without store.envelope),
@@ -94,13 +98,14 @@ Exit codes: 0 records printed, 1 nothing matched (or the store failed),
 	fl.StringVar(&f.Header, "header", "", "only records with a header NAME, or NAME=VALUE with that value")
 	fl.Int64Var(&f.Limit, "limit", 0, "stop after this many records (0: no limit)")
 	fl.StringVar(&f.Encoding, "encoding", "auto", "how JSON lines print keys, values and header values: auto (text when valid UTF-8, else base64), utf8 or base64")
+	fl.BoolVar(&f.Scan, "scan", false, "list and read every object of the topic instead of choosing them by the index (objects the index does not describe included)")
 	fl.StringVarP(&f.Format, "format", "f", "", `print each record with this format string instead of JSON (kcat's: %k key, %s value, %o offset, ...; "\n" ends a line)`)
 	return c
 }
 
 // catSelection reads the selection flags.
 func (f *catFlags) selection(errs *flagProblems) restore.Selection {
-	sel := restore.Selection{Topic: strings.TrimSpace(f.Topic), Partitions: f.Partitions, LastOffset: math.MaxInt64, Limit: f.Limit}
+	sel := restore.Selection{Topic: strings.TrimSpace(f.Topic), Partitions: f.Partitions, LastOffset: math.MaxInt64, Limit: f.Limit, Scan: f.Scan}
 	if sel.Topic == "" {
 		errs.bad("--topic", "is required: the archived topic to print")
 	} else if strings.Contains(sel.Topic, ",") {
@@ -212,8 +217,14 @@ func runCatCmd(ctx context.Context, f *catFlags, streams IO) error {
 		err = ferr
 	}
 	stderr := stderrFor(f.configFlags, streams, a.log)
-	if !got.Indexed {
+	switch {
+	case !got.Indexed && sel.Scan:
+		fmt.Fprintf(stderr, "kafkas3 cat: --scan: listed and scanned every object of the topic (%d opened)\n", got.Objects)
+	case !got.Indexed:
 		fmt.Fprintf(stderr, "kafkas3 cat: no archive index for topic %q under %s: listed and scanned every object of the topic (%d opened)\n", sel.Topic, rc.IndexPrefix, got.Objects)
+	}
+	if got.Assumed > 0 {
+		fmt.Fprintf(stderr, "kafkas3 cat: %d objects without index entry nor envelope: their records' offsets are assumed consecutive from the start offset of their names\n", got.Assumed)
 	}
 	if got.Untimed > 0 {
 		how := "taken by their objects' time range (index min_ts..max_ts)"

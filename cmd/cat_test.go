@@ -170,8 +170,13 @@ func checkCatHeaders(t *testing.T, at string, l catLine, want []kgo.RecordHeader
 // catTypedJSON returns what cat prints for a produced Avro value: Avro's
 // JSON of it, decoded.
 func catTypedJSON(t *testing.T, ctx context.Context, c *convert.AvroConverter, topic string) func([]byte) any {
+	return catTyped(t, ctx, c, topic, false)
+}
+
+// catTyped is catTypedJSON for keys (isKey) or values.
+func catTyped(t *testing.T, ctx context.Context, c *convert.AvroConverter, topic string, isKey bool) func([]byte) any {
 	return func(v []byte) any {
-		typed, err := c.Convert(ctx, topic, false, v)
+		typed, err := c.Convert(ctx, topic, isKey, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,6 +268,18 @@ func TestCatEveryFormat(t *testing.T) {
 			checkCat(t, parseCat(t, r.out), dump, tc.keeps)
 			if r.err != "" {
 				t.Errorf("stderr of an indexed cat: %q", r.err)
+			}
+			// --scan reads the objects without the index: envelopes carry
+			// their offsets; other objects' offsets are assumed, and said so.
+			r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "--scan")
+			if !strings.Contains(r.err, "kafkas3 cat: --scan: listed and scanned every object of the topic") {
+				t.Errorf("--scan: stderr %q", r.err)
+			}
+			if assumed := strings.Contains(r.err, "offsets are assumed consecutive"); assumed == tc.keeps.timestamps {
+				t.Errorf("--scan of %s: stderr %q", tc.name, r.err)
+			}
+			if tc.keeps.nulls {
+				checkCat(t, parseCat(t, r.out), dump, tc.keeps)
 			}
 		})
 	}
@@ -443,4 +460,71 @@ func TestCatOutputAndExitCodes(t *testing.T) {
 	checkCat(t, parseCat(t, r.out), dump, all)
 	r = mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ct", "-p", "kafkas3.index.prefix=elsewhere/", "--partition", "1", "--offset", "4:5")
 	checkCat(t, parseCat(t, r.out), catPick(dump, func(r *kgo.Record) bool { return r.Partition == 1 && r.Offset >= 4 }), all)
+}
+
+// TestCatTypedKeys: Avro record keys (AvroConverter keys, in .keys
+// Parquet objects) next to Parquet values print as JSON, both checked
+// against the dump decoded with the registry; a tombstone's value is null.
+func TestCatTypedKeys(t *testing.T) {
+	ctx := cliContext(t)
+	const keySchema = `{"type":"record","name":"K","namespace":"ct","fields":[{"name":"p","type":"int"},{"name":"id","type":"string"}]}`
+	brokers := startKafka(t, 2, "ck")
+	reg, ser := startRegistry(t)
+	parsed, err := avro.Parse(keySchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := &format.Schema{Avro: parsed, Text: keySchema}
+	values := catAvroValues(t, ctx, ser)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for p := range int32(2) {
+		for i := range 7 {
+			k, err := ser.Encode(ctx, "ck-key", ks, map[string]any{"p": p, "id": fmt.Sprintf("id-%d-%d", p, i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &kgo.Record{Topic: "ck", Partition: p, Key: k, Headers: rtHeaders(p, i)}
+			if i != 4 {
+				r.Value = values(p, i)
+			}
+			recs = append(recs, r)
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	y := strings.Replace(sinkYAML(brokers, t.TempDir(), "ck", 3), "io.confluent.connect.s3.format.json.JsonFormat", "parquet", 1)
+	cfg := writeFile(t, "sink.yaml", y+`value.converter: io.confluent.connect.avro.AvroConverter
+value.converter.schema.registry.url: `+reg.URL()+`
+key.converter: io.confluent.connect.avro.AvroConverter
+key.converter.schema.registry.url: `+reg.URL()+`
+store.kafka.keys: true
+store.kafka.headers: true
+keys.format.class: parquet
+headers.format.class: parquet
+behavior.on.null.values: write
+`)
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	dump := readRecords(t, ctx, brokers, "ck")
+	lines := parseCat(t, mustRun(t, ctx, ExitOK, "cat", "-c", cfg, "--topic", "ck").out)
+	keyOf, valueOf := catTyped(t, ctx, ser, "ck", true), catTypedJSON(t, ctx, ser, "ck")
+	want := append(append([]*kgo.Record{}, dump[0]...), dump[1]...)
+	if len(lines) != len(want) {
+		t.Fatalf("cat printed %d records, the topic holds %d", len(lines), len(want))
+	}
+	for i, l := range lines {
+		w := want[i]
+		at := fmt.Sprintf("%d/%d", w.Partition, w.Offset)
+		var key any
+		if err := json.Unmarshal(l.Key, &key); err != nil || l.KeyEncoding != "json" || !reflect.DeepEqual(key, keyOf(w.Key)) || l.Offset != w.Offset {
+			t.Errorf("%s: key %s (%s) at offset %d, want %v", at, l.Key, l.KeyEncoding, l.Offset, keyOf(w.Key))
+		}
+		checkCatValue(t, at, l, w.Value, catKeeps{typed: valueOf})
+		checkCatHeaders(t, at, l, w.Headers)
+	}
 }

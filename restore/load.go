@@ -493,8 +493,9 @@ func (or *objectReader) finish() (objectFacts, error) {
 func (or *objectReader) key(ctx context.Context, rec, krec *format.Record, objKey string) error {
 	k, err := or.r.keyFor(ctx, krec, or.target, objKey, or.n, or.mode)
 	if err != nil && or.mode == modeCat && krec.ValueTyped != nil && errors.Is(err, ErrNoRegistry) {
-		rec.KeyTyped = krec.ValueTyped
-		return nil
+		native, schema, raw, err := typedKey(krec, objKey, or.n)
+		rec.KeyTyped = &format.Typed{Schema: schema, Raw: raw, Native: native}
+		return err
 	}
 	rec.Key = k
 	return err

@@ -55,6 +55,10 @@ type Selection struct {
 	Filter Filter
 	// Limit stops after this many records; 0: no limit.
 	Limit int64
+	// Scan lists and reads the topic's objects even with an index: the
+	// objects no entry describes (written before the index was enabled)
+	// are then read too.
+	Scan bool
 }
 
 // RecordsRead is what Records did.
@@ -66,6 +70,10 @@ type RecordsRead struct {
 	// is one), Matched the records handed to fn.
 	Objects int
 	Matched int64
+	// Assumed counts the objects read without an index entry whose
+	// records carry no offsets (no envelope): their offsets are assumed
+	// consecutive from their name's start offset.
+	Assumed int
 	// Untimed counts the records without a timestamp of their own under
 	// From or Until: taken by their object's time range with an index
 	// (Indexed), left out without one.
@@ -118,7 +126,7 @@ var errFound = errors.New("found")
 func (c *catRead) logPartitions(ctx context.Context) ([]index.LogPartition, error) {
 	prefix, topic := c.r.cfg.IndexPrefix, c.sel.Topic
 	switch {
-	case prefix == "":
+	case prefix == "" || c.sel.Scan:
 		return nil, nil
 	case len(c.sel.Partitions) == 0:
 		return index.LogPartitions(ctx, c.r.store, prefix, []string{topic}, index.LoadOptions{Concurrency: c.r.readConcurrency()})
@@ -347,6 +355,9 @@ func (c *catRead) advance(ctx context.Context, oc *openCat) error {
 		oc.rec = nil
 		if _, err := or.finish(); err != nil {
 			return err
+		}
+		if e == nil && !or.carried && or.n > 0 {
+			c.res.Assumed++
 		}
 		if e != nil && or.n != e.Records {
 			return fmt.Errorf("%w: object %q holds %d records, its index entry %d", ErrDamagedObject, or.obj.Key, or.n, e.Records)
