@@ -220,18 +220,19 @@ func runCatCmd(ctx context.Context, f *catFlags, streams IO) error {
 	switch {
 	case !got.Indexed && sel.Scan:
 		fmt.Fprintf(stderr, "kafkas3 cat: --scan: listed and scanned every object of the topic (%d opened)\n", got.Objects)
+	case !got.Indexed && len(sel.Partitions) > 0:
+		fmt.Fprintf(stderr, "kafkas3 cat: no archive index for partitions %v of topic %q under %s: listed and scanned every object of the topic (%d opened)\n", sel.Partitions, sel.Topic, rc.IndexPrefix, got.Objects)
 	case !got.Indexed:
 		fmt.Fprintf(stderr, "kafkas3 cat: no archive index for topic %q under %s: listed and scanned every object of the topic (%d opened)\n", sel.Topic, rc.IndexPrefix, got.Objects)
 	}
 	if got.Assumed > 0 {
 		fmt.Fprintf(stderr, "kafkas3 cat: %d objects without index entry nor envelope: their records' offsets are assumed consecutive from the start offset of their names\n", got.Assumed)
 	}
-	if got.Untimed > 0 {
-		how := "taken by their objects' time range (index min_ts..max_ts)"
-		if !got.Indexed {
-			how = "left out: without an index their time is unknown"
-		}
-		fmt.Fprintf(stderr, "kafkas3 cat: %d records carry no timestamp of their own (no store.envelope): %s\n", got.Untimed, how)
+	if got.UntimedKept > 0 {
+		fmt.Fprintf(stderr, "kafkas3 cat: %d records carry no timestamp of their own (no store.envelope): --from/--until took them by their objects' time range (index min_ts..max_ts)\n", got.UntimedKept)
+	}
+	if got.UntimedLeft > 0 {
+		fmt.Fprintf(stderr, "kafkas3 cat: %d records carry no timestamp of their own, nor their objects in an index: --from/--until left them out\n", got.UntimedLeft)
 	}
 	if err != nil {
 		return fmt.Errorf("cat %s: %w", a.ident, err)

@@ -281,6 +281,9 @@ func TestCatEveryFormat(t *testing.T) {
 			if tc.keeps.nulls {
 				checkCat(t, parseCat(t, r.out), dump, tc.keeps)
 			}
+			if tc.name == "json" {
+				catUntimed(t, ctx, cfg, dir, dump)
+			}
 		})
 	}
 }
@@ -526,5 +529,35 @@ behavior.on.null.values: write
 		}
 		checkCatValue(t, at, l, w.Value, catKeeps{typed: valueOf})
 		checkCatHeaders(t, at, l, w.Headers)
+	}
+}
+
+// catUntimed: records of plain objects carry no timestamp; --from/--until
+// take them by their index entry's time range (and say so), and without
+// the index (--scan) leave them out (and say so: nothing matched, exit 1).
+func catUntimed(t *testing.T, ctx context.Context, cfg, dir string, dump map[int32][]*kgo.Record) {
+	t.Helper()
+	at := dump[0][5].Timestamp
+	from, until := at.Add(-time.Second).UnixMilli(), at.UnixMilli()
+	held := map[[2]int64]bool{}
+	for _, e := range loadLocal(t, dir).Entries {
+		if e.MaxTS >= from && e.MinTS <= until {
+			for i := range e.Records {
+				held[[2]int64{int64(e.Partition), e.Offset(i)}] = true
+			}
+		}
+	}
+	if len(held) == 0 || len(held) == len(dump[0])+len(dump[1]) {
+		t.Fatalf("the window takes %d records: the test needs some, not all", len(held))
+	}
+	args := []string{"cat", "-c", cfg, "--topic", "ct", "--from", fmt.Sprint(from), "--until", fmt.Sprint(until)}
+	r := mustRun(t, ctx, ExitOK, args...)
+	if !strings.Contains(r.err, fmt.Sprintf("kafkas3 cat: %d records carry no timestamp of their own (no store.envelope): --from/--until took them by their objects' time range", len(held))) {
+		t.Errorf("--from/--until of a plain archive: stderr %q", r.err)
+	}
+	checkCat(t, parseCat(t, r.out), catPick(dump, func(r *kgo.Record) bool { return held[[2]int64{int64(r.Partition), r.Offset}] }), catKeeps{})
+	r = mustRun(t, ctx, ExitFail, append(args, "--scan")...)
+	if !strings.Contains(r.err, "records carry no timestamp of their own, nor their objects in an index: --from/--until left them out") || r.out != "" {
+		t.Errorf("--from/--until of a plain archive with --scan: stdout %q stderr %q", r.out, r.err)
 	}
 }

@@ -48,8 +48,8 @@ type Selection struct {
 	// From and Until bound the timestamps, inclusive; zero: unbounded. A
 	// record without a timestamp of its own (an object without the
 	// envelope) is taken when its object's index entry's time range
-	// meets [From, Until], and left out without an index
-	// (RecordsRead.Untimed counts both).
+	// meets [From, Until] (RecordsRead.UntimedKept), and left out without
+	// an entry or when the entry has no times (UntimedLeft).
 	From, Until time.Time
 	// Filter selects by key and header (its From is not used: see From).
 	Filter Filter
@@ -74,10 +74,11 @@ type RecordsRead struct {
 	// records carry no offsets (no envelope): their offsets are assumed
 	// consecutive from their name's start offset.
 	Assumed int
-	// Untimed counts the records without a timestamp of their own under
-	// From or Until: taken by their object's time range with an index
-	// (Indexed), left out without one.
-	Untimed int64
+	// UntimedKept and UntimedLeft count the records without a timestamp
+	// of their own under From or Until: taken by their object's entry's
+	// time range, or left out (no entry, or an entry without times, whose
+	// object is then not opened).
+	UntimedKept, UntimedLeft int64
 }
 
 // errLimit ends a read at Selection.Limit.
@@ -183,8 +184,11 @@ func (c *catRead) entryWanted(e *index.Entry) bool {
 	switch {
 	case e.Last() < s.FirstOffset || e.First() > s.LastOffset:
 		return false
-	case e.MinTS == 0 && e.MaxTS == 0: // no times (an entry of index rebuild --from-objects)
+	case s.From.IsZero() && s.Until.IsZero():
 		return true
+	case !timed(e): // its records' times are unknown
+		c.res.UntimedLeft += e.Records
+		return false
 	case !s.From.IsZero() && e.MaxTS < s.From.UnixMilli():
 		return false
 	case !s.Until.IsZero() && e.MinTS > s.Until.UnixMilli():
@@ -378,6 +382,11 @@ func (c *catRead) advance(ctx context.Context, oc *openCat) error {
 	return nil
 }
 
+// timed tells whether an entry records its records' times: entries of
+// `kafkas3 index rebuild --from-objects` for objects without envelopes
+// have min_ts and max_ts 0.
+func timed(e *index.Entry) bool { return e.MinTS != 0 || e.MaxTS != 0 }
+
 // emit hands oc's current record to fn when the selection takes it.
 func (c *catRead) emit(oc *openCat) error {
 	rec, s := oc.rec, &c.sel
@@ -386,10 +395,11 @@ func (c *catRead) emit(oc *openCat) error {
 	}
 	if !s.From.IsZero() || !s.Until.IsZero() {
 		if rec.Timestamp.IsZero() {
-			c.res.Untimed++
-			if oc.co.entry == nil {
+			if e := oc.co.entry; e == nil || !timed(e) {
+				c.res.UntimedLeft++
 				return nil
 			}
+			c.res.UntimedKept++
 		} else if (!s.From.IsZero() && rec.Timestamp.Before(s.From)) || (!s.Until.IsZero() && rec.Timestamp.After(s.Until)) {
 			return nil
 		}
