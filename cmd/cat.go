@@ -56,9 +56,10 @@ lists and reads the topic as if it had no index.
 
 A JSON line holds topic, partition, offset, timestamp (Unix milliseconds;
 null when the archive keeps none: plain formats without store.envelope),
-key, value and headers ([{"key":..,"value":..}]). Keys and values exist only
-when the archive keeps them (values always; keys and headers with
-store.kafka.keys/.headers or store.envelope). Bytes print as text when they
+key, value and headers ([{"key":..,"value":..}]). Keys and headers are
+there only when the archive keeps them (store.kafka.keys and
+store.kafka.headers objects, or store.envelope); else the key is null and
+the headers []. Bytes print as text when they
 are valid UTF-8 and as base64 otherwise, marked "key_encoding":"base64"
 (value_encoding, and in a header "value_encoding"); --encoding base64 prints
 every byte field as base64, --encoding utf8 prints text always (invalid
