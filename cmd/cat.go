@@ -76,8 +76,12 @@ carry none of their own, so with the index they are taken when their
 object's time range (the entry's min_ts..max_ts) meets the window, and
 left out without an index; a note on stderr counts them.
 
-Exit codes: 0 records printed, 1 nothing matched (or the store failed),
-2 configuration or flag error.`,
+An object that is gone, does not decode to its end or holds another
+number of records than its index entry stops cat with exit 1, naming it,
+after the records before the damage.
+
+Exit codes: 0 records printed, 1 nothing matched (or the store failed, or
+an object is damaged), 2 configuration or flag error.`,
 		Example: `  kafkas3 cat --config orders.yaml --topic orders --limit 10
   kafkas3 cat -c orders.yaml --topic orders --partition 3 --offset 1200:1300
   kafkas3 cat -c orders.yaml --topic orders --key 'customer-42' --from 2026-12-01T10:00:00Z

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -560,4 +562,29 @@ func catUntimed(t *testing.T, ctx context.Context, cfg, dir string, dump map[int
 	if !strings.Contains(r.err, "records carry no timestamp of their own, nor their objects in an index: --from/--until left them out") || r.out != "" {
 		t.Errorf("--from/--until of a plain archive with --scan: stdout %q stderr %q", r.out, r.err)
 	}
+}
+
+// TestCatDamagedObject: an object that does not decode to its end, or
+// that is gone, stops cat with exit 1 naming it, after the records before
+// it.
+func TestCatDamagedObject(t *testing.T) {
+	_, dir, cfg := verifyArchive(t)
+	const victim = "topics/orders/partition=1/orders+1+0000000006.json"
+	if err := os.Truncate(filepath.Join(dir, filepath.FromSlash(victim)), 10); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, cliContext(t), ExitFail, "cat", "-c", cfg, "--topic", "orders", "--partition", "1")
+	if !strings.Contains(r.err, victim) || !strings.Contains(r.err, "damaged archive object") {
+		t.Errorf("stderr %q does not name the damaged object", r.err)
+	}
+	lines := parseCat(t, r.out)
+	if len(lines) != 6 || lines[5].Offset != 5 {
+		t.Errorf("printed %d records before the damaged object (offsets 6-8), want offsets 0-5: %s", len(lines), r.out)
+	}
+	remove(t, dir, victim)
+	r = mustRun(t, cliContext(t), ExitFail, "cat", "-c", cfg, "--topic", "orders", "--partition", "1", "--offset", "7")
+	if !strings.Contains(r.err, `an object of "`+victim+`" is in the archive index (offsets 6-8) but not in the store`) || r.out != "" {
+		t.Errorf("a missing object: stdout %q stderr %q", r.out, r.err)
+	}
+	mustRun(t, cliContext(t), ExitOK, "cat", "-c", cfg, "--topic", "orders", "--partition", "1", "--offset", "9")
 }

@@ -326,6 +326,10 @@ func (c *catRead) partition(ctx context.Context, cands []catObject) error {
 // closed at once).
 func (c *catRead) open(ctx context.Context, co *catObject, h *catHeap) error {
 	or, err := c.r.openObject(ctx, co.obj, c.sel.Topic, modeCat)
+	if err != nil && co.entry != nil && errors.Is(err, s3store.ErrNotExist) {
+		return fmt.Errorf("%w: an object of %q is in the archive index (offsets %d-%d) but not in the store: %w",
+			ErrDamagedObject, co.obj.Key, co.entry.First(), co.entry.Last(), err)
+	}
 	if err != nil {
 		return err
 	}
