@@ -71,7 +71,9 @@ marked "value_encoding":"json". A null is null.
 their lengths (-1 for null), %h headers (name=value, comma separated),
 \n \t \\ and %%. Bytes print as they are.
 
---from and --until select by timestamp (inclusive): records of plain objects
+--key and --key-regex match the key's bytes (a string key's text; a typed
+key printed as JSON never matches), --header a header's name and value
+bytes. --from and --until select by timestamp (inclusive): records of plain objects
 carry none of their own, so with the index they are taken when their
 object's time range (the entry's min_ts..max_ts) meets the window, and
 left out without an index; a note on stderr counts them.
