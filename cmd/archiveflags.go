@@ -24,9 +24,14 @@ type archiveFlags struct {
 
 // register defines the flags on fl; topicsDoc documents --topics.
 func (f *archiveFlags) register(fl *pflag.FlagSet, topicsDoc string) {
+	fl.StringVar(&f.Topics, "topics", "", topicsDoc)
+	f.registerStore(fl)
+}
+
+// registerStore defines the flags but --topics.
+func (f *archiveFlags) registerStore(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.ConfigFile, "config", "c", "", "config file (YAML, JSON, .properties or Connect REST JSON), the sink's file works")
 	fl.StringArrayVarP(&f.Params, "param", "p", nil, "set any config key: -p key=value (repeatable)")
-	fl.StringVar(&f.Topics, "topics", "", topicsDoc)
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.LocalDir, "local-dir", "", "read the archive from this local directory instead of S3 (store.local.dir)")
 	fl.StringVar(&f.Bucket, "bucket", "", "S3 bucket (s3.bucket.name)")

@@ -30,6 +30,7 @@ func newConfigKeysCmd(streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:       "config-keys [sink|source]",
 		Short:     "Print the configuration reference (every key, default and meaning) as Markdown",
+		Example:   "  kafkas3 config-keys source > source-keys.md",
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"sink", "source"},
 		RunE: func(_ *cobra.Command, args []string) error {

@@ -58,6 +58,8 @@ copy_of_s3_topic.
 
 --format json runs the same with JSON values and JsonFormat (.json objects).
 It needs no network and no configuration.`,
+		Example: `  kafkas3 demo
+  kafkas3 demo --format json --dir /tmp/kafkas3-demo`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runDemo(c.Context(), opts, streams)

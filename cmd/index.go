@@ -33,9 +33,10 @@ type indexRebuildFlags struct {
 // newIndexCmd is `kafkas3 index`, the archive index's maintenance.
 func newIndexCmd(streams IO) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "index",
-		Short: "Maintain the archive index",
-		Args:  cobra.NoArgs,
+		Use:     "index",
+		Short:   "Maintain the archive index",
+		Example: "  kafkas3 index rebuild --config orders.yaml",
+		Args:    cobra.NoArgs,
 	}
 	c.AddCommand(newIndexRebuildCmd(streams))
 	return c

@@ -125,6 +125,9 @@ func TestPruneCmd(t *testing.T) {
 		t.Fatalf("verify does not note the pruned partitions:\n%s", r.out)
 	}
 
+	if r := mustRun(t, ctx, ExitOK, "ls", "-c", cfg, "--json"); !strings.Contains(r.out, `"pruned_below": 15`) || !strings.Contains(r.out, `"pruned"`) {
+		t.Fatalf("ls does not show the pruned partitions:\n%s", r.out)
+	}
 	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
 	if !strings.Contains(r.out, "partitions=0 objects=0") {
 		t.Fatalf("a second prune:\n%s", r.out)

@@ -82,6 +82,12 @@ func NewRootCmd(streams IO) *cobra.Command {
 		Long: `kafkas3 archives Kafka topics into S3, any S3-compatible store or a local
 directory, in the object layout of Confluent's S3 sink connector, exactly once,
 and restores such archives into Kafka with keys, headers, timestamps and order.`,
+		Example: `  kafkas3 demo                                    # try it: in-process Kafka, registry and a local dir
+  kafkas3 sink --config orders.yaml               # archive, as Confluent's S3 sink connector
+  kafkas3 ls --config orders.yaml                 # what the archive holds
+  kafkas3 cat --config orders.yaml --topic orders --limit 5
+  kafkas3 verify --config orders.yaml             # check it against its index
+  kafkas3 source --config orders.yaml --topic-rename 'copy_of_$0' --create-topics`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -90,7 +96,7 @@ and restores such archives into Kafka with keys, headers, timestamps and order.`
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	})
-	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newConfigCmd(streams), newVerifyCmd(streams), newIndexCmd(streams), newPruneCmd(streams))
+	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newConfigCmd(streams), newVerifyCmd(streams), newLsCmd(streams), newCatCmd(streams), newIndexCmd(streams), newPruneCmd(streams))
 	// Without a RunE, cobra reports `kafkas3 snk` as a plain error (exit 1);
 	// with one, an unknown command is a usage error like any other.
 	root.Args = cobra.ArbitraryArgs
@@ -174,9 +180,10 @@ func looksLikeConfigFile(arg string) bool {
 
 func newVersionCmd(streams IO) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print version, commit and Go version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print version, commit and Go version",
+		Example: "  kafkas3 version",
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			v, c := version, commit
 			if bi, ok := debug.ReadBuildInfo(); ok && c == "" {

@@ -258,30 +258,7 @@ func (f *sourceFlags) erasure(cfg *restore.Config, errs *flagProblems) {
 // out of the restore; none of them works with --follow or
 // --restore-groups yet.
 func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
-	if f.KeyRegex != "" {
-		re, err := regexp.Compile("^(?:" + f.KeyRegex + ")$")
-		if err != nil {
-			errs.bad("--key-regex", "%q does not compile: %v", f.KeyRegex, err)
-		}
-		cfg.Filter.KeyRegex = re
-	}
-	if f.Header != "" {
-		name, value, hasValue := strings.Cut(f.Header, "=")
-		if name == "" {
-			errs.bad("--header", "is %q; want NAME or NAME=VALUE", f.Header)
-		}
-		cfg.Filter.Header, cfg.Filter.HeaderHasValue = name, hasValue
-		if hasValue {
-			cfg.Filter.HeaderValue = []byte(value)
-		}
-	}
-	if strings.TrimSpace(f.From) != "" {
-		t, err := parseUntil(f.From)
-		if err != nil {
-			errs.bad("--from", "%v", err)
-		}
-		cfg.Filter.From = t
-	}
+	parseFilter(&cfg.Filter, f.KeyRegex, f.Header, f.From, errs)
 	f.expiry(cfg, errs)
 	if cfg.Filter.Active() {
 		if f.Follow {
@@ -290,6 +267,35 @@ func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
 		if f.RestoreGroups && f.DryRun {
 			errs.bad("--restore-groups", "is set together with --dry-run and a record filter: the group offsets count the records the filter keeps, known only when restoring")
 		}
+	}
+}
+
+// parseFilter reads --key-regex, --header NAME[=VALUE] and --from into
+// filter (kafkas3 source and kafkas3 cat).
+func parseFilter(filter *restore.Filter, keyRegex, header, from string, errs *flagProblems) {
+	if keyRegex != "" {
+		re, err := regexp.Compile("^(?:" + keyRegex + ")$")
+		if err != nil {
+			errs.bad("--key-regex", "%q does not compile: %v", keyRegex, err)
+		}
+		filter.KeyRegex = re
+	}
+	if header != "" {
+		name, value, hasValue := strings.Cut(header, "=")
+		if name == "" {
+			errs.bad("--header", "is %q; want NAME or NAME=VALUE", header)
+		}
+		filter.Header, filter.HeaderHasValue = name, hasValue
+		if hasValue {
+			filter.HeaderValue = []byte(value)
+		}
+	}
+	if strings.TrimSpace(from) != "" {
+		t, err := parseUntil(from)
+		if err != nil {
+			errs.bad("--from", "%v", err)
+		}
+		filter.From = t
 	}
 }
 

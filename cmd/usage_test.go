@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Mistakes in how a command is called exit 2 (as the README says) and say
@@ -41,4 +44,31 @@ func TestRootWithoutArgumentsPrintsHelp(t *testing.T) {
 	if !strings.Contains(r.out, "Available Commands:") {
 		t.Errorf("stdout: %s", r.out)
 	}
+}
+
+// TestEveryCommandHasAnExample: kafkas3 --help and each command's help
+// show an example of the common case (cobra's Example), as gh does.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := NewRootCmd(IO{Out: io.Discard, Err: io.Discard})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "completion" || c.Name() == "help" {
+			return // cobra's own
+		}
+		if !strings.Contains(c.Example, "kafkas3 ") {
+			t.Errorf("%q has no example", c.CommandPath())
+		}
+		var out strings.Builder
+		c.SetOut(&out)
+		if err := c.Help(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "Examples:\n"+c.Example) {
+			t.Errorf("the help of %q does not show its example:\n%s", c.CommandPath(), out.String())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

@@ -235,7 +235,11 @@
 // at once, sharing LoadOptions.Concurrency), and hands each partition's
 // Index to its caller: a reader that keeps only what it needs of each
 // partition (kafkas3 verify) holds a few partitions of the index, not
-// every entry of a million objects.
+// every entry of a million objects. LoadPartition reads one partition
+// the same way (kafkas3 cat). Each load notes the newest modification
+// time its listings gave of the index objects and checkpoints
+// (Index.Written, kafkas3 ls's last archived time), with no request of its
+// own.
 //
 // A follower (`kafkas3 source --follow`) keeps a Tail instead of loading
 // again: its Refresh gives what a load gives then, reading only the index

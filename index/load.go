@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
@@ -61,6 +62,12 @@ type Index struct {
 	// objects without envelopes, whose records are taken to hold
 	// consecutive offsets from the start offset of their names.
 	Assumed int
+	// Written is the newest modification time the listings gave of the
+	// index objects and checkpoints of the log (the sink writes one index
+	// object per rotation): when the archive was last written to, as
+	// near as the index tells without a request of its own. Zero when
+	// nothing was listed, and in a Tail's Index.
+	Written time.Time
 	// FullListings counts the partitions whose whole log was listed: no
 	// checkpoint (an archive of an older kafkas3: `kafkas3 index rebuild`
 	// makes its reads cheap), or a writer with checkpoints but none live.
@@ -174,8 +181,45 @@ func (l *loader) load(ctx context.Context, parts []logPartition) (*Index, error)
 		if pp.after == "" {
 			ix.FullListings++
 		}
+		ix.Written = later(ix.Written, pp.newest())
 	}
 	return ix, nil
+}
+
+// newest returns the newest modification time of the partition's listed
+// checkpoints and index objects.
+func (pp *partPlan) newest() time.Time {
+	var t int64
+	for _, s := range pp.ckptStamps {
+		t = max(t, s.mod)
+	}
+	for _, objs := range pp.logs {
+		for _, o := range objs {
+			t = max(t, o.stamp.mod)
+		}
+	}
+	if t <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, t).UTC()
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// LoadPartition reads the index of one partition of the log (as
+// LogPartitions names it) as EachPartition reads each: its checkpoints
+// and the log after them. A partition without any index object gives an
+// empty Index.
+func LoadPartition(ctx context.Context, st Store, prefix string, p LogPartition, opt LoadOptions) (*Index, error) {
+	l := newLoader(st, prefix, opt)
+	l.st = newLimited(st, l.n)
+	return l.load(ctx, []logPartition{{topic: p.Topic, part: p.Partition, dir: PartitionDir(prefix, p.Topic, p.Partition)}})
 }
 
 // loadParts loads the index of parts, each as LoadWith does: its

@@ -142,7 +142,8 @@
 // transient errors (limits.go), typed archives, keys and headers
 // (typed.go), envelopes (envelope.go), point in time (until.go), exactly
 // once and its limits (partition.go), consumer groups (groups.go), follow
-// mode (inflight.go), outages (outage.go) and the observer (observer.go).
+// mode (inflight.go), outages (outage.go), the observer (observer.go) and
+// reading records without Kafka for `kafkas3 cat` (records.go, Records).
 // The README's restore runbook and "What a restore checks before it
 // writes" say the same for users.
 package restore

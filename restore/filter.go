@@ -105,9 +105,17 @@ func (r *Restorer) unstampedError(plan *Plan) error {
 // erasure list with DropKeys).
 func (r *Restorer) keeps(rec *format.Record) bool {
 	f := &r.cfg.Filter
-	switch {
-	case f.DropKeys && r.listed(rec.Key):
+	if f.DropKeys && r.listed(rec.Key) {
 		return false
+	}
+	return f.Keeps(rec)
+}
+
+// Keeps tells whether rec passes f's key, header and time conditions
+// (KeyRegex, Header, From; DropKeys needs the erasure list and is the
+// Restorer's). `kafkas3 cat` selects records with it too.
+func (f *Filter) Keeps(rec *format.Record) bool {
+	switch {
 	case f.KeyRegex != nil && (rec.Key == nil || !f.KeyRegex.Match(rec.Key)):
 		return false
 	case !f.From.IsZero() && rec.Timestamp.Before(f.From):

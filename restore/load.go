@@ -60,6 +60,10 @@ const (
 	// modeRestore reads an object to produce it: typed values and keys
 	// are framed for the target registry.
 	modeRestore
+	// modeCat reads an object for `kafkas3 cat` (records.go): as
+	// modeProve, but a typed key is kept typed when it has no plain bytes
+	// (objectReader.key).
+	modeCat
 )
 
 // objectFacts holds an object's facts: what a read computed of it, or,
@@ -390,7 +394,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	case obj.Tombstone:
 		krec := rec
 		rec = &format.Record{Offset: krec.Offset, Timestamp: krec.Timestamp, TimestampType: krec.TimestampType}
-		if rec.Key, err = or.r.keyFor(ctx, krec, or.target, obj.Key, n, or.mode); err != nil {
+		if err := or.key(ctx, rec, krec, obj.Key); err != nil {
 			return nil, err
 		}
 	default:
@@ -408,7 +412,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			if err != nil {
 				return nil, err
 			}
-			if rec.Key, err = or.r.keyFor(ctx, krec, or.target, or.keys.key, n, or.mode); err != nil {
+			if err := or.key(ctx, rec, krec, or.keys.key); err != nil {
 				return nil, err
 			}
 		}
@@ -502,6 +506,21 @@ func (or *objectReader) finish() (objectFacts, error) {
 		p.offsets = or.offsets.runs
 	}
 	return *p, nil
+}
+
+// key sets rec's key from krec, record or.n of the keys object objKey
+// (keyFor). Reading for `kafkas3 cat` (modeCat), a key that a restore
+// produces only through a registry (a typed key other than a string or
+// bytes) is kept typed instead (Record.KeyTyped), for cat to print.
+func (or *objectReader) key(ctx context.Context, rec, krec *format.Record, objKey string) error {
+	k, err := or.r.keyFor(ctx, krec, or.target, objKey, or.n, or.mode)
+	if err != nil && or.mode == modeCat && krec.ValueTyped != nil && errors.Is(err, ErrNoRegistry) {
+		native, schema, raw, err := typedKey(krec, objKey, or.n)
+		rec.KeyTyped = &format.Typed{Schema: schema, Raw: raw, Native: native}
+		return err
+	}
+	rec.Key = k
+	return err
 }
 
 // keyFor is keyFrom, except that modeProve sends nothing to a registry:

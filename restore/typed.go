@@ -187,39 +187,9 @@ func (r *Restorer) keyFrom(ctx context.Context, krec *format.Record, target, obj
 	if t == nil || t.Schema == nil || t.Schema.Avro == nil {
 		return krec.Value, nil
 	}
-	native, err := format.AvroNative(t)
-	if err != nil {
-		return nil, fmt.Errorf("object %q: record %d: %w", objKey, i, err)
-	}
-	schema, raw := t.Schema, t.Raw
-	if raw == nil {
-		raw = krec.Value
-	}
-	if root := envelope(schema); root != nil {
-		m, _ := native.(map[string]any)
-		native = m["key"]
-		inner, err := root.Fields[0].Type.Schema()
-		if err != nil {
-			return nil, fmt.Errorf("object %q: record %d: the enveloped key's schema: %w", objKey, i, err)
-		}
-		if raw, err = inner.Encode(native); err != nil {
-			return nil, fmt.Errorf("object %q: record %d: the enveloped key: %w", objKey, i, err)
-		}
-		schema = &format.Schema{Avro: inner, Text: inner.String()}
-	}
-	if native == nil {
-		return nil, nil
-	}
-	if root := schema.Avro.Root(); root.Type == "union" {
-		// An optional key: the registry gets the non-null branch.
-		inner, err := optionalBranch(root)
-		if err != nil {
-			return nil, fmt.Errorf("object %q: record %d: the key's schema: %w", objKey, i, err)
-		}
-		if raw, err = inner.Encode(native); err != nil {
-			return nil, fmt.Errorf("object %q: record %d: the optional key: %w", objKey, i, err)
-		}
-		schema = &format.Schema{Avro: inner, Text: inner.String()}
+	native, schema, raw, err := typedKey(krec, objKey, i)
+	if err != nil || native == nil {
+		return nil, err
 	}
 	if r.cfg.KeyEncoder != nil {
 		k, err := r.cfg.KeyEncoder.EncodeRaw(ctx, subjectFor(target, true), schema, raw)
@@ -236,6 +206,49 @@ func (r *Restorer) keyFrom(ctx context.Context, krec *format.Record, target, obj
 	}
 	return nil, fmt.Errorf("object %q: record %d: %w: the key is an Avro %T, which needs a registry; set key.converter to the AvroConverter with key.converter.schema.registry.url",
 		objKey, i, ErrNoRegistry, native)
+}
+
+// typedKey decodes the typed key of krec, a record of a .keys object,
+// unwrapping Confluent's enveloped keys and an optional schema (see
+// keyFrom): its Go value (nil: a null key), its schema and its Avro
+// bytes under that schema.
+func typedKey(krec *format.Record, objKey string, i int64) (native any, schema *format.Schema, raw []byte, err error) {
+	t := krec.ValueTyped
+	native, err = format.AvroNative(t)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("object %q: record %d: %w", objKey, i, err)
+	}
+	schema, raw = t.Schema, t.Raw
+	if raw == nil {
+		raw = krec.Value
+	}
+	if root := envelope(schema); root != nil {
+		m, _ := native.(map[string]any)
+		native = m["key"]
+		inner, err := root.Fields[0].Type.Schema()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("object %q: record %d: the enveloped key's schema: %w", objKey, i, err)
+		}
+		if raw, err = inner.Encode(native); err != nil {
+			return nil, nil, nil, fmt.Errorf("object %q: record %d: the enveloped key: %w", objKey, i, err)
+		}
+		schema = &format.Schema{Avro: inner, Text: inner.String()}
+	}
+	if native == nil {
+		return nil, nil, nil, nil
+	}
+	if root := schema.Avro.Root(); root.Type == "union" {
+		// An optional key: the registry gets the non-null branch.
+		inner, err := optionalBranch(root)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("object %q: record %d: the key's schema: %w", objKey, i, err)
+		}
+		if raw, err = inner.Encode(native); err != nil {
+			return nil, nil, nil, fmt.Errorf("object %q: record %d: the optional key: %w", objKey, i, err)
+		}
+		schema = &format.Schema{Avro: inner, Text: inner.String()}
+	}
+	return native, schema, raw, nil
 }
 
 // headersFrom turns record i of a .headers object into Kafka headers.

@@ -45,7 +45,7 @@ func build(n, parts int, keys partition.KeyConfig, ext string) (*simStore, error
 			key := keys.ObjectKey(partition.ObjectName{Topic: topic, Encoded: fmt.Sprintf("partition=%d", p), Partition: p, StartOffset: i, Ext: ext})
 			e := index.Entry{V: index.Version2, Topic: topic, Partition: p, Key: key,
 				Objects: []index.Object{{Key: key, Size: int64(len(value)), CRC32C: crc, ETag: etag}},
-				Runs:    []index.Run{{First: i, Last: i}}, Records: 1, From: i, Commit: i + 1}
+				Runs:    []index.Run{{First: i, Last: i}}, Records: 1, From: i, Commit: i + 1, MinTS: stampOf(i), MaxTS: stampOf(i)}
 			b, err := index.Encode([]index.Entry{e})
 			if err != nil {
 				return nil, err
@@ -61,6 +61,10 @@ func build(n, parts int, keys partition.KeyConfig, ext string) (*simStore, error
 	st.seal()
 	return st, nil
 }
+
+// stampOf is the timestamp (ms) of the record at offset i of each
+// partition: one a second from 2026-12-01T00:00:00Z.
+func stampOf(i int64) int64 { return 1_796_083_200_000 + i*1000 }
 
 // writer is the simulated sink's writer (index.WriterOf its group).
 var writer = index.WriterOf("sim-sink")

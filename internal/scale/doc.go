@@ -5,8 +5,8 @@
 // The archive (archive_test.go) is synthetic and written directly into
 // the memory of a read-only store (store_test.go), not through requests:
 // one topic, per partition one value object per offset (one record, the
-// bytes format), one index object per object (a rotation: a v2 entry with
-// its CRC32C, written by index.Encode), and the partition's newest
+// bytes format, stamped one a second), one index object per object (a
+// rotation: a v2 entry with its CRC32C, written by index.Encode), and the partition's newest
 // checkpoint (index.CheckpointWriter) at the last multiple of 100 index
 // objects that leaves a tail of 50 after it. Older checkpoints are left
 // out: a reader lists them but reads only the newest.
@@ -19,7 +19,11 @@
 // fake, not kafkas3.
 //
 // It measures, each as wall time, requests by kind and heap: index.LoadWith
-// (checkpoints and tail), verify.Run (plain, no --deep) and the restore's
+// (checkpoints and tail), verify.Run (plain, no --deep), inspect.List
+// (`kafkas3 ls --timeline hour`: it fails if it opens a data object or
+// counts another number of records), restore.Records (`kafkas3 cat
+// --partition 0 --offset <the last 10>`: it fails unless it opens exactly
+// the 10 objects that hold them) and the restore's
 // plan (restore.Restorer.Plan; it needs no broker) twice: "restore.Plan"
 // as `kafkas3 source` plans (one read per object: the index and what the
 // store says of each object, no object read) and "restore.Plan(proof)" as

@@ -3,6 +3,8 @@ package scale
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/inspect"
 	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
@@ -140,7 +144,7 @@ func sub(a, b uint64) uint64 {
 // steps are the three reads of the archive: the index alone, plain
 // verify, and the restore's plan (what `source --dry-run` runs; it needs
 // no broker).
-func steps(st *simStore, keys partition.KeyConfig, f format.Format) []step {
+func steps(st *simStore, keys partition.KeyConfig, f format.Format, n, parts int) []step {
 	return []step{
 		{"index.Load", func(ctx context.Context) (any, error) {
 			return index.LoadWith(ctx, st, index.DefaultPrefix, nil, index.LoadOptions{})
@@ -158,8 +162,74 @@ func steps(st *simStore, keys partition.KeyConfig, f format.Format) []step {
 			}
 			return rep, err
 		}},
+		{"inspect.List", lsStep(st, keys)},
+		{"restore.Records", catStep(st, keys, f, n, parts)},
 		{"restore.Plan", planStep(st, keys, f, true)},
 		{"restore.Plan(proof)", planStep(st, keys, f, false)},
+	}
+}
+
+// dataOpens counts the Opens of data objects (under topics/) of a
+// simStore.
+type dataOpens struct {
+	*simStore
+	n atomic.Int64
+}
+
+func (d *dataOpens) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if strings.HasPrefix(key, "topics/") {
+		d.n.Add(1)
+	}
+	return d.simStore.Open(ctx, key)
+}
+
+// lsStep is `kafkas3 ls --timeline hour`: the index alone, no data
+// object opened, every record counted.
+func lsStep(st *simStore, keys partition.KeyConfig) func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		ds := &dataOpens{simStore: st}
+		parts, err := inspect.List(ctx, inspect.Config{Keys: keys, IndexPrefix: index.DefaultPrefix, Bucket: time.Hour}, ds)
+		if err != nil {
+			return nil, err
+		}
+		var records, buckets int64
+		for _, p := range parts {
+			records += p.Records
+			for _, b := range p.Timeline {
+				buckets += b.Records
+			}
+		}
+		if n := int64(len(st.objs)) / 2; records != buckets || ds.n.Load() != 0 {
+			err = fmt.Errorf("ls: %d records, %d in the timeline, %d data objects opened (of about %d)", records, buckets, ds.n.Load(), n)
+		}
+		return parts, err
+	}
+}
+
+// catStep is `kafkas3 cat --partition 0 --offset <last 10>`: the
+// partition's index and the 10 objects that hold them, no other.
+func catStep(st *simStore, keys partition.KeyConfig, f format.Format, objects, parts int) func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		ds := &dataOpens{simStore: st}
+		r, err := restore.New(restore.Config{Brokers: []string{"127.0.0.1:9"}, Topics: []string{topic}, Keys: keys, Format: f,
+			IndexPrefix: index.DefaultPrefix}, ds, nil)
+		if err != nil {
+			return nil, err
+		}
+		last := int64(objects/parts) - 1 // partition 0's last offset (build)
+		if objects%parts > 0 {
+			last++
+		}
+		var got []int64
+		res, err := r.Records(ctx, restore.Selection{Topic: topic, Partitions: []int32{0}, FirstOffset: last - 9, LastOffset: math.MaxInt64},
+			func(rec *format.Record) error {
+				got = append(got, rec.Offset)
+				return nil
+			})
+		if err == nil && (len(got) != 10 || got[0] != last-9 || ds.n.Load() != 10 || !res.Indexed) {
+			err = fmt.Errorf("cat: offsets %v, %d data objects opened, indexed %v; want the last 10 of %d, 10 opened", got, ds.n.Load(), res.Indexed, last)
+		}
+		return res, err
 	}
 }
 
@@ -198,7 +268,7 @@ func run(tb testing.TB, n, parts int, latency time.Duration) {
 	st.latency = latency
 	ctx := context.Background()
 	only := os.Getenv("KAFKAS3_SIM_STEPS")
-	for _, s := range steps(st, keys, f) {
+	for _, s := range steps(st, keys, f, n, parts) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), s.name) {
 			continue
 		}
