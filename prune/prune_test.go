@@ -1,0 +1,37 @@
+package prune
+
+import (
+	"testing"
+
+	"github.com/kafkas3/kafkas3/index"
+)
+
+func ent(first, last, maxTS int64) index.Entry {
+	return index.Entry{Runs: []index.Run{{First: first, Last: last}}, MaxTS: maxTS, Commit: last + 1}
+}
+
+// TestWatermark: the first offset of the first entry with a record at or
+// after the cut, lowered while an entry straddles it; past the last entry
+// when every record is older.
+func TestWatermark(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		es   []index.Entry
+		want int64
+	}{
+		{"cut between objects", []index.Entry{ent(0, 9, 1), ent(10, 19, 5), ent(20, 29, 9)}, 10},
+		{"nothing older", []index.Entry{ent(0, 9, 5), ent(10, 19, 9)}, 0},
+		{"everything older", []index.Entry{ent(0, 9, 1), ent(10, 19, 2)}, 20},
+		{"a straddling replay keeps its offsets", []index.Entry{ent(0, 9, 1), ent(5, 14, 2), ent(15, 19, 9)}, 15},
+		// An old object overlapping a kept one (two sink runs with other
+		// flush sizes) holds offsets at and above the cut: it stays, and
+		// with it the offsets below, down to its first.
+		{"an old object overlapping the first kept", []index.Entry{ent(0, 9, 1), ent(8, 19, 9), ent(20, 29, 9)}, 0},
+		{"a chain of overlaps", []index.Entry{ent(0, 4, 1), ent(5, 6, 1), ent(3, 9, 1), ent(8, 19, 9)}, 0},
+		{"an overlap above older ones", []index.Entry{ent(0, 4, 1), ent(5, 9, 1), ent(8, 19, 9)}, 5},
+	} {
+		if got := watermark(c.es, 5); got != c.want {
+			t.Errorf("%s: watermark = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
