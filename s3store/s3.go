@@ -79,6 +79,18 @@ type S3Config struct {
 	CustomerKey string
 	CannedACL   string // s3.acl.canned, e.g. bucket-owner-full-control
 
+	// StorageClass is s3.storage.class: the storage class of the objects
+	// created with a context from Data (the archive's records); "" leaves
+	// the bucket's default (STANDARD).
+	StorageClass string
+	// ObjectLockMode is s3.object.lock.mode (GOVERNANCE or COMPLIANCE):
+	// the retention mode each new object is written with, until
+	// ObjectLockRetain (s3.object.lock.retain.days) after its write; ""
+	// leaves the bucket's default retention. Setting it makes the store
+	// write as on a WORM bucket (worm.go).
+	ObjectLockMode   string
+	ObjectLockRetain time.Duration
+
 	// SpoolDir holds the per-object spool files; "" means os.TempDir().
 	// Each open object uses one spool file of up to PartSize bytes, two
 	// while a part uploads in the background; up to 8 more are kept idle
@@ -111,6 +123,10 @@ type S3 struct {
 	// noFullObject is set once the store refused the FULL_OBJECT checksum
 	// type of a multipart upload (createMultipart).
 	noFullObject atomic.Bool
+	// worm is set when the bucket has Object Lock (worm.go);
+	// noConditional once the store refused a conditional write.
+	worm, noConditional atomic.Bool
+	now                 func() time.Time
 }
 
 var _ Store = (*S3)(nil)
@@ -185,6 +201,9 @@ func (cfg S3Config) normalize() (S3Config, error) {
 			return cfg, errors.New("s3.sse.customer.key: want the base64 encoding of a 32-byte key")
 		}
 	}
+	if err := cfg.normalizeWORM(); err != nil {
+		return cfg, err
+	}
 	if cfg.CannedACL != "" {
 		ok := false
 		for _, v := range types.ObjectCannedACL("").Values() {
@@ -255,7 +274,9 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 		crc32c:      crc32.MakeTable(crc32.Castagnoli),
 		spools:      &spoolPool{dir: cfg.SpoolDir},
 		buffers:     &bufferPool{},
+		now:         time.Now,
 	}
+	s.worm.Store(cfg.ObjectLockMode != "")
 	if s.where == "" {
 		s.where = "AWS S3 region " + cfg.Region
 	}
@@ -351,7 +372,8 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: TrimETag(aws.ToString(out.ETag))}, nil
+	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: TrimETag(aws.ToString(out.ETag)),
+		StorageClass: string(out.StorageClass), Restored: strings.Contains(aws.ToString(out.Restore), `ongoing-request="false"`)}, nil
 }
 
 // StoredCRC32C is HeadObject with checksum mode enabled: the object's
@@ -493,7 +515,7 @@ func (s *S3) listPage(ctx context.Context, what string, in *s3.ListObjectsV2Inpu
 // listedObject is what a listing page says of one of its objects.
 func (s *S3) listedObject(out *s3.ListObjectsV2Output, prefix string, o types.Object) (ObjectInfo, error) {
 	key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
-	return ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}, err
+	return ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag)), StorageClass: string(o.StorageClass)}, err
 }
 
 // listedKey is a key (or common prefix) of a listing page, decoded when
@@ -519,6 +541,7 @@ func (s *S3) Check(ctx context.Context) error {
 	})
 	if err == nil {
 		s.log.Debug("s3 store ready", "endpoint", s.where)
+		s.detectObjectLock(ctx)
 		return nil
 	}
 	var re *awshttp.ResponseError
