@@ -321,8 +321,14 @@ func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) e
 	return fmt.Errorf("s3 %s: %w", what, err)
 }
 
-// mapS3Error wraps ErrNotExist around 404s and ErrAccessDenied around 403s.
+// mapS3Error wraps ErrNotExist around 404s, ErrArchived around
+// InvalidObjectState (a read of an archive-tier object not restored) and
+// ErrAccessDenied around other 403s.
 func mapS3Error(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidObjectState" {
+		return fmt.Errorf("%w: %w", ErrArchived, err)
+	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
 		switch re.HTTPStatusCode() {

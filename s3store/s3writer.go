@@ -442,10 +442,16 @@ func (w *s3Writer) commit(ctx context.Context) error {
 // WORM bucket a conditional one (If-None-Match: *), which finds a stored
 // object of the same bytes (existing) instead of writing a new version.
 func (w *s3Writer) put(ctx context.Context) error {
+	return w.putIf(ctx, w.s.worm.Load() && !w.s.noConditional.Load())
+}
+
+// putIf is put, conditional when cond is set. A write of Replacing
+// whose key holds other bytes is sent again without the condition, as a
+// new version.
+func (w *s3Writer) putIf(ctx context.Context, cond bool) error {
 	s := w.s
 	f, sum := w.cur, spoolSum{n: w.n, crc: w.crc}
 	crc := sum.base64()
-	cond := s.conditional(w.marks)
 	err := s.do(ctx, "put "+s.url(w.key), func(ctx context.Context) error {
 		body, fromFile, done := spoolRequest(f, sum.n)
 		defer done()
@@ -475,10 +481,14 @@ func (w *s3Writer) put(ctx context.Context) error {
 		return err
 	case preconditionFailed(err):
 		w.etag, err = s.existing(ctx, w.key, sum.n, crc)
+		if errors.Is(err, ErrRewrite) && isReplacing(w.marks) {
+			s.log.Info("writing a new version of the object (derived data, replaced on purpose)", "key", w.key, "err", err)
+			return w.putIf(ctx, false)
+		}
 		return err
 	case conditionRefused(err):
 		s.noCondition(w.key, err)
-		return w.put(ctx)
+		return w.putIf(ctx, false)
 	}
 	return err
 }

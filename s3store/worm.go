@@ -34,8 +34,10 @@ import (
 // with the stored object's ETag. Other bytes give a *RewriteError
 // (ErrRewrite) naming the key, and nothing is written, unless the
 // context comes from Replacing (derived data such as a void checkpoint,
-// which may become a new version). Without Object Lock the store writes
-// as before: no condition, a replay overwrites.
+// which becomes a new version: of one PutObject after the conditional
+// write found other bytes, of a multipart upload at once, without a
+// condition). Without Object Lock the store writes as before: no
+// condition, a replay overwrites.
 
 // ErrRewrite is returned (wrapped) by Commit on a WORM bucket when the
 // key already holds an object with other bytes (RewriteError).
@@ -75,7 +77,9 @@ func Data(ctx context.Context) context.Context {
 
 // Replacing marks the objects created with the returned context as
 // allowed to replace an object of other bytes on a WORM bucket, as a new
-// version (the sink's void checkpoints).
+// version (the archive index's checkpoints, derived data that the sink
+// voids on purpose). An object of one PutObject is still written
+// conditionally, so the same bytes are not written again.
 func Replacing(ctx context.Context) context.Context {
 	return context.WithValue(ctx, replaceKey, true)
 }
