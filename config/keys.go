@@ -223,6 +223,7 @@ type Keys struct {
 	S3StorageClass             ChoiceKey // s3.storage.class
 	S3ObjectLockMode           ChoiceKey // s3.object.lock.mode
 	S3ObjectLockRetainDays     IntKey    // s3.object.lock.retain.days
+	S3ObjectLockRewrite        ChoiceKey // s3.object.lock.rewrite
 	AWSAccessKeyID             StringKey // aws.access.key.id
 	AWSSecretAccessKey         StringKey // aws.secret.access.key
 	S3CredentialsProviderClass ChoiceKey // s3.credentials.provider.class
@@ -584,6 +585,9 @@ func declare(d *declarer) *Keys {
 			Doc:     "kafkas3 only: the S3 Object Lock retention mode of every object the sink writes (x-amz-object-lock-mode), until s3.object.lock.retain.days after its write; needs a bucket created with Object Lock. Unset: the bucket's default retention, if any, applies. Set or not, on a bucket with Object Lock the sink writes each object once: a replay of the same bytes is not written again and other bytes under an archived key are refused, naming the object (README, \"WORM buckets\")."}),
 		S3ObjectLockRetainDays: d.int(Spec{Name: "s3.object.lock.retain.days", Default: "0", Min: 0, Max: 36500, Commands: Sink,
 			Doc: "Days each object is retained under s3.object.lock.mode, counted from its write (x-amz-object-lock-retain-until-date); set with s3.object.lock.mode. 0: no per-object retention."}),
+		S3ObjectLockRewrite: d.choice(Spec{Name: "s3.object.lock.rewrite", Default: "refuse", Commands: Sink,
+			Choices: []Choice{{Name: "refuse"}, {Name: "new-version"}},
+			Doc:     "kafkas3 only: on a bucket with Object Lock, what the sink does when a key it writes already holds other bytes (not a replay of the same records: a sink of the same group with another flush.size, partitioner or rotate.schedule.interval.ms, or a --once run killed after uploading its last partial file and before committing it, with records added since). refuse: stop, naming the object (exit 1); the stored version stays. new-version: write a new version with a warning; the stored version stays under its retention, and the archive index describes the new one, which the source restores. The same bytes are never written again either way."}),
 		AWSAccessKeyID: d.str(Spec{Name: "aws.access.key.id", Commands: Both,
 			Doc: "Static access key; set with aws.secret.access.key, else the default credential chain is used."}),
 		AWSSecretAccessKey: d.str(Spec{Name: "aws.secret.access.key", Secret: true, Commands: Both,

@@ -105,13 +105,13 @@ func TestS3ProxyAndTaggingKeys(t *testing.T) {
 // s3.object.lock.mode and s3.object.lock.retain.days reach the store's
 // config; unset they leave it empty.
 func TestS3StorageClassAndObjectLockKeys(t *testing.T) {
-	c := sinkWith(t, "s3.storage.class=GLACIER_IR", "s3.object.lock.mode=COMPLIANCE", "s3.object.lock.retain.days=30")
+	c := sinkWith(t, "s3.storage.class=GLACIER_IR", "s3.object.lock.mode=COMPLIANCE", "s3.object.lock.retain.days=30", "s3.object.lock.rewrite=new-version")
 	s := c.Store.S3
-	if s.StorageClass != "GLACIER_IR" || s.ObjectLockMode != "COMPLIANCE" || s.ObjectLockRetain != 30*24*time.Hour {
+	if s.StorageClass != "GLACIER_IR" || s.ObjectLockMode != "COMPLIANCE" || s.ObjectLockRetain != 30*24*time.Hour || !s.RewriteNewVersion {
 		t.Errorf("storage class %q, lock mode %q, retain %v", s.StorageClass, s.ObjectLockMode, s.ObjectLockRetain)
 	}
 	d := sinkWith(t).Store.S3
-	if d.StorageClass != "" || d.ObjectLockMode != "" || d.ObjectLockRetain != 0 {
+	if d.StorageClass != "" || d.ObjectLockMode != "" || d.ObjectLockRetain != 0 || d.RewriteNewVersion {
 		t.Errorf("defaults: storage class %q, lock mode %q, retain %v", d.StorageClass, d.ObjectLockMode, d.ObjectLockRetain)
 	}
 }
@@ -128,6 +128,7 @@ func TestS3StorageClassAndObjectLockProblems(t *testing.T) {
 		{[]string{"s3.object.lock.mode=GOVERNANCE"}, "s3.object.lock.retain.days: required key is not set (s3.object.lock.mode is set)"},
 		{[]string{"s3.object.lock.retain.days=7"}, "s3.object.lock.mode: required key is not set (s3.object.lock.retain.days is set)"},
 		{[]string{"s3.object.lock.mode=GOVERNANCE", "s3.object.lock.retain.days=-1"}, "s3.object.lock.retain.days"},
+		{[]string{"s3.object.lock.rewrite=overwrite"}, "s3.object.lock.rewrite: \"overwrite\" is not allowed"},
 	}
 	for _, tc := range cases {
 		err := sinkErr(t, minimalYAML, tc.params...)

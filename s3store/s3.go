@@ -90,6 +90,10 @@ type S3Config struct {
 	// write as on a WORM bucket (worm.go).
 	ObjectLockMode   string
 	ObjectLockRetain time.Duration
+	// RewriteNewVersion is s3.object.lock.rewrite new-version: on a WORM
+	// bucket, other bytes under a stored key become a new version (the
+	// stored one stays under its retention) instead of a RewriteError.
+	RewriteNewVersion bool
 
 	// SpoolDir holds the per-object spool files; "" means os.TempDir().
 	// Each open object uses one spool file of up to PartSize bytes, two

@@ -481,8 +481,8 @@ func (w *s3Writer) putIf(ctx context.Context, cond bool) error {
 		return err
 	case preconditionFailed(err):
 		w.etag, err = s.existing(ctx, w.key, sum.n, crc)
-		if errors.Is(err, ErrRewrite) && isReplacing(w.marks) {
-			s.log.Info("writing a new version of the object (derived data, replaced on purpose)", "key", w.key, "err", err)
+		if errors.Is(err, ErrRewrite) && s.replaces(w.marks) {
+			s.log.Warn("writing a new version of the object; the version it held stays under its retention", "key", w.key, "err", err)
 			return w.putIf(ctx, false)
 		}
 		return err

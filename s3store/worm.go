@@ -33,7 +33,9 @@ import (
 // write is skipped (no new version under retention) and Commit succeeds
 // with the stored object's ETag. Other bytes give a *RewriteError
 // (ErrRewrite) naming the key, and nothing is written, unless the
-// context comes from Replacing (derived data such as a void checkpoint,
+// context comes from Replacing (derived data such as a void checkpoint)
+// or S3Config.RewriteNewVersion is set (s3.object.lock.rewrite
+// new-version: every object,
 // which becomes a new version: of one PutObject after the conditional
 // write found other bytes, of a multipart upload at once, without a
 // condition). Without Object Lock the store writes as before: no
@@ -54,7 +56,9 @@ type RewriteError struct {
 
 func (e *RewriteError) Error() string {
 	return fmt.Sprintf("refusing to write %s again: the bucket has Object Lock and the object it holds (%s) is not the one this run wrote (%s), "+
-		"so it is not a replay of the same records; its version stays as it is", e.URL, e.Have, e.Want)
+		"so this is not a replay of the same bytes; the stored version stays as it is. A sink of the same group with another flush.size, partitioner or "+
+		"rotate.schedule.interval.ms, or a --once run killed after uploading its last partial file and before committing it, with records added since, writes other bytes "+
+		"under the same key; s3.object.lock.rewrite=new-version writes them as a new version instead (README, \"WORM buckets\")", e.URL, e.Have, e.Want)
 }
 
 func (e *RewriteError) Unwrap() error { return ErrRewrite }
@@ -86,6 +90,10 @@ func Replacing(ctx context.Context) context.Context {
 
 func isData(ctx context.Context) bool      { v, _ := ctx.Value(dataKey).(bool); return v }
 func isReplacing(ctx context.Context) bool { v, _ := ctx.Value(replaceKey).(bool); return v }
+
+// replaces reports whether a write of ctx may replace an object of other
+// bytes with a new version: Replacing, or S3Config.RewriteNewVersion.
+func (s *S3) replaces(ctx context.Context) bool { return s.cfg.RewriteNewVersion || isReplacing(ctx) }
 
 // objectLockModes are the values of S3Config.ObjectLockMode.
 var objectLockModes = []string{string(types.ObjectLockModeGovernance), string(types.ObjectLockModeCompliance)}
@@ -152,7 +160,7 @@ func (s *S3) applyClassAndLock(ctx context.Context, class *types.StorageClass, m
 // conditional reports whether a write of ctx must not replace an object
 // (If-None-Match: *).
 func (s *S3) conditional(ctx context.Context) bool {
-	return s.worm.Load() && !s.noConditional.Load() && !isReplacing(ctx)
+	return s.worm.Load() && !s.noConditional.Load() && !s.replaces(ctx)
 }
 
 // preconditionFailed reports whether err is S3's 412 to a conditional

@@ -268,3 +268,34 @@ func TestS3ArchiveTierStat(t *testing.T) {
 		}
 	}
 }
+
+// TestS3WORMRewriteNewVersion: with s3.object.lock.rewrite new-version,
+// other bytes under a stored key are written (a new version on S3), one
+// PutObject after its conditional write found them, a multipart upload
+// at once; the same bytes are still not written again.
+func TestS3WORMRewriteNewVersion(t *testing.T) {
+	fake := newFake(t)
+	st, bucket := wormStore(t, fake, func(c *s3store.S3Config) { c.RewriteNewVersion = true })
+	ctx := t.Context()
+	for _, c := range []struct {
+		key       string
+		old, next []byte
+	}{{"small", []byte("hello"), []byte("hellO")}, {"big", pattern(s3store.MinPartSize + 7), pattern(s3store.MinPartSize + 8)}} {
+		for _, b := range [][]byte{c.old, c.next} {
+			if err := writeObject(ctx, st, c.key, b); err != nil {
+				t.Fatalf("%s: %v", c.key, err)
+			}
+			if got, _ := fake.Object(bucket, c.key); !bytes.Equal(got, b) {
+				t.Errorf("%s: the stored bytes are not the last written", c.key)
+			}
+		}
+	}
+	puts := fake.Count(s3fake.OpPutObject)
+	if err := writeObject(ctx, st, "small", []byte("hellO")); err != nil {
+		t.Fatal(err)
+	}
+	if n := fake.Count(s3fake.OpPutObject) - puts; n != 1 || fake.Header(s3fake.OpPutObject).Get("If-None-Match") != "*" {
+		t.Errorf("the same bytes again: %d PutObjects (If-None-Match %q), want 1, conditional and refused",
+			n, fake.Header(s3fake.OpPutObject).Get("If-None-Match"))
+	}
+}
