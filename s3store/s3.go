@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -205,19 +206,16 @@ func (cfg S3Config) normalize() (S3Config, error) {
 			return cfg, errors.New("s3.sse.customer.key: want the base64 encoding of a 32-byte key")
 		}
 	}
-	if err := cfg.normalizeWORM(); err != nil {
-		return cfg, err
+	return cfg, cfg.normalizeObjects()
+}
+
+// normalizeObjects checks the settings of new objects: s3.acl.canned,
+// the storage class and Object Lock.
+func (cfg S3Config) normalizeObjects() error {
+	if cfg.CannedACL != "" && !slices.Contains(types.ObjectCannedACL("").Values(), types.ObjectCannedACL(cfg.CannedACL)) {
+		return fmt.Errorf("s3.acl.canned %q: want one of %v", cfg.CannedACL, types.ObjectCannedACL("").Values())
 	}
-	if cfg.CannedACL != "" {
-		ok := false
-		for _, v := range types.ObjectCannedACL("").Values() {
-			ok = ok || string(v) == cfg.CannedACL
-		}
-		if !ok {
-			return cfg, fmt.Errorf("s3.acl.canned %q: want one of %v", cfg.CannedACL, types.ObjectCannedACL("").Values())
-		}
-	}
-	return cfg, nil
+	return cfg.normalizeWORM()
 }
 
 // NewS3 validates cfg and builds the client. It does not contact S3; call

@@ -311,7 +311,7 @@ type verifier struct {
 	listing func() (map[string]listedObject, error)
 	// tier notes the listed objects of an archive storage class
 	// (readable).
-	tier s3store.ArchiveTierCheck
+	tier    s3store.ArchiveTierCheck
 	listErr error
 	listed  map[string]listedObject // objects under topics.dir, by key
 	// stored are the checksums the store keeps, by key (plain
