@@ -50,11 +50,14 @@ func (e *ArchivedError) Unwrap() error { return ErrArchived }
 // ArchiveTierCheck collects, from a listing, the objects of an archive
 // tier (Add, safe for concurrent use), then asks the store whether each
 // has a restored copy (Check). It holds the archive-tier objects' keys
-// only.
+// and classes only (about 40 bytes and the key each), none of the others.
 type ArchiveTierCheck struct {
 	mu       sync.Mutex
-	archived []ObjectInfo
+	archived []tierObject
 }
+
+// tierObject is one listed object of an archive tier.
+type tierObject struct{ key, class string }
 
 // Add notes info when its storage class is an archive tier.
 func (c *ArchiveTierCheck) Add(info ObjectInfo) {
@@ -62,7 +65,7 @@ func (c *ArchiveTierCheck) Add(info ObjectInfo) {
 		return
 	}
 	c.mu.Lock()
-	c.archived = append(c.archived, ObjectInfo{Key: info.Key, StorageClass: info.StorageClass})
+	c.archived = append(c.archived, tierObject{key: info.Key, class: info.StorageClass})
 	c.mu.Unlock()
 }
 
@@ -76,15 +79,21 @@ func (c *ArchiveTierCheck) Check(ctx context.Context, st Store, concurrency int)
 		return nil
 	}
 	var mu sync.Mutex
-	var missing []string
+	var missing []string // the first ones in key order, at most 4*ArchivedShown
+	count := 0
 	err := parallel.Each(ctx, max(concurrency, 1), len(objs), func(i int) error {
-		info, err := st.Stat(ctx, objs[i].Key)
+		info, err := st.Stat(ctx, objs[i].key)
 		if err != nil {
-			return fmt.Errorf("ask whether archived object %q (%s) is restored: %w", objs[i].Key, objs[i].StorageClass, err)
+			return fmt.Errorf("ask whether archived object %q (%s) is restored: %w", objs[i].key, objs[i].class, err)
 		}
 		if !info.Restored {
 			mu.Lock()
-			missing = append(missing, objs[i].Key+" ("+objs[i].StorageClass+")")
+			missing = append(missing, objs[i].key+" ("+objs[i].class+")")
+			count++
+			if len(missing) > 4*ArchivedShown {
+				slices.Sort(missing)
+				missing = missing[:ArchivedShown]
+			}
 			mu.Unlock()
 		}
 		return nil
@@ -93,5 +102,5 @@ func (c *ArchiveTierCheck) Check(ctx context.Context, st Store, concurrency int)
 		return err
 	}
 	slices.Sort(missing)
-	return &ArchivedError{Keys: missing[:min(len(missing), ArchivedShown)], Count: len(missing)}
+	return &ArchivedError{Keys: missing[:min(len(missing), ArchivedShown)], Count: count}
 }

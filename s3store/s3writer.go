@@ -391,6 +391,9 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		}
 		w.parts = append(w.parts, part)
 	}
+	if done, err := w.storedBefore(ctx); done || err != nil {
+		return err
+	}
 	attempts := 0
 	err := s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
 		attempts++
@@ -493,20 +496,49 @@ func (w *s3Writer) putIf(ctx context.Context, cond bool) error {
 	return err
 }
 
+// storedBefore is, for a multipart upload on a WORM bucket that may
+// replace other bytes (Replacing, S3Config.RewriteNewVersion), whose
+// CompleteMultipartUpload is not conditional, the check a conditional
+// one makes: when the key already holds the same bytes, the upload is
+// aborted and done is true (no new version); other bytes, or none, let
+// the upload complete.
+func (w *s3Writer) storedBefore(ctx context.Context) (done bool, err error) {
+	s := w.s
+	if !s.worm.Load() || !s.replaces(w.marks) {
+		return false, nil
+	}
+	etag, err := s.existing(ctx, w.key, w.total, w.wholeChecksum())
+	switch {
+	case errors.Is(err, ErrNotExist) || errors.Is(err, ErrRewrite):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if err := w.abortMultipart(ctx); err != nil {
+		return false, err
+	}
+	w.etag = etag
+	return true, nil
+}
+
+// wholeChecksum is the checksum the store keeps of the object the
+// multipart upload completes, as HeadObject prints it.
+func (w *s3Writer) wholeChecksum() string {
+	if w.fullObject {
+		return spoolSum{crc: w.whole}.base64()
+	}
+	return compositeCRC32C(w.s.crc32c, w.parts)
+}
+
 // completedBefore handles a CompleteMultipartUpload refused because the
 // key holds an object (a conditional write on a WORM bucket): the upload
 // is aborted, and the stored object must be the one written (existing).
 func (w *s3Writer) completedBefore(ctx context.Context) error {
-	s := w.s
-	want := compositeCRC32C(s.crc32c, w.parts)
-	if w.fullObject {
-		want = spoolSum{crc: w.whole}.base64()
-	}
 	if err := w.abortMultipart(ctx); err != nil {
 		return err
 	}
 	var err error
-	w.etag, err = s.existing(ctx, w.key, w.total, want)
+	w.etag, err = w.s.existing(ctx, w.key, w.total, w.wholeChecksum())
 	return err
 }
 

@@ -36,9 +36,9 @@ import (
 // context comes from Replacing (derived data such as a void checkpoint)
 // or S3Config.RewriteNewVersion is set (s3.object.lock.rewrite
 // new-version: every object,
-// which becomes a new version: of one PutObject after the conditional
-// write found other bytes, of a multipart upload at once, without a
-// condition). Without Object Lock the store writes as before: no
+// which becomes a new version: one PutObject after its conditional
+// write found other bytes, a multipart upload after a HeadObject found
+// them before it completes). Without Object Lock the store writes as before: no
 // condition, a replay overwrites.
 
 // ErrRewrite is returned (wrapped) by Commit on a WORM bucket when the
@@ -82,8 +82,7 @@ func Data(ctx context.Context) context.Context {
 // Replacing marks the objects created with the returned context as
 // allowed to replace an object of other bytes on a WORM bucket, as a new
 // version (the archive index's checkpoints, derived data that the sink
-// voids on purpose). An object of one PutObject is still written
-// conditionally, so the same bytes are not written again.
+// voids on purpose). The same bytes are still not written again.
 func Replacing(ctx context.Context) context.Context {
 	return context.WithValue(ctx, replaceKey, true)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,7 +274,7 @@ func TestS3ArchiveTierStat(t *testing.T) {
 // TestS3WORMRewriteNewVersion: with s3.object.lock.rewrite new-version,
 // other bytes under a stored key are written (a new version on S3), one
 // PutObject after its conditional write found them, a multipart upload
-// at once; the same bytes are still not written again.
+// after a HEAD found them; the same bytes are still not written again.
 func TestS3WORMRewriteNewVersion(t *testing.T) {
 	fake := newFake(t)
 	st, bucket := wormStore(t, fake, func(c *s3store.S3Config) { c.RewriteNewVersion = true })
@@ -290,12 +292,63 @@ func TestS3WORMRewriteNewVersion(t *testing.T) {
 			}
 		}
 	}
-	puts := fake.Count(s3fake.OpPutObject)
+	puts, completes := fake.Count(s3fake.OpPutObject), fake.Count(s3fake.OpCompleteMultipartUpload)
 	if err := writeObject(ctx, st, "small", []byte("hellO")); err != nil {
 		t.Fatal(err)
+	}
+	if err := writeObject(ctx, st, "big", pattern(s3store.MinPartSize+8)); err != nil {
+		t.Fatal(err)
+	}
+	if n := fake.Count(s3fake.OpCompleteMultipartUpload) - completes; n != 0 {
+		t.Errorf("the same bytes again: %d multipart uploads completed, want none", n)
 	}
 	if n := fake.Count(s3fake.OpPutObject) - puts; n != 1 || fake.Header(s3fake.OpPutObject).Get("If-None-Match") != "*" {
 		t.Errorf("the same bytes again: %d PutObjects (If-None-Match %q), want 1, conditional and refused",
 			n, fake.Header(s3fake.OpPutObject).Get("If-None-Match"))
+	}
+}
+
+// TestArchiveTierCheckNamesFirstTen: of many archived objects without a
+// restored copy the error names the first ten in key order and counts
+// them all; restored ones and other classes are not named, and only the
+// archive-tier objects are asked (one HEAD each).
+func TestArchiveTierCheckNamesFirstTen(t *testing.T) {
+	fake := newFake(t)
+	st, bucket := fakeStore(t, fake, nil)
+	ctx := t.Context()
+	var c s3store.ArchiveTierCheck
+	for i := range 60 {
+		key := fmt.Sprintf("k%03d", 59-i)
+		if err := writeObject(ctx, st, key, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i%3 == 0:
+			fake.SetStorageClass(bucket, key, "GLACIER")
+		case i%3 == 1:
+			fake.SetStorageClass(bucket, key, "DEEP_ARCHIVE")
+			fake.SetRestored(bucket, key, i%2 == 0)
+		default:
+			fake.SetStorageClass(bucket, key, "GLACIER_IR")
+		}
+	}
+	if err := st.List(ctx, "", func(o s3store.ObjectInfo) error { c.Add(o); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	heads := fake.Count(s3fake.OpHeadObject)
+	err := c.Check(ctx, st, 4)
+	var ae *s3store.ArchivedError
+	if !errors.As(err, &ae) || !errors.Is(err, s3store.ErrArchived) {
+		t.Fatalf("error %v", err)
+	}
+	if n := fake.Count(s3fake.OpHeadObject) - heads; n != 40 {
+		t.Errorf("%d HEADs, want 40 (the GLACIER and DEEP_ARCHIVE objects)", n)
+	}
+	// i%3==0: 20 GLACIER; i%3==1 with i odd: 10 DEEP_ARCHIVE not restored.
+	if ae.Count != 30 || len(ae.Keys) != 10 || !slices.IsSorted(ae.Keys) || ae.Keys[0] != "k002 (GLACIER)" {
+		t.Errorf("count %d, keys %v", ae.Count, ae.Keys)
+	}
+	if !strings.Contains(err.Error(), "and 20 more") {
+		t.Errorf("error %v", err)
 	}
 }
