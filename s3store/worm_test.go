@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -350,5 +351,25 @@ func TestArchiveTierCheckNamesFirstTen(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "and 20 more") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestS3WORMConditionalConflictRetried: S3's 409
+// ConditionalRequestConflict (a conditional write that met another write
+// of the key) is retried; a retry after a lost answer (the object was
+// stored) finds the same bytes and succeeds.
+func TestS3WORMConditionalConflictRetried(t *testing.T) {
+	fake := newFake(t)
+	st, bucket := wormStore(t, fake, nil)
+	fake.FailNextCode(s3fake.OpPutObject, 1, http.StatusConflict, "ConditionalRequestConflict")
+	if err := writeObject(t.Context(), st, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	fake.FailNextAfter(s3fake.OpPutObject, 1, http.StatusInternalServerError)
+	if err := writeObject(t.Context(), st, "k2", []byte("v2")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fake.Object(bucket, "k2"); string(got) != "v2" {
+		t.Errorf("k2 holds %q", got)
 	}
 }
