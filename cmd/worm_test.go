@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafkas3/kafkas3/internal/s3fake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // wormObjects returns every object of bucket by key.
@@ -153,4 +154,60 @@ func TestSourceVerifyNameArchivedObjects(t *testing.T) {
 		t.Errorf("restored records differ from the produced ones")
 	}
 	mustRun(t, ctx, ExitOK, "verify", "-c", cfg, "--deep")
+}
+
+// TestSinkWORMOncePartialFileRewrite: the case the README names: a
+// --once run's last partial file is archived, the group's offset is not
+// (moved back here, as a kill before the commit leaves it), and records
+// arrive before the next run, which writes a longer file under the same
+// key. On a bucket with Object Lock that is refused, naming the object;
+// with s3.object.lock.rewrite=new-version it is written, and the archive
+// restores every record once and verifies clean.
+func TestSinkWORMOncePartialFileRewrite(t *testing.T) {
+	ctx := cliContext(t)
+	fake := s3fake.New()
+	t.Cleanup(fake.Close)
+	const bucket, topic = "kafkas3-worm-partial", "p"
+	fake.CreateBucket(bucket)
+	fake.SetObjectLock(bucket, "GOVERNANCE", 1)
+	brokers := startKafka(t, 1, topic)
+	want := produceJSON(t, ctx, brokers, topic, 1, 25)[0]
+	yaml := fakeS3SinkYAML("partial", topic, brokers, fake.URL, bucket, "")
+	cfg := writeFile(t, "partial.yaml", yaml)
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	key := "topics/p/partition=0/p+0+0000000020.json"
+	before, ok := fake.Object(bucket, key)
+	if !ok {
+		t.Fatalf("no partial file %s: %v", key, fake.Keys(bucket))
+	}
+	commitGroup(t, brokers, "connect-partial", topic, 1, 20)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 25; i < 30; i++ {
+		v := fmt.Sprintf(`{"late":%d}`, i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	if !strings.Contains(r.err, "s3://"+bucket+"/"+key) || !strings.Contains(r.err, "s3.object.lock.rewrite=new-version") {
+		t.Errorf("refusal does not name %s and the way out:\n%s", key, r.err)
+	}
+	if got, _ := fake.Object(bucket, key); !bytes.Equal(got, before) {
+		t.Fatal("the partial file changed after the refusal")
+	}
+	cfgNew := writeFile(t, "new.yaml", yaml+"s3.object.lock.rewrite: new-version\n")
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfgNew, "--once", "--log-level", "warn")
+	if got, _ := fake.Object(bucket, key); bytes.Equal(got, before) || bytes.Count(got, []byte("\n")) != 10 {
+		t.Errorf("%s after new-version: %q", key, got)
+	}
+	mustRun(t, ctx, ExitOK, "source", "-c", cfgNew, "--topic-rename", "copy_of_$0", "--create-topics", "--log-level", "warn")
+	if got := readTopic(t, ctx, brokers, "copy_of_"+topic); !reflect.DeepEqual(got[0], want) {
+		t.Errorf("restored %d records, want %d: %v", len(got[0]), len(want), got[0])
+	}
+	mustRun(t, ctx, ExitOK, "verify", "-c", cfgNew, "--deep")
 }
