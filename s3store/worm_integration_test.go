@@ -217,3 +217,45 @@ func TestIntegrationS3StorageClass(t *testing.T) {
 		t.Errorf("x-amz-storage-class of the writes %v, want %v", creates, want)
 	}
 }
+
+// TestIntegrationS3ObjectLockNewVersion (issue 22): with
+// s3.object.lock.rewrite new-version on a versitygw bucket with
+// COMPLIANCE default retention, other bytes under a stored key become a
+// second version (one PutObject, and a multipart upload), the first one
+// kept; the same bytes again add none.
+func TestIntegrationS3ObjectLockNewVersion(t *testing.T) {
+	srv := testbed.S3(t)
+	bucket := srv.CreateLockedBucket(t, types.ObjectLockRetentionModeCompliance, 1)
+	st, err := s3store.NewS3(t.Context(), s3store.S3Config{Bucket: bucket, Region: srv.Region, Endpoint: srv.Endpoint, PathStyle: true,
+		AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey, PartSize: s3store.MinPartSize, SpoolDir: t.TempDir(), RewriteNewVersion: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := st.Check(ctx); err != nil || !st.WORM() {
+		t.Fatalf("Check: %v, WORM %v", err, st.WORM())
+	}
+	cl := srv.Client()
+	for key, data := range map[string][2][]byte{
+		"small": {[]byte("first"), []byte("second")},
+		"big":   {pattern(s3store.MinPartSize + 1), pattern(s3store.MinPartSize + 2)},
+	} {
+		for _, b := range [][]byte{data[0], data[1], data[1]} {
+			if err := writeObject(ctx, st, key, b); err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
+		}
+		vs, err := cl.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, Prefix: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs.Versions) != 2 {
+			t.Errorf("%s: %d versions, want 2 (the first write and the other bytes)", key, len(vs.Versions))
+		}
+		h, err := cl.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: aws.String(key)})
+		if err != nil || aws.ToInt64(h.ContentLength) != int64(len(data[1])) {
+			t.Errorf("%s: current version %v bytes (%v), want %d", key, aws.ToInt64(h.ContentLength), err, len(data[1]))
+		}
+	}
+	waitNoUploads(t, cl, bucket)
+}
