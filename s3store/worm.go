@@ -32,14 +32,15 @@ import (
 // CRC32C). The same bytes are the sink's replay of the same records: the
 // write is skipped (no new version under retention) and Commit succeeds
 // with the stored object's ETag. Other bytes give a *RewriteError
-// (ErrRewrite) naming the key, and nothing is written, unless the
-// context comes from Replacing (derived data such as a void checkpoint)
-// or S3Config.RewriteNewVersion is set (s3.object.lock.rewrite
-// new-version: every object,
-// which becomes a new version: one PutObject after its conditional
-// write found other bytes, a multipart upload after a HeadObject found
-// them before it completes). Without Object Lock the store writes as before: no
-// condition, a replay overwrites.
+// (ErrRewrite) naming the key, and nothing is written, unless the write
+// may replace them: its context comes from Replacing (derived data such
+// as a void checkpoint), or S3Config.RewriteNewVersion is set
+// (s3.object.lock.rewrite new-version). Such a write becomes a new
+// version: one PutObject is sent again without the condition, a
+// multipart upload is completed without it after a HeadObject found
+// other bytes (or none) under the key, and aborted when it found the
+// same. Without Object Lock the store writes as before: no condition, a
+// replay overwrites.
 
 // ErrRewrite is returned (wrapped) by Commit on a WORM bucket when the
 // key already holds an object with other bytes (RewriteError).
