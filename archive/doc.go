@@ -154,7 +154,10 @@
 // writer, topic id or first offset is refused with an *OverwriteError
 // before the object is created, and one named by an entry without a topic
 // id (an older kafkas3's) may only be replaced by the same bytes
-// (checkBytes, before the upload).
+// (checkBytes, before the upload). On a bucket with Object Lock the S3
+// store also refuses other bytes under any stored key (s3store's
+// *RewriteError, a permanent failure: failedDep) and skips the same bytes;
+// data objects are created with s3store.Data (s3.storage.class).
 //
 // Outages of the brokers, the store and the Schema Registry are ridden out
 // (package outage sorts the errors, paces the retries and tracks since

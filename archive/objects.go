@@ -242,7 +242,8 @@ func (w *partitionWriter) create(ctx context.Context, name partition.ObjectName,
 	if err := w.checkKey(ctx, key, name.StartOffset); err != nil {
 		return nil, err
 	}
-	obj, err := w.store.Create(ctx, key)
+	// s3store.Data: the object holds records, and gets s3.storage.class.
+	obj, err := w.store.Create(s3store.Data(ctx), key)
 	if err != nil {
 		return nil, &StoreError{Key: key, Err: err}
 	}

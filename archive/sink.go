@@ -257,8 +257,9 @@ func failedDep(err error) (outage.Dep, bool) {
 	case err == nil:
 		return "", false
 	case errors.As(err, &se):
-		// Denied access or a bucket that went away: waiting will not help.
-		return outage.Store, !errors.Is(err, s3store.ErrAccessDenied) && !errors.Is(err, s3store.ErrNotExist)
+		// Denied access, a bucket that went away or an object of a WORM
+		// bucket that is not this replay's: waiting will not help.
+		return outage.Store, !errors.Is(err, s3store.ErrAccessDenied) && !errors.Is(err, s3store.ErrNotExist) && !errors.Is(err, s3store.ErrRewrite)
 	case errors.As(err, &ce):
 		return outage.Registry, true
 	case errors.As(err, &ke):

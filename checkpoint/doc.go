@@ -19,4 +19,8 @@
 // checkpoint, the invariant readers rely on to list only the log after
 // the lowest live checkpoint (the index package doc, "Reading an
 // archive"). A failure to write it fails the index object.
+//
+// Checkpoints are written with s3store.Replacing: on a bucket with Object
+// Lock a checkpoint voided or written again with other bytes becomes a
+// new version instead of a refusal (the same bytes are not written again).
 package checkpoint

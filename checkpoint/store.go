@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
 )
 
 // store writes the checkpoint at key: prev's entries (streamed from the
@@ -13,7 +14,9 @@ import (
 // index objects after it. It returns the number of index objects the
 // checkpoint covers. On any failure the object is aborted.
 func store(ctx context.Context, st Store, key string, p Partition, commit int64, prev index.KeyName, tail []index.Entry, objects int) (n int, err error) {
-	ow, err := st.Create(ctx, key)
+	// A checkpoint is derived data: on a WORM bucket it may become a new
+	// version (s3store.Replacing).
+	ow, err := st.Create(s3store.Replacing(ctx), key)
 	if err != nil {
 		return 0, fmt.Errorf("create checkpoint %q: %w", key, err)
 	}

@@ -231,9 +231,10 @@ func voidAbove(ctx context.Context, st Store, p Partition, commits []int64, belo
 	return voided, nil
 }
 
-// putObject stores data at key.
+// putObject stores data at key; on a WORM bucket as a new version when
+// the key holds other bytes (a checkpoint voided: s3store.Replacing).
 func putObject(ctx context.Context, st Store, key string, data []byte) error {
-	ow, err := st.Create(ctx, key)
+	ow, err := st.Create(s3store.Replacing(ctx), key)
 	if err != nil {
 		return err
 	}

@@ -220,6 +220,10 @@ type Keys struct {
 	S3SSEKMSKeyID              StringKey // s3.sse.kms.key.id
 	S3SSECustomerKey           StringKey // s3.sse.customer.key
 	S3ACLCanned                ChoiceKey // s3.acl.canned
+	S3StorageClass             ChoiceKey // s3.storage.class
+	S3ObjectLockMode           ChoiceKey // s3.object.lock.mode
+	S3ObjectLockRetainDays     IntKey    // s3.object.lock.retain.days
+	S3ObjectLockRewrite        ChoiceKey // s3.object.lock.rewrite
 	AWSAccessKeyID             StringKey // aws.access.key.id
 	AWSSecretAccessKey         StringKey // aws.secret.access.key
 	S3CredentialsProviderClass ChoiceKey // s3.credentials.provider.class
@@ -572,6 +576,18 @@ func declare(d *declarer) *Keys {
 				{Name: "authenticated-read"}, {Name: "log-delivery-write"}, {Name: "bucket-owner-read"},
 				{Name: "bucket-owner-full-control"}, {Name: "aws-exec-read"}},
 			Doc: "Canned ACL for new objects; none when unset."}),
+		S3StorageClass: d.choice(Spec{Name: "s3.storage.class", Commands: Sink,
+			Choices: []Choice{{Name: "STANDARD"}, {Name: "STANDARD_IA"}, {Name: "ONEZONE_IA"}, {Name: "INTELLIGENT_TIERING"},
+				{Name: "GLACIER_IR"}, {Name: "GLACIER"}, {Name: "DEEP_ARCHIVE"}, {Name: "REDUCED_REDUNDANCY"}, {Name: "EXPRESS_ONEZONE"}, {Name: "OUTPOSTS"}},
+			Doc: "kafkas3 only (Confluent's connector has none): the S3 storage class of the archived objects (the records: value objects and their .keys and .headers), sent with every PutObject and CreateMultipartUpload; unset leaves the bucket's default (STANDARD). The archive index under kafkas3.index.prefix stays in the default class: its objects are small (STANDARD_IA and GLACIER_IR bill each as 128 KiB) and read at every sink start, restore and verify. GLACIER (Flexible Retrieval) and DEEP_ARCHIVE objects cannot be read before they are restored: kafkas3 source and verify --deep then stop before reading anything and name them (see the README's \"Storage classes\")."}),
+		S3ObjectLockMode: d.choice(Spec{Name: "s3.object.lock.mode", Commands: Sink,
+			Choices: []Choice{{Name: "GOVERNANCE"}, {Name: "COMPLIANCE"}},
+			Doc:     "kafkas3 only: the S3 Object Lock retention mode of every object the sink writes (x-amz-object-lock-mode), until s3.object.lock.retain.days after its write; needs a bucket created with Object Lock. Unset: the bucket's default retention, if any, applies. Set or not, on a bucket with Object Lock the sink writes each object once: a replay of the same bytes is not written again and other bytes under an archived key are refused, naming the object (README, \"WORM buckets\")."}),
+		S3ObjectLockRetainDays: d.int(Spec{Name: "s3.object.lock.retain.days", Default: "0", Min: 0, Max: 36500, Commands: Sink,
+			Doc: "Days each object is retained under s3.object.lock.mode, counted from its write (x-amz-object-lock-retain-until-date); set with s3.object.lock.mode. 0: no per-object retention."}),
+		S3ObjectLockRewrite: d.choice(Spec{Name: "s3.object.lock.rewrite", Default: "refuse", Commands: Sink,
+			Choices: []Choice{{Name: "refuse"}, {Name: "new-version"}},
+			Doc:     "kafkas3 only: on a bucket with Object Lock, what the sink does when a key it writes already holds other bytes (not a replay of the same records: a sink of the same group with another flush.size, partitioner or rotate.schedule.interval.ms, or a --once run killed after uploading its last partial file and before committing it, with records added since). refuse: stop, naming the object (exit 1); the stored version stays. new-version: write a new version with a warning; the stored version stays under its retention, and the archive index describes the new one, which the source restores. The same bytes are never written again either way."}),
 		AWSAccessKeyID: d.str(Spec{Name: "aws.access.key.id", Commands: Both,
 			Doc: "Static access key; set with aws.secret.access.key, else the default credential chain is used."}),
 		AWSSecretAccessKey: d.str(Spec{Name: "aws.secret.access.key", Secret: true, Commands: Both,

@@ -115,6 +115,15 @@ func rules(k *Keys) []rule {
 				p.fail(k.S3SSEAName, alg, "cannot be combined with s3.sse.customer.key; want AES256 or unset")
 			}
 		}},
+		{"s3.object.lock.mode and s3.object.lock.retain.days go together", Sink, func(p *valueParser) {
+			mode, days := p.choice(k.S3ObjectLockMode), p.int(k.S3ObjectLockRetainDays)
+			switch {
+			case mode != "" && days == 0 && p.ok(k.S3ObjectLockRetainDays):
+				p.missing(k.S3ObjectLockRetainDays, "s3.object.lock.mode is set")
+			case mode == "" && days > 0 && p.ok(k.S3ObjectLockMode):
+				p.missing(k.S3ObjectLockMode, "s3.object.lock.retain.days is set")
+			}
+		}},
 		{"aws.access.key.id and aws.secret.access.key go together", Both, func(p *valueParser) {
 			p.pair(k.AWSAccessKeyID, k.AWSSecretAccessKey)
 		}},

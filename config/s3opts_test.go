@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -97,5 +98,46 @@ func TestS3ProxyAndTaggingKeys(t *testing.T) {
 	}
 	if tg := sinkWith(t).Archive.Tagging; tg.Enabled || tg.FailOnError || tg.Extra != nil {
 		t.Errorf("default tagging %+v", tg)
+	}
+}
+
+// TestS3StorageClassAndObjectLockKeys: s3.storage.class,
+// s3.object.lock.mode and s3.object.lock.retain.days reach the store's
+// config; unset they leave it empty.
+func TestS3StorageClassAndObjectLockKeys(t *testing.T) {
+	c := sinkWith(t, "s3.storage.class=GLACIER_IR", "s3.object.lock.mode=COMPLIANCE", "s3.object.lock.retain.days=30", "s3.object.lock.rewrite=new-version")
+	s := c.Store.S3
+	if s.StorageClass != "GLACIER_IR" || s.ObjectLockMode != "COMPLIANCE" || s.ObjectLockRetain != 30*24*time.Hour || !s.RewriteNewVersion {
+		t.Errorf("storage class %q, lock mode %q, retain %v", s.StorageClass, s.ObjectLockMode, s.ObjectLockRetain)
+	}
+	d := sinkWith(t).Store.S3
+	if d.StorageClass != "" || d.ObjectLockMode != "" || d.ObjectLockRetain != 0 || d.RewriteNewVersion {
+		t.Errorf("defaults: storage class %q, lock mode %q, retain %v", d.StorageClass, d.ObjectLockMode, d.ObjectLockRetain)
+	}
+}
+
+// TestS3StorageClassAndObjectLockProblems: a wrong value or a lone key of
+// the pair is one problem naming the key.
+func TestS3StorageClassAndObjectLockProblems(t *testing.T) {
+	cases := []struct {
+		params []string
+		want   string
+	}{
+		{[]string{"s3.storage.class=COLD"}, "s3.storage.class: \"COLD\" is not allowed"},
+		{[]string{"s3.object.lock.mode=FOREVER", "s3.object.lock.retain.days=1"}, "s3.object.lock.mode: \"FOREVER\" is not allowed"},
+		{[]string{"s3.object.lock.mode=GOVERNANCE"}, "s3.object.lock.retain.days: required key is not set (s3.object.lock.mode is set)"},
+		{[]string{"s3.object.lock.retain.days=7"}, "s3.object.lock.mode: required key is not set (s3.object.lock.retain.days is set)"},
+		{[]string{"s3.object.lock.mode=GOVERNANCE", "s3.object.lock.retain.days=-1"}, "s3.object.lock.retain.days"},
+		{[]string{"s3.object.lock.rewrite=overwrite"}, "s3.object.lock.rewrite: \"overwrite\" is not allowed"},
+	}
+	for _, tc := range cases {
+		err := sinkErr(t, minimalYAML, tc.params...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v:\n got %v\nwant %s", tc.params, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "problems:") {
+			t.Errorf("%v: more than one problem: %v", tc.params, err)
+		}
 	}
 }

@@ -309,6 +309,10 @@ func (p *valueParser) store() StoreConfig {
 		}
 	}
 	o.S3.CannedACL = p.choice(p.k.S3ACLCanned)
+	o.S3.StorageClass = p.choice(p.k.S3StorageClass)
+	o.S3.ObjectLockMode = p.choice(p.k.S3ObjectLockMode)
+	o.S3.ObjectLockRetain = time.Duration(p.int(p.k.S3ObjectLockRetainDays)) * 24 * time.Hour
+	o.S3.RewriteNewVersion = p.choice(p.k.S3ObjectLockRewrite) == "new-version"
 	o.S3.AccessKeyID = p.str(p.k.AWSAccessKeyID)
 	o.S3.SecretAccessKey = p.str(p.k.AWSSecretAccessKey)
 	p.s3Credentials(&o.S3)

@@ -17,7 +17,8 @@
 // with it the plan reads no object and the run reads each object once.
 //
 // The plan (Plan, plan.go) lists the chosen topic folders (list.go: every
-// layout, folders of any depth, skipped keys counted by reason), then
+// layout, folders of any depth, skipped keys counted by reason; objects
+// in GLACIER or DEEP_ARCHIVE not restored stop it, named), then
 // makes each Kafka partition's plan on its own, a few at once
 // (partplan.go): it reads that partition's archive index (indexed.go,
 // index.EachPartition: its checkpoints and the log after them; in follow

@@ -81,6 +81,9 @@ type listing struct {
 	// fingerprint of those it left out.
 	marks map[topicPartition]*pruneMark
 	below map[topicPartition]listPrint
+	// tier notes the listed objects of an archive storage class, which
+	// the plan checks before it reads anything (s3store.ArchiveTierCheck).
+	tier s3store.ArchiveTierCheck
 	// mu guards the listing once the plan's partitions are planned, a few
 	// at once (completeListing, take).
 	mu sync.Mutex
@@ -177,6 +180,7 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 	case err == nil && name.Ext != l.ext:
 		if infix, ext, ok := parallelExt(name.Ext); ok {
 			if !l.prunedOut(topicPartition{name.Topic, name.Partition}, name.StartOffset, info.Key, info.ETag, info.Size) {
+				l.tier.Add(info)
 				l.addParallel(info, name, infix, ext)
 			}
 			return nil
@@ -194,6 +198,7 @@ func (r *Restorer) visit(l *listing, info s3store.ObjectInfo) error {
 	if l.prunedOut(k, name.StartOffset, info.Key, info.ETag, info.Size) {
 		return nil
 	}
+	l.tier.Add(info)
 	l.objects[k] = append(l.objects[k], listedObject{key: info.Key, etag: info.ETag, folder: name.Encoded, size: info.Size, start: name.StartOffset})
 	return nil
 }

@@ -528,6 +528,11 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Objects of an archive tier that are not restored stop the plan
+	// before anything is read, all of them named at once.
+	if err := l.tier.Check(ctx, r.store, r.readConcurrency()); err != nil {
+		return nil, err
+	}
 	plan, topics, err := r.planTopics(l)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,27 @@
 // second pass over each byte that cost 12-22% of the sink's CPU. Over
 // plain HTTP a CRC, unlike a signed SHA-256, does not stop a deliberate
 // change by someone on the path who also fixes the CRC: use HTTPS where
-// that matters (it also keeps the data confidential).
+// that matters (it also keeps the data confidential). Each PutObject and
+// UploadPart also names its algorithm (x-amz-sdk-checksum-algorithm:
+// CRC32C), which S3 Object Lock asks of uploads; the SDK computes nothing
+// more, since the checksum header is set.
+//
+// # WORM buckets and storage classes
+//
+// worm.go: on a bucket with Object Lock (Check asks for its
+// configuration; S3Config.ObjectLockMode declares it) every PutObject and
+// CompleteMultipartUpload is conditional (If-None-Match: *). When S3
+// answers 412, the stored object is compared with the written one (HEAD:
+// size and CRC32C): the same bytes are not written again (Commit succeeds
+// with the stored ETag), other bytes give a *RewriteError (ErrRewrite)
+// naming the object, unless S3Config.RewriteNewVersion or a context from
+// Replacing lets them become a new version. S3Config.ObjectLockMode and
+// ObjectLockRetain put a retention on every new object. StorageClass goes
+// on the objects created with a context from Data (the archive's
+// records). Listings and Stat give ObjectInfo.StorageClass, Stat
+// ObjectInfo.Restored; archived.go's ArchiveTierCheck names, with one
+// Stat per GLACIER or DEEP_ARCHIVE object of a listing, those without a
+// restored copy (*ArchivedError), and a read of one wraps ErrArchived.
 //
 // # Listing folder by folder
 //

@@ -85,7 +85,7 @@ func TestS3Proxy(t *testing.T) {
 		t.Errorf("big object has %d bytes through the proxy", len(got))
 	}
 	total := 0
-	for _, op := range []string{s3fake.OpHeadBucket, s3fake.OpPutObject, s3fake.OpCreateMultipartUpload, s3fake.OpUploadPart, s3fake.OpCompleteMultipartUpload} {
+	for _, op := range []string{s3fake.OpHeadBucket, s3fake.OpGetObjectLockConfiguration, s3fake.OpPutObject, s3fake.OpCreateMultipartUpload, s3fake.OpUploadPart, s3fake.OpCompleteMultipartUpload} {
 		total += fake.Count(op)
 	}
 	n, auths := proxy.count()

@@ -50,9 +50,10 @@ func Backoff(base time.Duration, n int, rnd func(int64) int64) time.Duration {
 }
 
 // isRetryable reports whether a failed request may succeed when repeated:
-// network errors, 5xx, 429, throttling, and BadDigest (a body that did not
+// network errors, 5xx, 429, throttling, BadDigest (a body that did not
 // match its checksum, corrupted on the way: each attempt reads the spool
-// afresh). Client errors such as NoSuchBucket or AccessDenied are not
+// afresh) and ConditionalRequestConflict (409: a conditional write that
+// met another write of the key; the retry finds it done, 412). Client errors such as NoSuchBucket or AccessDenied are not
 // retried, and neither is a store certificate the client does not trust
 // (certificateError), which the SDK counts as a connection error.
 func isRetryable(err error) bool {
@@ -60,7 +61,9 @@ func isRetryable(err error) bool {
 		return false
 	}
 	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() == "BadDigest" {
+	if errors.As(err, &ae) && (ae.ErrorCode() == "BadDigest" || ae.ErrorCode() == "ConditionalRequestConflict") {
+		// ConditionalRequestConflict: 409 to a conditional write that met
+		// another write of the same key in flight (worm.go).
 		return true
 	}
 	var re *awshttp.ResponseError

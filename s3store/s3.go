@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,22 @@ type S3Config struct {
 	CustomerKey string
 	CannedACL   string // s3.acl.canned, e.g. bucket-owner-full-control
 
+	// StorageClass is s3.storage.class: the storage class of the objects
+	// created with a context from Data (the archive's records); "" leaves
+	// the bucket's default (STANDARD).
+	StorageClass string
+	// ObjectLockMode is s3.object.lock.mode (GOVERNANCE or COMPLIANCE):
+	// the retention mode each new object is written with, until
+	// ObjectLockRetain (s3.object.lock.retain.days) after its write; ""
+	// leaves the bucket's default retention. Setting it makes the store
+	// write as on a WORM bucket (worm.go).
+	ObjectLockMode   string
+	ObjectLockRetain time.Duration
+	// RewriteNewVersion is s3.object.lock.rewrite new-version: on a WORM
+	// bucket, other bytes under a stored key become a new version (the
+	// stored one stays under its retention) instead of a RewriteError.
+	RewriteNewVersion bool
+
 	// SpoolDir holds the per-object spool files; "" means os.TempDir().
 	// Each open object uses one spool file of up to PartSize bytes, two
 	// while a part uploads in the background; up to 8 more are kept idle
@@ -111,6 +128,10 @@ type S3 struct {
 	// noFullObject is set once the store refused the FULL_OBJECT checksum
 	// type of a multipart upload (createMultipart).
 	noFullObject atomic.Bool
+	// worm is set when the bucket has Object Lock (worm.go);
+	// noConditional once the store refused a conditional write.
+	worm, noConditional atomic.Bool
+	now                 func() time.Time
 }
 
 var _ Store = (*S3)(nil)
@@ -185,16 +206,16 @@ func (cfg S3Config) normalize() (S3Config, error) {
 			return cfg, errors.New("s3.sse.customer.key: want the base64 encoding of a 32-byte key")
 		}
 	}
-	if cfg.CannedACL != "" {
-		ok := false
-		for _, v := range types.ObjectCannedACL("").Values() {
-			ok = ok || string(v) == cfg.CannedACL
-		}
-		if !ok {
-			return cfg, fmt.Errorf("s3.acl.canned %q: want one of %v", cfg.CannedACL, types.ObjectCannedACL("").Values())
-		}
+	return cfg, cfg.normalizeObjects()
+}
+
+// normalizeObjects checks the settings of new objects: s3.acl.canned,
+// the storage class and Object Lock.
+func (cfg S3Config) normalizeObjects() error {
+	if cfg.CannedACL != "" && !slices.Contains(types.ObjectCannedACL("").Values(), types.ObjectCannedACL(cfg.CannedACL)) {
+		return fmt.Errorf("s3.acl.canned %q: want one of %v", cfg.CannedACL, types.ObjectCannedACL("").Values())
 	}
-	return cfg, nil
+	return cfg.normalizeWORM()
 }
 
 // NewS3 validates cfg and builds the client. It does not contact S3; call
@@ -255,7 +276,9 @@ func NewS3(ctx context.Context, cfg S3Config, log *slog.Logger) (*S3, error) {
 		crc32c:      crc32.MakeTable(crc32.Castagnoli),
 		spools:      &spoolPool{dir: cfg.SpoolDir},
 		buffers:     &bufferPool{},
+		now:         time.Now,
 	}
+	s.worm.Store(cfg.ObjectLockMode != "")
 	if s.where == "" {
 		s.where = "AWS S3 region " + cfg.Region
 	}
@@ -300,8 +323,14 @@ func (s *S3) do(ctx context.Context, what string, fn func(ctx context.Context) e
 	return fmt.Errorf("s3 %s: %w", what, err)
 }
 
-// mapS3Error wraps ErrNotExist around 404s and ErrAccessDenied around 403s.
+// mapS3Error wraps ErrNotExist around 404s, ErrArchived around
+// InvalidObjectState (a read of an archive-tier object not restored) and
+// ErrAccessDenied around other 403s.
 func mapS3Error(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "InvalidObjectState" {
+		return fmt.Errorf("%w: %w", ErrArchived, err)
+	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
 		switch re.HTTPStatusCode() {
@@ -351,7 +380,8 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: TrimETag(aws.ToString(out.ETag))}, nil
+	return ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: TrimETag(aws.ToString(out.ETag)),
+		StorageClass: string(out.StorageClass), Restored: strings.Contains(aws.ToString(out.Restore), `ongoing-request="false"`)}, nil
 }
 
 // StoredCRC32C is HeadObject with checksum mode enabled: the object's
@@ -493,7 +523,7 @@ func (s *S3) listPage(ctx context.Context, what string, in *s3.ListObjectsV2Inpu
 // listedObject is what a listing page says of one of its objects.
 func (s *S3) listedObject(out *s3.ListObjectsV2Output, prefix string, o types.Object) (ObjectInfo, error) {
 	key, err := s.listedKey(out, prefix, aws.ToString(o.Key))
-	return ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag))}, err
+	return ObjectInfo{Key: key, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified), ETag: TrimETag(aws.ToString(o.ETag)), StorageClass: string(o.StorageClass)}, err
 }
 
 // listedKey is a key (or common prefix) of a listing page, decoded when
@@ -519,6 +549,7 @@ func (s *S3) Check(ctx context.Context) error {
 	})
 	if err == nil {
 		s.log.Debug("s3 store ready", "endpoint", s.where)
+		s.detectObjectLock(ctx)
 		return nil
 	}
 	var re *awshttp.ResponseError

@@ -63,6 +63,9 @@ type s3Writer struct {
 	err  error // why the writer failed, if it did
 	// etag is the committed object's ETag (ETag), quotes stripped.
 	etag string
+	// marks is the context of Create, whose values (Data, Replacing)
+	// say what the object is.
+	marks context.Context
 }
 
 var _ ETagger = (*s3Writer)(nil)
@@ -111,7 +114,7 @@ type partResult struct {
 
 func newS3Writer(ctx context.Context, s *S3, key string, spool *os.File) *s3Writer {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool}
+	w := &s3Writer{s: s, ctx: ctx, cancel: cancel, key: key, cur: spool, marks: ctx}
 	w.bw = s.buffers.get(spoolWriter{w})
 	return w
 }
@@ -264,6 +267,7 @@ func (w *s3Writer) startUpload(ctx context.Context, full bool) error {
 			in.ChecksumType = types.ChecksumTypeFullObject
 		}
 		s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
+		s.applyClassAndLock(w.marks, &in.StorageClass, &in.ObjectLockMode, &in.ObjectLockRetainUntilDate)
 		out, err := s.client.CreateMultipartUpload(ctx, in)
 		if err != nil {
 			return err
@@ -327,6 +331,10 @@ func (s *S3) uploadPart(ctx context.Context, key, uploadID string, num int32, f 
 			Body:           body,
 			ContentLength:  aws.Int64(sum.n),
 			ChecksumCRC32C: &crc,
+			// x-amz-sdk-checksum-algorithm, which S3 Object Lock asks for
+			// besides the checksum itself; the SDK computes nothing when
+			// the checksum header is set.
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
 		}
 		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
 		out, err := s.client.UploadPart(ctx, in, withOptions(unsignedPayload, fromFile)...)
@@ -371,26 +379,7 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		return fmt.Errorf("s3 commit %s: spool: %w", s.url(w.key), err)
 	}
 	if w.uploadID == "" {
-		f, sum := w.cur, spoolSum{n: w.n, crc: w.crc}
-		crc := sum.base64()
-		return s.do(ctx, "put "+s.url(w.key), func(ctx context.Context) error {
-			body, fromFile, done := spoolRequest(f, sum.n)
-			defer done()
-			in := &s3.PutObjectInput{
-				Bucket:         &s.cfg.Bucket,
-				Key:            &w.key,
-				Body:           body,
-				ContentLength:  aws.Int64(sum.n),
-				ChecksumCRC32C: &crc,
-			}
-			s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
-			out, err := s.client.PutObject(ctx, in, withOptions(unsignedPayload, fromFile)...)
-			if err != nil {
-				return err
-			}
-			w.etag = TrimETag(aws.ToString(out.ETag))
-			return nil
-		})
+		return w.put(ctx)
 	}
 	if err := w.wait(); err != nil {
 		return err
@@ -401,6 +390,9 @@ func (w *s3Writer) commit(ctx context.Context) error {
 			return err
 		}
 		w.parts = append(w.parts, part)
+	}
+	if done, err := w.storedBefore(ctx); done || err != nil {
+		return err
 	}
 	attempts := 0
 	err := s.do(ctx, "complete multipart upload "+s.url(w.key), func(ctx context.Context) error {
@@ -415,6 +407,9 @@ func (w *s3Writer) commit(ctx context.Context) error {
 			SSECustomerKey:       customerKey(s),
 			SSECustomerKeyMD5:    customerKeyMD5(s),
 		}
+		if s.conditional(w.marks) {
+			in.IfNoneMatch = aws.String("*")
+		}
 		if w.fullObject {
 			// The store checks the object it assembles against the CRC32C
 			// of every byte written, and keeps it.
@@ -428,6 +423,9 @@ func (w *s3Writer) commit(ctx context.Context) error {
 		w.etag = TrimETag(aws.ToString(out.ETag))
 		return nil
 	})
+	if err != nil && preconditionFailed(err) {
+		return w.completedBefore(ctx)
+	}
 	if err != nil && attempts > 1 && errors.Is(err, ErrNotExist) {
 		// NoSuchUpload on a retry: an earlier attempt may have completed
 		// the upload and lost its response. The object is ours if it is
@@ -440,6 +438,107 @@ func (w *s3Writer) commit(ctx context.Context) error {
 			return nil
 		}
 	}
+	return err
+}
+
+// put sends the object, smaller than one part, with one PutObject: on a
+// WORM bucket a conditional one (If-None-Match: *), which finds a stored
+// object of the same bytes (existing) instead of writing a new version.
+func (w *s3Writer) put(ctx context.Context) error {
+	return w.putIf(ctx, w.s.worm.Load() && !w.s.noConditional.Load())
+}
+
+// putIf is put, conditional when cond is set. A write of Replacing
+// whose key holds other bytes is sent again without the condition, as a
+// new version.
+func (w *s3Writer) putIf(ctx context.Context, cond bool) error {
+	s := w.s
+	f, sum := w.cur, spoolSum{n: w.n, crc: w.crc}
+	crc := sum.base64()
+	err := s.do(ctx, "put "+s.url(w.key), func(ctx context.Context) error {
+		body, fromFile, done := spoolRequest(f, sum.n)
+		defer done()
+		in := &s3.PutObjectInput{
+			Bucket:         &s.cfg.Bucket,
+			Key:            &w.key,
+			Body:           body,
+			ContentLength:  aws.Int64(sum.n),
+			ChecksumCRC32C: &crc,
+			// x-amz-sdk-checksum-algorithm (uploadPart).
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+		}
+		if cond {
+			in.IfNoneMatch = aws.String("*")
+		}
+		s.applyPutOptions(&in.ServerSideEncryption, &in.SSEKMSKeyId, &in.SSECustomerAlgorithm, &in.SSECustomerKey, &in.SSECustomerKeyMD5, &in.ACL)
+		s.applyClassAndLock(w.marks, &in.StorageClass, &in.ObjectLockMode, &in.ObjectLockRetainUntilDate)
+		out, err := s.client.PutObject(ctx, in, withOptions(unsignedPayload, fromFile)...)
+		if err != nil {
+			return err
+		}
+		w.etag = TrimETag(aws.ToString(out.ETag))
+		return nil
+	})
+	switch {
+	case err == nil || !cond:
+		return err
+	case preconditionFailed(err):
+		w.etag, err = s.existing(ctx, w.key, sum.n, crc)
+		if errors.Is(err, ErrRewrite) && s.replaces(w.marks) {
+			s.log.Warn("writing a new version of the object; the version it held stays under its retention", "key", w.key, "err", err)
+			return w.putIf(ctx, false)
+		}
+		return err
+	case conditionRefused(err):
+		s.noCondition(w.key, err)
+		return w.putIf(ctx, false)
+	}
+	return err
+}
+
+// storedBefore is, for a multipart upload on a WORM bucket that may
+// replace other bytes (Replacing, S3Config.RewriteNewVersion), whose
+// CompleteMultipartUpload is not conditional, the check a conditional
+// one makes: when the key already holds the same bytes, the upload is
+// aborted and done is true (no new version); other bytes, or none, let
+// the upload complete.
+func (w *s3Writer) storedBefore(ctx context.Context) (done bool, err error) {
+	s := w.s
+	if !s.worm.Load() || !s.replaces(w.marks) {
+		return false, nil
+	}
+	etag, err := s.existing(ctx, w.key, w.total, w.wholeChecksum())
+	switch {
+	case errors.Is(err, ErrNotExist) || errors.Is(err, ErrRewrite):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if err := w.abortMultipart(ctx); err != nil {
+		return false, err
+	}
+	w.etag = etag
+	return true, nil
+}
+
+// wholeChecksum is the checksum the store keeps of the object the
+// multipart upload completes, as HeadObject prints it.
+func (w *s3Writer) wholeChecksum() string {
+	if w.fullObject {
+		return spoolSum{crc: w.whole}.base64()
+	}
+	return compositeCRC32C(w.s.crc32c, w.parts)
+}
+
+// completedBefore handles a CompleteMultipartUpload refused because the
+// key holds an object (a conditional write on a WORM bucket): the upload
+// is aborted, and the stored object must be the one written (existing).
+func (w *s3Writer) completedBefore(ctx context.Context) error {
+	if err := w.abortMultipart(ctx); err != nil {
+		return err
+	}
+	var err error
+	w.etag, err = w.s.existing(ctx, w.key, w.total, w.wholeChecksum())
 	return err
 }
 

@@ -75,6 +75,14 @@ type ObjectInfo struct {
 	// value under SSE-KMS or SSE-C); "" for a store that has none (a
 	// local directory). Listings and Stat give it.
 	ETag string
+	// StorageClass is the object's storage class as S3 names it
+	// (STANDARD, STANDARD_IA, GLACIER, DEEP_ARCHIVE, ...), from listings
+	// and Stat; "" when the store does not say (STANDARD on S3).
+	StorageClass string
+	// Restored is set, by Stat only, when an object of an archive tier
+	// (ArchiveTier) has a restored copy that can be read (S3's
+	// x-amz-restore: ongoing-request="false").
+	Restored bool
 }
 
 // ETagger is an ObjectWriter that knows, once Commit has returned nil,

@@ -78,8 +78,12 @@
 //   - offsets: a record of an envelope object carries another offset than
 //     the entry's runs give it.
 //
-// Deep reads the index twice: first only to count the objects and bytes
-// its progress reports (Config.Progress), then to check them.
+// Deep first waits for the listing: objects it lists in GLACIER or
+// DEEP_ARCHIVE without a restored copy (one HEAD each, none for the
+// others: s3store.ArchiveTierCheck) stop it before it reads anything,
+// with an *s3store.ArchivedError naming them. It then reads the index
+// twice: first only to count the objects and bytes its progress reports
+// (Config.Progress), then to check them.
 //
 // Run returns an error only when it cannot do its job (the store cannot be
 // listed or read); the archive's faults are in the Report.

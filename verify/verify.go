@@ -169,8 +169,9 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := cmp.Or(cfg.Concurrency, DefaultConcurrency)
-	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listing: listAsync(lctx, cfg, store),
+	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep,
 		parts: map[partKey]*Partition{}, pruned: map[partKey]int64{}, topics: map[string]bool{}, heads: make(chan struct{}, n)}
+	v.listing = listAsync(lctx, cfg, store, &v.tier)
 	opt := index.LoadOptions{Concurrency: n}
 	// The index's errors come first: a listing that failed skips every
 	// partition, and is returned once the index is known to be readable.
@@ -183,6 +184,13 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 		})
 	}
 	var err error
+	if cfg.Deep {
+		err = v.readable()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	if cfg.Deep {
 		err = each(v.countTotals)
 	}
@@ -218,6 +226,17 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	v.sortReport()
 	log.Debug("verify done", "partitions", len(rep.Partitions), "problems", len(rep.Problems))
 	return rep, nil
+}
+
+// readable is --deep's first step: once the listing is done, the
+// objects of an archive tier it found (GLACIER, DEEP_ARCHIVE) must have
+// a restored copy, or verify stops before reading anything, naming them
+// (s3store.ArchivedError).
+func (v *verifier) readable() error {
+	if err := v.waitListing(); err != nil {
+		return err
+	}
+	return v.tier.Check(v.ctx, v.store, cmp.Or(v.cfg.Concurrency, DefaultConcurrency))
 }
 
 // waitListing waits for the listing of topics.dir (once) and returns its
@@ -302,6 +321,9 @@ type verifier struct {
 	// listing waits for the listing of topics.dir (listAsync), until
 	// waitListing has taken its result into listed and listErr.
 	listing func() (map[string]listedObject, error)
+	// tier notes the listed objects of an archive storage class
+	// (readable).
+	tier    s3store.ArchiveTierCheck
 	listErr error
 	listed  map[string]listedObject // objects under topics.dir, by key
 	// stored are the checksums the store keeps, by key (plain
@@ -574,14 +596,14 @@ func (v *verifier) sortReport() {
 // topics.dir (one request per 1,000 keys, its folders Concurrency at a
 // time: s3store.ListParallel) runs beside the index's load; the function it returns waits for its result. Cancel
 // ctx to stop it.
-func listAsync(ctx context.Context, cfg Config, store s3store.Store) func() (map[string]listedObject, error) {
+func listAsync(ctx context.Context, cfg Config, store s3store.Store, tier *s3store.ArchiveTierCheck) func() (map[string]listedObject, error) {
 	type result struct {
 		listed map[string]listedObject
 		err    error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		listed, err := listTopics(ctx, cfg, store)
+		listed, err := listTopics(ctx, cfg, store, tier)
 		ch <- result{listed, err}
 	}()
 	return func() (map[string]listedObject, error) {
@@ -601,8 +623,9 @@ type listedObject struct {
 
 // listTopics lists the objects under topics.dir (each chosen topic's
 // folder, or everything under topics.dir), without the archive index, by
-// key with their sizes and ETags.
-func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[string]listedObject, error) {
+// key with their sizes and ETags; tier notes those of an archive
+// storage class.
+func listTopics(ctx context.Context, cfg Config, store s3store.Store, tier *s3store.ArchiveTierCheck) (map[string]listedObject, error) {
 	out := map[string]listedObject{}
 	visit := func(info s3store.ObjectInfo) error {
 		if cfg.IndexPrefix != "" && strings.HasPrefix(info.Key, cfg.IndexPrefix) {
@@ -615,6 +638,7 @@ func listTopics(ctx context.Context, cfg Config, store s3store.Store) (map[strin
 			}
 		}
 		out[info.Key] = listedObject{size: info.Size, etag: info.ETag}
+		tier.Add(info)
 		return nil
 	}
 	n, dd := cmp.Or(cfg.Concurrency, DefaultConcurrency), cfg.Keys.DirectoryDelim

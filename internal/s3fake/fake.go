@@ -74,6 +74,7 @@ type Server struct {
 	// refuseFullObject: CreateMultipartUpload refuses the FULL_OBJECT
 	// checksum type (RefuseFullObject).
 	refuseFullObject bool
+	locks            map[string]objectLock // SetObjectLock
 }
 
 type object struct {
@@ -289,6 +290,9 @@ func classify(r *http.Request, key string) string {
 				return OpDeleteObjects
 			}
 		case http.MethodGet:
+			if q.Has("object-lock") {
+				return OpGetObjectLockConfiguration
+			}
 			if q.Has("uploads") {
 				return OpListMultipartUploads
 			}
@@ -466,6 +470,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return s.listObjectsV2(w, q.Get("prefix"), q.Get("start-after"), q.Get("continuation-token"), q.Get("max-keys"), q.Get("delimiter"), bucket, objects)
 	case OpListMultipartUploads:
 		return s.listUploads(w, bucket)
+	case OpGetObjectLockConfiguration:
+		return s.objectLockConfiguration(w, bucket)
 	case OpDeleteObjects:
 		return deleteObjects(w, objects, body)
 	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject, OpPutObjectTagging, OpGetObjectTagging:
@@ -504,6 +510,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, op, bucket
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case OpCompleteMultipartUpload:
+		if err := noneMatch(r, objects, key); err != nil {
+			return err
+		}
 		o, err := s.completeUpload(u, body)
 		if err != nil {
 			return err
@@ -535,6 +544,9 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 		if r.Header.Get("X-Amz-Copy-Source") != "" {
 			return errf(http.StatusNotImplemented, "NotImplemented", "CopyObject is not supported")
 		}
+		if err := noneMatch(r, objects, key); err != nil {
+			return err
+		}
 		meta, err := metaFrom(r.Header)
 		if err != nil {
 			return err
@@ -562,6 +574,9 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request, op string,
 	}
 	if err := o.meta.checkCustomerKey(r.Header); err != nil {
 		return err
+	}
+	if op == OpGetObject && o.meta.archived() {
+		return errf(http.StatusForbidden, "InvalidObjectState", "The operation is not valid for the object's storage class")
 	}
 	h := w.Header()
 	o.meta.setHeaders(h)
@@ -700,7 +715,7 @@ func (s *Server) listObjectsV2(w http.ResponseWriter, prefix, startAfter, token,
 		}
 		res.Contents = append(res.Contents, content{
 			Key: k, LastModified: o.mod.UTC().Format("2006-01-02T15:04:05.000Z"),
-			ETag: o.etag, Size: len(o.data), StorageClass: "STANDARD",
+			ETag: o.etag, Size: len(o.data), StorageClass: o.meta.class(),
 		})
 	}
 	res.KeyCount = len(res.Contents) + len(res.CommonPrefixes)

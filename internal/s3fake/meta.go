@@ -30,10 +30,18 @@ type SSE struct {
 	CustomerKeyMD5 string // x-amz-server-side-encryption-customer-key-MD5 of SSE-C, or ""
 }
 
-// objectMeta is an object's (or a multipart upload's) encryption and tags.
+// objectMeta is an object's (or a multipart upload's) encryption, tags,
+// storage class and retention (worm.go).
 type objectMeta struct {
 	sse  SSE
 	tags map[string]string
+	// storageClass is x-amz-storage-class ("": STANDARD); restored is
+	// set when an archive-tier object has a restored copy (SetRestored).
+	storageClass string
+	restored     bool
+	// lockMode and lockUntil are x-amz-object-lock-mode and
+	// x-amz-object-lock-retain-until-date.
+	lockMode, lockUntil string
 }
 
 // metaFrom reads the encryption and x-amz-tagging headers of a PutObject
@@ -44,6 +52,9 @@ func metaFrom(h http.Header) (objectMeta, error) {
 		KMSKeyID:       h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"),
 		CustomerKeyMD5: h.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5"),
 	}}
+	if err := m.readWORM(h); err != nil {
+		return m, err
+	}
 	if m.sse.CustomerKeyMD5 != "" && m.sse.Algorithm != "" {
 		return m, errf(http.StatusBadRequest, "InvalidArgument", "server side encryption and SSE-C headers together")
 	}
@@ -83,6 +94,7 @@ func (m objectMeta) checkCustomerKey(h http.Header) error {
 
 // setHeaders adds the encryption headers S3 returns for the object.
 func (m objectMeta) setHeaders(h http.Header) {
+	m.setWORMHeaders(h)
 	if m.sse.Algorithm != "" {
 		h.Set("X-Amz-Server-Side-Encryption", m.sse.Algorithm)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // s3ReadyTimeout bounds how long versitygw may take to answer ListBuckets.
@@ -174,6 +175,37 @@ func (s *S3Server) CreateBucketContext(ctx context.Context) (string, error) {
 	return name, nil
 }
 
+// versionsDir is the posix backend's versioning directory.
+func (s *S3Server) versionsDir() string { return filepath.Join(s.tmp, "versions") }
+
+// CreateLockedBucket creates a fresh bucket with S3 Object Lock (and so
+// versioning) and, when mode is GOVERNANCE or COMPLIANCE, a default
+// retention of days; it returns the bucket's name, failing the test on
+// error. Objects under COMPLIANCE retention cannot be deleted: Close
+// removes the server's whole directory.
+func (s *S3Server) CreateLockedBucket(t testing.TB, mode types.ObjectLockRetentionMode, days int32) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var r [3]byte
+	_, _ = rand.Read(r[:])
+	name := fmt.Sprintf("kafkas3-lock-%d-%s", s.buckets.Add(1), hex.EncodeToString(r[:]))
+	cl := s.Client()
+	if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatalf("testbed: create bucket %q with Object Lock at %s: %v", name, s.Endpoint, err)
+	}
+	if mode == "" {
+		return name
+	}
+	_, err := cl.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String(name),
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+			Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: mode, Days: aws.Int32(days)}}}})
+	if err != nil {
+		t.Fatalf("testbed: default retention %s %d days on bucket %q: %v", mode, days, name, err)
+	}
+	return name
+}
+
 // CreateBucket creates a fresh, uniquely named bucket and returns its name,
 // failing the test on error.
 func (s *S3Server) CreateBucket(t testing.TB) string {
@@ -207,7 +239,13 @@ func (s *S3Server) startContext(ctx context.Context) error {
 	if s.tls.certPath != "" {
 		args = append(args, "--cert", s.tls.certPath, "--key", s.tls.keyPath)
 	}
-	cmd := exec.Command(s.bin, append(args, "posix", s.DataDir)...)
+	// The posix backend keeps object versions, which S3 Object Lock
+	// needs (CreateLockedBucket), in a directory beside the data.
+	if err := os.MkdirAll(s.versionsDir(), 0o755); err != nil {
+		return fmt.Errorf("testbed: make %s: %w", s.versionsDir(), err)
+	}
+	posix := []string{"posix", "--versioning-dir", s.versionsDir(), s.DataDir}
+	cmd := exec.Command(s.bin, append(args, posix...)...)
 	cmd.Dir = s.tmp
 	// Root credentials come from the flags only.
 	cmd.Env = filterEnv(os.Environ(), "ROOT_", "VGW_", "AWS_")
