@@ -28,6 +28,11 @@ type marker struct {
 	Start   int64  // E0: the target's end offset before the first restored record
 	Archive string // Config.Identity of the archive being restored
 	Source  string // archived topic
+	// Placement and Partitions are set on the marker of a repartitioning
+	// restore (partition 0's, offset 0): its Config.Repartition and the
+	// target's partition count.
+	Placement  Repartition
+	Partitions int32
 }
 
 // markerMeta is the JSON kept in the commit metadata (offset metadata is
@@ -36,12 +41,22 @@ type markerMeta struct {
 	Tool    string `json:"tool"`
 	Archive string `json:"archive"`
 	Source  string `json:"source"`
+	// Placement and Partitions: see marker.
+	Placement  string `json:"placement,omitempty"`
+	Partitions int32  `json:"partitions,omitempty"`
 }
 
 const markerTool = "kafkas3 restore v1"
 
 func encodeMarkerMeta(archive, source string) string {
 	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: archive, Source: source}) // cannot fail: strings only
+	return string(b)
+}
+
+// encodeRepartitionMeta is the metadata of a repartitioning restore's
+// marker.
+func encodeRepartitionMeta(archive, source string, placement Repartition, partitions int32) string {
+	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: archive, Source: source, Placement: string(placement), Partitions: partitions}) // cannot fail
 	return string(b)
 }
 
@@ -84,7 +99,7 @@ func (r *Restorer) readMarkers(ctx context.Context, adm *kadm.Client, target str
 				"restore into another topic, or delete the group if it is stale",
 				ErrMarkerMismatch, group, r.At, target, p, r.Metadata)
 		}
-		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source}
+		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source, Placement: Repartition(meta.Placement), Partitions: meta.Partitions}
 	}
 	return out, nil
 }

@@ -108,6 +108,11 @@ func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, 
 			s.cancel(err)
 		}
 	}
+	if s.tx != nil && context.Cause(s.ctx) == nil {
+		if err := s.commitTxn(true); err != nil {
+			s.cancel(err)
+		}
+	}
 	if context.Cause(s.ctx) == nil && s.kept != nil {
 		r.mu.Lock()
 		if r.keptCounts == nil {
@@ -126,6 +131,9 @@ func (s *stream) finish() (partitionResult, error) {
 	s.inflight.Wait()
 	s.report()
 	s.res.records = s.acked.Load()
+	if s.tx != nil {
+		return s.finishTxn()
+	}
 	if err := context.Cause(s.ctx); err != nil {
 		return s.res, err
 	}
@@ -188,6 +196,9 @@ type stream struct {
 	// kept counts the kept records before the partition's group offsets
 	// (a filtering run with --restore-groups; nil otherwise).
 	kept *keptCounter
+	// tx is the stream's transactional producer when repartitioning
+	// (txn.go; it is then cl too), nil otherwise.
+	tx *txnStream
 }
 
 // verifies reports whether job j's stream checks the target's last
@@ -218,6 +229,10 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 		loaded:   map[int]*loadedObject{},
 		pos:      map[int]int64{},
 		obs:      r.observer().Stream(j.topic.Target, j.part.Partition),
+		tx:       j.tx,
+	}
+	if j.tx != nil {
+		s.cl = j.tx.cl
 	}
 	if j.trust {
 		s.window = 0
@@ -285,7 +300,7 @@ func (s *stream) promise(rec *kgo.Record, err error, idx int64) {
 		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, s.p, err))
 		return
 	}
-	if want := s.j.start + idx; rec.Offset != want {
+	if want := s.j.start + idx; s.tx == nil && rec.Offset != want {
 		s.obs.Failed(ErrorForeignWrite)
 		s.cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
 			ErrForeignWrite, s.target, s.p, rec.Offset, want))
@@ -470,10 +485,17 @@ func (s *stream) take(rec *format.Record) error {
 	}
 	s.inflight.Add(1)
 	at := s.idx
-	s.cl.Produce(s.pctx, toKgo(rec, s.target, s.p), func(kr *kgo.Record, err error) { s.promise(kr, err, at) })
+	s.cl.Produce(s.pctx, toKgo(rec, s.target, s.place(rec, at)), func(kr *kgo.Record, err error) { s.promise(kr, err, at) })
 	s.idx++
 	if (s.idx-s.already)%progressEvery == 0 {
 		s.report()
+	}
+	if s.tx != nil {
+		s.tx.records++
+		s.tx.bytes += payloadBytes(rec)
+		if s.tx.full() {
+			return s.commitTxn(false)
+		}
 	}
 	return nil
 }
@@ -493,6 +515,10 @@ func payloadBytes(rec *format.Record) int64 {
 // nothing was left to produce.
 func (s *stream) checkEnd() error {
 	switch {
+	case s.tx != nil && s.idx < s.already:
+		return fmt.Errorf("%w: group %q says %d records of source partition %s/%d were restored into %q, the archive has only %d for it: "+
+			"the archive lost records since (or --until cuts earlier than before); restore into another topic",
+			ErrForeignWrite, s.tx.id, s.already, s.j.topic.Source, s.p, s.target, s.idx)
 	case s.idx < s.already:
 		return fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
 			"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",

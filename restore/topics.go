@@ -102,6 +102,9 @@ func (r *Restorer) setup(t *TopicPlan, brokers int) TopicSetup {
 		s.ReplicationFactor = d.ReplicationFactor
 		maps.Copy(s.Configs, d.Configs)
 	}
+	if r.cfg.Partitions > 0 {
+		s.Partitions = r.cfg.Partitions // --partitions, with --repartition
+	}
 	if r.cfg.ReplicationFactor > 0 {
 		s.ReplicationFactor = r.cfg.ReplicationFactor
 	}

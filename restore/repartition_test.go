@@ -1,0 +1,325 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// murmur2Golden are values of Kafka's Utils.murmur2 (as Java ints): the
+// cases of Kafka's own UtilsTest.testMurmur2, and keys of every length
+// mod 4; internal/e2e's TestIntegrationMurmur2Oracle computes them all
+// again with Kafka's jar on the test bed's JVM.
+var murmur2Golden = []struct {
+	key  string
+	hash int32
+}{
+	{"21", -973932308},
+	{"foobar", -790332482},
+	{"a-little-bit-long-string", -985981536},
+	{"a-little-bit-longer-string", -1486304829},
+	{"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
+	{"abc", 479470107},
+}
+
+func TestMurmur2Golden(t *testing.T) {
+	for _, c := range murmur2Golden {
+		if got := int32(Murmur2([]byte(c.key))); got != c.hash {
+			t.Errorf("Murmur2(%q) = %d, Kafka's Utils.murmur2 gives %d", c.key, got, c.hash)
+		}
+	}
+}
+
+// TestMurmur2MatchesKgo compares the placement with franz-go's own port of
+// Kafka's default partitioner (kgo.StickyKeyPartitioner with its Kafka
+// hasher), over keys of every length from 0 to 40 bytes and partition
+// counts 1..64.
+func TestMurmur2MatchesKgo(t *testing.T) {
+	kp := kgo.StickyKeyPartitioner(nil).ForTopic("t")
+	for l := range 41 {
+		key := make([]byte, l)
+		for i := range key {
+			key[i] = byte(l*31 + i*7 + 200) // bytes over 127 too (Java's signed bytes)
+		}
+		for n := int32(1); n <= 64; n++ {
+			want := kp.Partition(&kgo.Record{Key: key}, int(n))
+			if got := RepartitionMurmur2.Place(key, 3, 17, n); got != int32(want) {
+				t.Fatalf("key of %d bytes on %d partitions: placed on %d, kgo's Kafka partitioner says %d", l, n, got, want)
+			}
+		}
+	}
+}
+
+func TestPlaceRoundRobin(t *testing.T) {
+	for idx := range int64(20) {
+		want := int32((5 + idx) % 7)
+		if got := RepartitionRoundRobin.Place([]byte("k"), 5, idx, 7); got != want {
+			t.Fatalf("roundrobin: record %d of source partition 5 on 7 partitions went to %d, want %d", idx, got, want)
+		}
+		if got := RepartitionMurmur2.Place(nil, 5, idx, 7); got != want {
+			t.Fatalf("murmur2, no key: record %d of source partition 5 on 7 partitions went to %d, want %d", idx, got, want)
+		}
+	}
+}
+
+// keyedArchive writes parts source partitions of objs objects of per
+// records each in fullFormat: keys k0..k(keys-1) (every fifth record has
+// none), a header naming the record, and a timestamp.
+func keyedArchive(t *testing.T, a *archive, topic string, parts int32, objs, per, keys int) map[int32][]*format.Record {
+	want := map[int32][]*format.Record{}
+	base := time.UnixMilli(1_700_000_000_000)
+	for p := range parts {
+		for o := range objs {
+			recs := make([]*format.Record, per)
+			for i := range recs {
+				n := o*per + i
+				rec := &format.Record{
+					Value:     fmt.Appendf(nil, "p%d-%d", p, n),
+					Headers:   []format.Header{{Key: "n", Value: fmt.Appendf(nil, "%d/%d", p, n)}},
+					Timestamp: base.Add(time.Duration(int(p)*1_000_000+n) * time.Millisecond),
+				}
+				if n%5 != 0 {
+					rec.Key = fmt.Appendf(nil, "k%d", (n*7+int(p))%keys)
+				}
+				recs[i] = rec
+			}
+			a.put(topic, p, int64(o*per), recs)
+			want[p] = append(want[p], recs...)
+		}
+	}
+	return want
+}
+
+// readCommitted reads topic with isolation.level=read_committed until it
+// has total records, then a while longer to find any extra one.
+func readCommitted(t *testing.T, brokers []string, topic string, total int) map[int32][]*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	out := map[int32][]*kgo.Record{}
+	got := 0
+	ctx := testContext(t)
+	var extra context.Context
+	for {
+		pctx := ctx
+		if got >= total {
+			if extra == nil {
+				var cancel context.CancelFunc
+				extra, cancel = context.WithTimeout(ctx, 500*time.Millisecond)
+				defer cancel()
+			}
+			pctx = extra
+		}
+		fs := cl.PollFetches(pctx)
+		if pctx.Err() != nil {
+			if got < total {
+				t.Fatalf("read %s: got %d of %d records", topic, got, total)
+			}
+			return out
+		}
+		fs.EachError(func(_ string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("fetch %s/%d: %v", topic, p, err)
+			}
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			out[r.Partition] = append(out[r.Partition], r)
+			got++
+		})
+	}
+}
+
+// checkPlacement asserts that the target partitions hold every archived
+// record exactly once, where m places it on n partitions: each target
+// partition's records of one source partition are exactly that source
+// partition's records placed there, in source order, with their key,
+// value, headers and timestamp.
+func checkPlacement(t *testing.T, got map[int32][]*kgo.Record, want map[int32][]*format.Record, m Repartition, n int32) {
+	t.Helper()
+	for tp := range got {
+		if tp >= n {
+			t.Fatalf("records in partition %d of a %d-partition target", tp, n)
+		}
+	}
+	for src, recs := range want {
+		expect := map[int32][]*format.Record{}
+		for i, rec := range recs {
+			p := m.Place(rec.Key, src, int64(i), n)
+			expect[p] = append(expect[p], rec)
+		}
+		for tp := range n {
+			var have []*kgo.Record
+			for _, r := range got[tp] {
+				if bytes.HasPrefix(r.Value, fmt.Appendf(nil, "p%d-", src)) {
+					have = append(have, r)
+				}
+			}
+			if len(have) != len(expect[tp]) {
+				t.Fatalf("target partition %d holds %d records of source partition %d, want %d", tp, len(have), src, len(expect[tp]))
+			}
+			for i, w := range expect[tp] {
+				if !sameRecord(have[i], w) || have[i].Timestamp.UnixMilli() != w.Timestamp.UnixMilli() {
+					t.Fatalf("target partition %d, record %d of source partition %d: got key %q value %q headers %v ts %v, want key %q value %q headers %v ts %v",
+						tp, i, src, have[i].Key, have[i].Value, have[i].Headers, have[i].Timestamp, w.Key, w.Value, w.Headers, w.Timestamp)
+				}
+			}
+		}
+	}
+}
+
+func TestRepartitionPlacement(t *testing.T) {
+	for _, c := range []struct {
+		m          Repartition
+		from, into int32
+	}{{RepartitionMurmur2, 4, 7}, {RepartitionMurmur2, 6, 3}, {RepartitionRoundRobin, 3, 5}} {
+		t.Run(fmt.Sprintf("%s %d to %d", c.m, c.from, c.into), func(t *testing.T) {
+			brokers := newCluster(t, c.into, "dst")
+			a := newArchive(t, fullFormat{})
+			want := keyedArchive(t, a, "src", c.from, 3, 200, 37)
+			cfg := baseConfig(brokers, a.f, "src")
+			cfg.Rename, cfg.Repartition, cfg.TxnRecords = "dst", c.m, 70
+			sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := int(c.from) * 600
+			if sum.Records != int64(total) || sum.AlreadyPresent != 0 {
+				t.Fatalf("summary %+v, want %d records", sum, total)
+			}
+			checkPlacement(t, readCommitted(t, brokers, "dst", total), want, c.m, c.into)
+			// Run again: nothing to do.
+			sum, err = mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+			if err != nil || sum.Records != 0 || sum.AlreadyPresent != int64(total) {
+				t.Fatalf("second run: %+v, %v; want nothing produced, %d already present", sum, err, total)
+			}
+		})
+	}
+}
+
+// TestRepartitionResumeAfterCancel cancels repartitioning runs in the
+// middle of objects, with transactions open and records in flight, and
+// runs again: every record lands exactly once, in its place and order.
+func TestRepartitionResumeAfterCancel(t *testing.T) {
+	brokers := newCluster(t, 5, "dst")
+	a := newArchive(t, fullFormat{})
+	want := keyedArchive(t, a, "src", 3, 8, 250, 23) // 24 objects, 6,000 records
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition, cfg.TxnRecords = "dst", RepartitionMurmur2, 100
+	cfg.Parallelism = 2
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0)}
+	var produced int64
+	for _, at := range []int64{24 + 4, 24 + 9, 24 + 7} {
+		ctx, cancel := context.WithCancel(testContext(t))
+		store := &cancelStore{Store: a.store, n: at, cancel: cancel}
+		r, err := New(cfg, store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := r.Run(ctx, nil)
+		cancel()
+		if err == nil {
+			t.Fatalf("run cancelled at open %d finished", at)
+		}
+		t.Logf("cancelled at open %d: committed %d, already present %d", at, sum.Records, sum.AlreadyPresent)
+		produced += sum.Records
+	}
+	if produced == 0 {
+		t.Fatal("no cancelled run committed anything: the cancels missed the produce phase")
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AlreadyPresent != produced || sum.Records+sum.AlreadyPresent != 6000 {
+		t.Fatalf("final run: %+v; want %d already present (committed before) and %d produced", sum, produced, 6000-produced)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 6000), want, RepartitionMurmur2, 5)
+}
+
+func TestRepartitionRefusals(t *testing.T) {
+	brokers := newCluster(t, 2, "two", "plain")
+	a := newArchive(t, format.NewJSON())
+	bigArchive(t, a, "src", 4, 1, 10)
+	cfg := baseConfig(brokers, a.f, "src")
+	for _, c := range []struct {
+		name string
+		set  func(*Config)
+		want string
+	}{
+		{"partitions without repartition", func(c *Config) { c.Partitions = 3; c.CreateTopics = true }, "--partitions 3 sets the partition count of a target restored with --repartition"},
+		{"partitions without create-topics", func(c *Config) { c.Partitions = 3; c.Repartition = RepartitionMurmur2 }, "pass --create-topics"},
+		{"restore-groups", func(c *Config) { c.Repartition = RepartitionRoundRobin; c.RestoreGroups = true }, "offsets count records of one source partition"},
+		{"follow", func(c *Config) { c.Repartition = RepartitionMurmur2; c.Follow = true }, "--follow with --repartition"},
+	} {
+		cfg := cfg
+		c.set(&cfg)
+		if _, err := New(cfg, a.store, nil); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want ErrInvalidConfig saying %q", c.name, err, c.want)
+		}
+	}
+	run := func(cfg Config) error {
+		_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+		return err
+	}
+	// Fewer partitions without --repartition: refused, suggesting it.
+	cfg.Rename = "two"
+	if err := run(cfg); !errors.Is(err, ErrTooFewPartitions) || !strings.Contains(err.Error(), "--repartition murmur2") {
+		t.Fatalf("4 partitions into 2: err = %v, want ErrTooFewPartitions suggesting --repartition", err)
+	}
+	// --partitions disagreeing with an existing target: refused, naming both.
+	rc := cfg
+	rc.Repartition, rc.CreateTopics, rc.Partitions = RepartitionMurmur2, true, 5
+	if err := run(rc); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--partitions 5") || !strings.Contains(err.Error(), `"two" exists with 2 partitions`) {
+		t.Fatalf("--partitions 5 into a 2-partition target: err = %v", err)
+	}
+	// A repartitioned target refuses a plain restore and another placement.
+	rc.Partitions = 0
+	if err := run(rc); err != nil {
+		t.Fatal(err)
+	}
+	// --create-topics --partitions sets the count; a plain restore of the
+	// same count is refused there too.
+	four := rc
+	four.Rename, four.Partitions = "four", 4
+	if err := run(four); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readCommitted(t, brokers, "four", 40)); n != 4 {
+		t.Fatalf("--partitions 4 made a target whose records are on %d partitions", n)
+	}
+	if d, err := newAdmin(t, brokers).ListTopics(testContext(t), "four"); err != nil || len(d["four"].Partitions) != 4 {
+		t.Fatalf("--create-topics --partitions 4 made %d partitions (%v)", len(d["four"].Partitions), err)
+	}
+	plain := cfg
+	plain.Rename = "four"
+	if err := run(plain); !errors.Is(err, ErrMarkerMismatch) || !strings.Contains(err.Error(), "--repartition murmur2") {
+		t.Fatalf("plain restore into a repartitioned target: err = %v", err)
+	}
+	rc.Repartition = RepartitionRoundRobin
+	if err := run(rc); !errors.Is(err, ErrMarkerMismatch) || !strings.Contains(err.Error(), "placed by murmur2 on 2 partitions") {
+		t.Fatalf("roundrobin into a murmur2 target: err = %v", err)
+	}
+	// A target restored without --repartition refuses a repartitioning one.
+	a2 := newArchive(t, format.NewJSON())
+	bigArchive(t, a2, "src", 2, 1, 10)
+	pc := baseConfig(brokers, a2.f, "src")
+	pc.Rename = "plain"
+	if _, err := mustNew(t, pc, a2, nil).Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	pc.Repartition = RepartitionMurmur2
+	if _, err := mustNew(t, pc, a2, nil).Run(testContext(t), nil); !errors.Is(err, ErrMarkerMismatch) || !strings.Contains(err.Error(), "without --repartition") {
+		t.Fatalf("repartitioning restore into a plain restore's target: err = %v", err)
+	}
+}
