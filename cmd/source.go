@@ -176,6 +176,10 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.Shard, "shard", "",
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
 			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
+	fl.StringVar(&f.Repartition, "repartition", "",
+		"restore into a target of any partition count: murmur2 (a keyed record goes where Kafka's Java producer puts it on the target's count, records without a key round robin) or roundrobin (keys ignored); "+
+			"each source partition is produced by a transactional producer that commits its position with its records, exactly once across crashes: read the target with isolation.level=read_committed (default: each record to its archived partition)")
+	fl.IntVar(&f.Partitions, "partitions", 0, "with --repartition and --create-topics: the partition count of created targets (default: the archive's)")
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.ExcludeKeysFile, "exclude-keys-file", "",
 		"erase these keys (a compliance list, one key per line, as text or base64:<standard base64>): each archived record with one is restored as a tombstone (its key, a null value, no headers) in its place; re-runs must use the same list")

@@ -242,3 +242,16 @@ func (r *Restorer) checkPartitionsFlag(names, missing []string, details kadm.Top
 	}
 	return nil
 }
+
+// repartitionText is the plan's line on repartitioning.
+func (p *Plan) repartitionText() string {
+	how := "murmur2: a record with a key goes where Kafka's producer puts it, one without a key round robin"
+	if p.Repartition == RepartitionRoundRobin {
+		how = "roundrobin: keys ignored"
+	}
+	onto := "each target's partitions (a target --create-topics creates gets the archive's count)"
+	if p.RepartitionPartitions > 0 {
+		onto = fmt.Sprintf("%d partitions (--partitions; an existing target with another count stops the restore)", p.RepartitionPartitions)
+	}
+	return fmt.Sprintf("repartition: %s, onto %s; each source partition exactly once by a transactional producer: read the targets with isolation.level=read_committed", how, onto)
+}
