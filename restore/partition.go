@@ -419,7 +419,7 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	if lo := s.loaded[i]; lo != nil {
 		return lo, nil
 	}
-	lo, err := s.pre.take(s.ctx, i)
+	lo, err := s.take1(i)
 	if err != nil {
 		if context.Cause(s.ctx) == nil {
 			if isDamage(err) && errors.Is(err, ErrDamagedObject) {
@@ -440,6 +440,22 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	}
 	s.loaded[i] = lo
 	return lo, nil
+}
+
+// take1 takes object i from the prefetcher. A repartitioning stream
+// that has to wait for it commits its open transaction first, so no
+// transaction stays open while the store is read (TxnTimeout).
+func (s *stream) take1(i int) (*loadedObject, error) {
+	if s.tx != nil {
+		if lo, ok, err := s.pre.tryTake(i); ok {
+			return lo, err
+		}
+		if err := s.commitTxn(false); err != nil {
+			s.cancel(err) // the stream's error, not the object's
+			return nil, err
+		}
+	}
+	return s.pre.take(s.ctx, i)
 }
 
 // loadObject returns object i of the stream read completely and checked

@@ -247,6 +247,23 @@ func (p *prefetcher) take(ctx context.Context, i int) (*loadedObject, error) {
 	}
 }
 
+// tryTake is take without waiting: ok is false when object i is not
+// loaded yet (nothing is taken then).
+func (p *prefetcher) tryTake(i int) (lo *loadedObject, ok bool, err error) {
+	select {
+	case got := <-p.ch:
+		if got.obj != i {
+			if got.lo != nil {
+				got.lo.buf.close()
+			}
+			return nil, true, fmt.Errorf("%w: object %d loaded, object %d wanted", errPrefetchOrder, got.obj, i)
+		}
+		return got.lo, true, got.err
+	default:
+		return nil, false, nil
+	}
+}
+
 // wait waits until the goroutine has returned; its ctx must be done, or
 // every object taken.
 func (p *prefetcher) wait() { <-p.done }

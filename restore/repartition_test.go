@@ -3,13 +3,20 @@ package restore
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -169,7 +176,7 @@ func checkPlacement(t *testing.T, got map[int32][]*kgo.Record, want map[int32][]
 				t.Fatalf("target partition %d holds %d records of source partition %d, want %d", tp, len(have), src, len(expect[tp]))
 			}
 			for i, w := range expect[tp] {
-				if !sameRecord(have[i], w) || have[i].Timestamp.UnixMilli() != w.Timestamp.UnixMilli() {
+				if !sameRecord(have[i], w) || (!w.Timestamp.IsZero() && have[i].Timestamp.UnixMilli() != w.Timestamp.UnixMilli()) {
 					t.Fatalf("target partition %d, record %d of source partition %d: got key %q value %q headers %v ts %v, want key %q value %q headers %v ts %v",
 						tp, i, src, have[i].Key, have[i].Value, have[i].Headers, have[i].Timestamp, w.Key, w.Value, w.Headers, w.Timestamp)
 				}
@@ -321,5 +328,176 @@ func TestRepartitionRefusals(t *testing.T) {
 	pc.Repartition = RepartitionMurmur2
 	if _, err := mustNew(t, pc, a2, nil).Run(testContext(t), nil); !errors.Is(err, ErrMarkerMismatch) || !strings.Contains(err.Error(), "without --repartition") {
 		t.Fatalf("repartitioning restore into a plain restore's target: err = %v", err)
+	}
+}
+
+// TestRepartitionFilteredResume: with a filter, positions count the kept
+// records; cancelled runs and a final one restore each kept record once,
+// placed by its index among the kept ones, and count the others as
+// filtered.
+func TestRepartitionFilteredResume(t *testing.T) {
+	brokers := newCluster(t, 4, "dst")
+	a := newArchive(t, fullFormat{})
+	all := keyedArchive(t, a, "src", 3, 6, 200, 23)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition, cfg.TxnRecords = "dst", RepartitionMurmur2, 40
+	cfg.Filter.KeyRegex = regexp.MustCompile(`^(?:k1.*)$`)
+	cfg.Parallelism = 1
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0)}
+	want := map[int32][]*format.Record{}
+	kept := 0
+	for p, recs := range all {
+		for _, r := range recs {
+			if cfg.Filter.KeyRegex.Match(r.Key) && r.Key != nil {
+				want[p] = append(want[p], r)
+				kept++
+			}
+		}
+	}
+	for _, at := range []int64{18 + 3, 18 + 8} {
+		ctx, cancel := context.WithCancel(testContext(t))
+		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run(ctx, nil); err == nil {
+			t.Fatalf("run cancelled at open %d finished", at)
+		}
+		cancel()
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AlreadyPresent == 0 || sum.Records+sum.AlreadyPresent != int64(kept) || sum.Filtered != int64(3*1200-kept) {
+		t.Fatalf("final run: %+v; want some already present, %d kept in all, %d filtered", sum, kept, 3*1200-kept)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", kept), want, RepartitionMurmur2, 4)
+}
+
+// blockStore blocks the n-th object opened until release is closed,
+// closing blocked when it gets there.
+type blockStore struct {
+	s3store.Store
+	n                int64
+	opens            atomic.Int64
+	blocked, release chan struct{}
+}
+
+func (b *blockStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if b.opens.Add(1) == b.n {
+		close(b.blocked)
+		<-b.release
+	}
+	return b.Store.Open(ctx, key)
+}
+
+// TestRepartitionFencesEarlierRun: a run still alive (stuck reading the
+// store, a transaction open) while another restores the same target is
+// fenced by it: the later run restores everything exactly once, and the
+// earlier one fails when it goes on, without adding a record.
+func TestRepartitionFencesEarlierRun(t *testing.T) {
+	brokers := newCluster(t, 3, "dst")
+	a := newArchive(t, fullFormat{})
+	want := keyedArchive(t, a, "src", 2, 6, 150, 11)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition, cfg.TxnRecords = "dst", RepartitionRoundRobin, 1000
+	cfg.Parallelism = 2
+	cfg.PrefetchBytes = 0 // one object ahead
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0)}
+	bs := &blockStore{Store: a.store, n: 12 + 5, blocked: make(chan struct{}), release: make(chan struct{})}
+	zombie, err := New(cfg, bs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zerr := make(chan error, 1)
+	go func() {
+		_, err := zombie.Run(testContext(t), nil)
+		zerr <- err
+	}()
+	<-bs.blocked
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(bs.release)
+	if err := <-zerr; err == nil {
+		t.Fatal("the fenced run finished without an error")
+	} else {
+		t.Logf("fenced run: %v; later run: %+v", err, sum)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 1800), want, RepartitionRoundRobin, 3)
+}
+
+// TestRepartitionRecreatedTarget: a target deleted and created again is
+// restored from the start, each record once: the broker drops the
+// committed positions of a deleted topic, and a position that survives is
+// refused by its topic id (positionMeta.TopicID), never taken for records
+// the new topic holds.
+func TestRepartitionRecreatedTarget(t *testing.T) {
+	brokers := newCluster(t, 3, "dst")
+	a := newArchive(t, format.NewJSON())
+	want := bigArchive(t, a, "src", 2, 1, 10)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition = "dst", RepartitionRoundRobin
+	if _, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	adm := newAdmin(t, brokers)
+	if _, err := adm.DeleteTopics(testContext(t), "dst"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(testContext(t), 3, 1, nil, "dst"); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		if !errors.Is(err, ErrForeignWrite) || !strings.Contains(err.Error(), "deleted and created again") {
+			t.Fatalf("re-run into a recreated target: err = %v", err)
+		}
+		t.Logf("the broker kept the positions: refused (%v)", err)
+		return
+	}
+	if sum.Records != 20 || sum.AlreadyPresent != 0 {
+		t.Fatalf("re-run into a recreated target: %+v, want all 20 records restored", sum)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 20), want, RepartitionRoundRobin, 3)
+}
+
+// TestPositionTopicID: a position committed for another topic id of the
+// target is refused, naming the recreation.
+func TestPositionTopicID(t *testing.T) {
+	brokers := newCluster(t, 1, "dst")
+	a := newArchive(t, format.NewJSON())
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Repartition = RepartitionMurmur2
+	r := mustNew(t, cfg, a, nil)
+	adm := newAdmin(t, brokers)
+	d, err := adm.ListTopics(testContext(t), "dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := &txnStream{id: PositionGroup("dst", 0), target: "dst", topicID: d["dst"].ID, partitions: 1}
+	meta := func(id [16]byte) string {
+		b, _ := json.Marshal(positionMeta{Tool: positionTool, Archive: cfg.Identity, Source: "src", Partition: 0,
+			Placement: "murmur2", Partitions: 1, TopicID: hex.EncodeToString(id[:])})
+		return string(b)
+	}
+	tx.meta = meta(tx.topicID)
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: "dst", Partition: 0, At: 7, LeaderEpoch: -1, Metadata: meta([16]byte{1, 2, 3})})
+	if err := adm.CommitAllOffsets(testContext(t), tx.id, os); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.readPosition(testContext(t), adm, tx); !errors.Is(err, ErrForeignWrite) || !strings.Contains(err.Error(), "deleted and created again") {
+		t.Fatalf("position of another topic id: err = %v", err)
+	}
+	os = nil
+	os.Add(kadm.Offset{Topic: "dst", Partition: 0, At: 7, LeaderEpoch: -1, Metadata: tx.meta})
+	if err := adm.CommitAllOffsets(testContext(t), tx.id, os); err != nil {
+		t.Fatal(err)
+	}
+	if pos, err := r.readPosition(testContext(t), adm, tx); err != nil || pos != 7 {
+		t.Fatalf("own position: %d, %v; want 7", pos, err)
 	}
 }

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,9 @@ type positionMeta struct {
 	Partition  int32  `json:"partition"`
 	Placement  string `json:"placement"`
 	Partitions int32  `json:"partitions"`
+	// TopicID is the target's topic id (hex): a position of a target
+	// deleted and created again since is refused.
+	TopicID string `json:"topic_id"`
 }
 
 const positionTool = "kafkas3 repartition v1"
@@ -100,7 +104,8 @@ func (r *Restorer) openTxn(ctx context.Context, j job) (job, error) {
 	tx := &txnStream{id: group, target: j.topic.Target, partitions: j.repart.partitions, topicID: j.repart.topicID,
 		limit: int64(r.cfg.TxnRecords)}
 	b, _ := json.Marshal(positionMeta{Tool: positionTool, Archive: r.cfg.Identity, Source: j.topic.Source,
-		Partition: j.part.Partition, Placement: string(r.cfg.Repartition), Partitions: tx.partitions}) // cannot fail
+		Partition: j.part.Partition, Placement: string(r.cfg.Repartition), Partitions: tx.partitions,
+		TopicID: hex.EncodeToString(tx.topicID[:])}) // cannot fail
 	tx.meta = string(b)
 	cl, err := r.newTxnProducer(group)
 	if err != nil {
@@ -179,7 +184,15 @@ func (r *Restorer) readPosition(ctx context.Context, adm *kadm.Client, tx *txnSt
 	}
 	var got, want positionMeta
 	_ = json.Unmarshal([]byte(tx.meta), &want) // ours
-	if err := json.Unmarshal([]byte(o.Metadata), &got); err != nil || got != want {
+	err = json.Unmarshal([]byte(o.Metadata), &got)
+	if same := got; err == nil && same.TopicID != want.TopicID {
+		if same.TopicID = want.TopicID; same == want {
+			return 0, fmt.Errorf("%w: group %q holds the position %d of source partition %s/%d in topic id %s, but %q now has topic id %s: "+
+				"the target was deleted and created again; delete the group to restore into it from the start",
+				ErrForeignWrite, tx.id, o.At, got.Source, got.Partition, got.TopicID, tx.target, want.TopicID)
+		}
+	}
+	if err != nil || got != want {
 		return 0, fmt.Errorf("%w: group %q holds the position %d of a restore of %s, this run restores %s: "+
 			"restore into another topic, or delete the group and the target's records to start over",
 			ErrMarkerMismatch, tx.id, o.At, positionText(got, o.Metadata), positionText(want, ""))
