@@ -113,6 +113,16 @@ matches. A group with members on the target is refused by name before
 anything is produced or committed. The dry run prints, per group and
 partition, source offset -> target offset.
 
+--repartition murmur2|roundrobin restores into a target with any number of
+partitions (--create-topics --partitions N sets the count of a created one):
+murmur2 puts a keyed record where Kafka's Java producer puts it on the
+target's count, records without a key round robin; roundrobin ignores keys.
+Records of one source partition with one key keep their order. Each source
+partition is produced by a transactional producer that commits its position
+(group kafkas3-restore-<target>:<source partition>) with its records, so a
+re-run after a crash adds each record once: read the target with
+isolation.level=read_committed. Not with --restore-groups or --follow.
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
