@@ -443,11 +443,12 @@ func (s *stream) load(i int) (*loadedObject, error) {
 }
 
 // take1 takes object i from the prefetcher. A repartitioning stream
-// that has to wait for it commits its open transaction first, so no
-// transaction stays open while the store is read (TxnTimeout).
+// with a transaction open that waits for it longer than txnLoadWait
+// commits the transaction first, so no transaction stays open while the
+// store is slow (TxnTimeout), and a store that keeps up costs no commits.
 func (s *stream) take1(i int) (*loadedObject, error) {
-	if s.tx != nil {
-		if lo, ok, err := s.pre.tryTake(i); ok {
+	if s.tx != nil && s.tx.records > 0 {
+		if lo, ok, err := s.pre.takeWithin(s.ctx, i, txnLoadWait); ok {
 			return lo, err
 		}
 		if err := s.commitTxn(false); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Decoding ahead of production. A partition stream produces its objects in
@@ -247,9 +248,11 @@ func (p *prefetcher) take(ctx context.Context, i int) (*loadedObject, error) {
 	}
 }
 
-// tryTake is take without waiting: ok is false when object i is not
-// loaded yet (nothing is taken then).
-func (p *prefetcher) tryTake(i int) (lo *loadedObject, ok bool, err error) {
+// takeWithin is take waiting at most d: ok is false when object i is not
+// loaded by then (nothing is taken then).
+func (p *prefetcher) takeWithin(ctx context.Context, i int, d time.Duration) (lo *loadedObject, ok bool, err error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case got := <-p.ch:
 		if got.obj != i {
@@ -259,7 +262,11 @@ func (p *prefetcher) tryTake(i int) (lo *loadedObject, ok bool, err error) {
 			return nil, true, fmt.Errorf("%w: object %d loaded, object %d wanted", errPrefetchOrder, got.obj, i)
 		}
 		return got.lo, true, got.err
-	default:
+	case <-p.done:
+		return nil, true, fmt.Errorf("%w: object %d wanted after the last", errPrefetchOrder, i)
+	case <-ctx.Done():
+		return nil, true, context.Cause(ctx)
+	case <-t.C:
 		return nil, false, nil
 	}
 }

@@ -501,3 +501,49 @@ func TestPositionTopicID(t *testing.T) {
 		t.Fatalf("own position: %d, %v; want 7", pos, err)
 	}
 }
+
+// TestRepartitionCommitsBeforeSlowLoad: a stream whose next object takes
+// longer than txnLoadWait to load commits its open transaction first, so
+// the records before it are committed (and visible to read_committed
+// consumers) while the store is slow, and no transaction outlives the
+// broker's timeout on a slow store.
+func TestRepartitionCommitsBeforeSlowLoad(t *testing.T) {
+	brokers := newCluster(t, 2, "dst")
+	a := newArchive(t, fullFormat{})
+	want := keyedArchive(t, a, "src", 1, 6, 150, 7)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition, cfg.TxnRecords = "dst", RepartitionMurmur2, 100_000
+	cfg.Parallelism = 1
+	cfg.PrefetchBytes = 0                                                                                   // one object ahead
+	bs := &blockStore{Store: a.store, n: 6 + 4, blocked: make(chan struct{}), release: make(chan struct{})} // the plan's proof opens the 6 objects first
+	r, err := New(cfg, bs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(testContext(t), nil)
+		done <- err
+	}()
+	<-bs.blocked
+	adm := newAdmin(t, brokers)
+	var pos int64
+	waitFor := time.Now().Add(10 * time.Second)
+	for pos == 0 && time.Now().Before(waitFor) {
+		time.Sleep(100 * time.Millisecond)
+		resps, err := adm.FetchOffsets(testContext(t), PositionGroup("dst", 0))
+		if err == nil {
+			if o, ok := resps.Lookup("dst", 0); ok {
+				pos = o.At
+			}
+		}
+	}
+	close(bs.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pos != 450 {
+		t.Fatalf("while the 4th object loaded, the committed position was %d, want 450 (the first 3 objects)", pos)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 900), want, RepartitionMurmur2, 2)
+}

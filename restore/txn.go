@@ -58,6 +58,9 @@ const (
 	DefaultTxnRecords = 10_000
 	txnBytes          = 8 << 20
 	txnAge            = 10 * time.Second
+	// txnLoadWait is how long a stream with a transaction open waits for
+	// its next object before it commits (stream.take1).
+	txnLoadWait = time.Second
 	// TxnTimeout is the transaction.timeout.ms of the repartitioning
 	// producers: how long a killed run's open transaction holds back
 	// read_committed consumers, at most, if no re-run fences it.
