@@ -290,7 +290,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs),
-		"shard", shardText(cfg.Shard))
+		"shard", shardText(cfg.Shard), "repartition", string(cfg.Repartition), "partitions", cfg.Partitions)
 	if r.ReadsOnce() {
 		defer memlimit.Start(ctx, memlimit.Config{Headroom: sourceHeapHeadroom})()
 	}

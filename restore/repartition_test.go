@@ -547,3 +547,72 @@ func TestRepartitionCommitsBeforeSlowLoad(t *testing.T) {
 	}
 	checkPlacement(t, readCommitted(t, brokers, "dst", 900), want, RepartitionMurmur2, 2)
 }
+
+// TestRepartitionShards: two shards, one after the other, each fan out
+// their own source partitions into the target the first creates with
+// --partitions; together every record lands once, in place; a shard with
+// another --partitions is refused.
+func TestRepartitionShards(t *testing.T) {
+	brokers := newCluster(t, 1)
+	a := newArchive(t, fullFormat{})
+	want := keyedArchive(t, a, "src", 5, 2, 100, 13)
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Repartition, cfg.CreateTopics, cfg.Partitions = "dst", RepartitionMurmur2, true, 3
+	var records int64
+	for i := range 2 {
+		c := cfg
+		c.Shard = Shard{Index: i, Count: 2}
+		sum, err := mustNew(t, c, a, nil).Run(testContext(t), nil)
+		if err != nil {
+			t.Fatalf("shard %d/2: %v", i, err)
+		}
+		records += sum.Records
+	}
+	if records != 1000 {
+		t.Fatalf("the shards restored %d records, want 1000", records)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 1000), want, RepartitionMurmur2, 3)
+	c := cfg
+	c.Partitions, c.Shard = 4, Shard{Index: 1, Count: 2}
+	if _, err := mustNew(t, c, a, nil).Run(testContext(t), nil); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "exists with 3 partitions") {
+		t.Fatalf("a shard with --partitions 4: err = %v", err)
+	}
+	// Unsharded, the same command produces nothing.
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.Records != 0 || sum.AlreadyPresent != 1000 {
+		t.Fatalf("unsharded run after the shards: %+v, %v", sum, err)
+	}
+}
+
+// TestRepartitionUntil: --until cuts each source partition's stream
+// before it fans out; a full restore afterwards continues it exactly, and
+// a cut before what the target holds stops the stream naming its group.
+func TestRepartitionUntil(t *testing.T) {
+	f := mustFormat(t, format.Config{Kind: format.KindJSON, Envelope: true})
+	a := newArchive(t, f)
+	p0 := stamped(0, format.TimestampLogAppendTime, seq(0, 10), []int64{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000})
+	p1 := stamped(1, format.TimestampLogAppendTime, seq(0, 4), []int64{500, 2500, 4500, 6500})
+	a.put("src", 0, 0, p0[:3])
+	a.put("src", 0, 3, p0[3:7])
+	a.put("src", 0, 7, p0[7:])
+	a.put("src", 1, 0, p1)
+	brokers := newCluster(t, 1)
+	cfg := baseConfig(brokers, format.NewJSON(), "src")
+	cfg.Rename, cfg.CreateTopics, cfg.Partitions, cfg.Repartition = "dst", true, 3, RepartitionRoundRobin
+	cut := cfg
+	cut.Until = time.UnixMilli(4500)
+	sum, err := mustNew(t, cut, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.Records != 8 {
+		t.Fatalf("--until run: %+v, %v; want the 5 + 3 records before the cut", sum, err)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 8), map[int32][]*format.Record{0: p0[:5], 1: p1[:3]}, RepartitionRoundRobin, 3)
+	sum, err = mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil || sum.Records != 6 || sum.AlreadyPresent != 8 {
+		t.Fatalf("full run after the cut: %+v, %v; want 6 more records, 8 already present", sum, err)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", 14), map[int32][]*format.Record{0: p0, 1: p1}, RepartitionRoundRobin, 3)
+	_, err = mustNew(t, cut, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrForeignWrite) || !strings.Contains(err.Error(), PositionGroup("dst", 0)) {
+		t.Fatalf("a cut before what the target holds: err = %v", err)
+	}
+}
