@@ -297,7 +297,7 @@ func (s *stream) promise(rec *kgo.Record, err error, idx int64) {
 	defer s.inflight.Done()
 	if err != nil {
 		s.obs.Failed(ErrorProduce)
-		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, s.p, err))
+		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, rec.Partition, err))
 		return
 	}
 	if want := s.j.start + idx; s.tx == nil && rec.Offset != want {

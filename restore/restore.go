@@ -631,7 +631,7 @@ func (r *Restorer) checkPartitionCounts(names []string, details kadm.TopicDetail
 			r.warned[name] = true
 			r.mu.Unlock()
 			if warn {
-				r.log.Warn("target topic has more partitions than the archive; the extra partitions get nothing",
+				r.log.Warn("target topic has more partitions than the archive; the extra partitions get nothing (--repartition spreads the records over all of them)",
 					"topic", name, "target_partitions", have, "archive_partitions", want[name])
 			}
 		}
