@@ -616,3 +616,33 @@ func TestRepartitionUntil(t *testing.T) {
 		t.Fatalf("a cut before what the target holds: err = %v", err)
 	}
 }
+
+// TestRepartitionedTargetRefusesGroups: group offsets are never
+// translated into a repartitioned target: the dry run's and the run's
+// --restore-groups are refused, and no group is committed.
+func TestRepartitionedTargetRefusesGroups(t *testing.T) {
+	brokers := newCluster(t, 2, "dst")
+	a := groupsArchive(t)
+	cfg := indexedConfig(brokers, a)
+	cfg.Repartition = RepartitionRoundRobin
+	if _, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	gc := groupsConfig(brokers, a)
+	dry := gc
+	dry.DryRun = true
+	r := mustNew(t, dry, a, nil)
+	plan, err := r.Plan(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DryRunGroups(testContext(t), newAdmin(t, brokers), plan); !errors.Is(err, ErrMarkerMismatch) || !strings.Contains(err.Error(), "placed by --repartition roundrobin") {
+		t.Fatalf("dry run --restore-groups into a repartitioned target: err = %v", err)
+	}
+	if _, err := mustNew(t, gc, a, nil).Run(testContext(t), nil); !errors.Is(err, ErrMarkerMismatch) {
+		t.Fatalf("--restore-groups into a repartitioned target: err = %v", err)
+	}
+	if got := committedGroup(t, brokers, "restored-mid", "dst"); len(got) != 0 {
+		t.Fatalf("a group was committed into a repartitioned target: %v", got)
+	}
+}
