@@ -15,6 +15,10 @@ import (
 
 // Exactly once without a local state file
 //
+// (This is the restore into the same partitions. A repartitioning one,
+// Config.Repartition, keeps its state in transactions: repartition.go,
+// txn.go.)
+//
 // The restore keeps its state on the target cluster. For each target
 // partition, the consumer group "kafkas3-restore-<target topic>" (never
 // joined by any member) holds a committed offset E0: the partition's end
