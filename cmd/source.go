@@ -185,7 +185,7 @@ func (f *sourceFlags) register(c *cobra.Command) {
 		"with --restore-groups: 'REGEX=REPLACEMENT' restores a group whose whole name matches REGEX as REPLACEMENT (Java syntax, $0, $1 expand, as --topic-rename); others keep their name")
 	fl.StringVar(&f.Shard, "shard", "",
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
-			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
+			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count (--partitions with --repartition) and commits only its partitions' markers, positions and group offsets")
 	fl.StringVar(&f.Repartition, "repartition", "",
 		"restore into a target of any partition count: murmur2 (a keyed record goes where Kafka's Java producer puts it on the target's count, records without a key round robin) or roundrobin (keys ignored); "+
 			"each source partition is produced by a transactional producer that commits its position with its records, exactly once across crashes: read the target with isolation.level=read_committed (default: each record to its archived partition)")
