@@ -172,13 +172,15 @@ func (r *Restorer) prepareRepartition(ctx context.Context, adm *kadm.Client, t *
 		return nil, fmt.Errorf("describe target topic %q: %w", t.Target, err)
 	}
 	rt := &repartTarget{partitions: int32(len(details[t.Target].Partitions)), topicID: details[t.Target].ID}
-	if err := r.checkRepartitionMarker(t, markers, rt.partitions); err != nil {
+	cutoff := r.expiryCutoff(t.Target, markers)
+	if err := r.checkRepartitionMarker(t, markers, rt.partitions, cutoff); err != nil {
 		return nil, err
 	}
 	group := MarkerGroup(t.Target)
 	var os kadm.Offsets
 	os.Add(kadm.Offset{Topic: t.Target, Partition: 0, At: 0, LeaderEpoch: -1,
-		Metadata: encodeRepartitionMeta(r.cfg.Identity, t.Source, r.cfg.Repartition, rt.partitions)})
+		Metadata: encodeMarkerMeta(marker{Archive: r.cfg.Identity, Source: t.Source, ExpiredBefore: cutoff,
+			Placement: r.cfg.Repartition, Partitions: rt.partitions})})
 	if err := r.retry(ctx, fmt.Sprintf("write the restore marker to group %q", group), nil, func(ctx context.Context) error {
 		return adm.CommitAllOffsets(ctx, group, os)
 	}); err != nil {
@@ -186,14 +188,17 @@ func (r *Restorer) prepareRepartition(ctx context.Context, adm *kadm.Client, t *
 	}
 	jobs := make([]job, 0, len(t.Parts))
 	for _, pp := range t.Parts {
-		jobs = append(jobs, job{topic: t, part: pp, trust: true, filtered: r.cfg.Filter.Active(), repart: rt})
+		jobs = append(jobs, job{topic: t, part: pp, trust: true, filtered: r.cfg.Filter.Active() || cutoff > 0,
+			expiredBefore: cutoff, repart: rt})
 	}
 	return jobs, nil
 }
 
 // checkRepartitionMarker refuses a target whose marker group shows
-// another restore than this repartitioning one.
-func (r *Restorer) checkRepartitionMarker(t *TopicPlan, markers map[int32]marker, partitions int32) error {
+// another restore than this repartitioning one, or one that began with
+// another --skip-expired choice (cutoff: this run's, the marker's when it
+// has one): the streams, and so the positions, would shift.
+func (r *Restorer) checkRepartitionMarker(t *TopicPlan, markers map[int32]marker, partitions int32, cutoff int64) error {
 	group := MarkerGroup(t.Target)
 	for p, m := range markers {
 		if m.Placement == RepartitionNone {
@@ -207,8 +212,19 @@ func (r *Restorer) checkRepartitionMarker(t *TopicPlan, markers map[int32]marker
 				ErrMarkerMismatch, t.Target, m.Source, m.Archive, m.Placement, m.Partitions, group,
 				t.Source, r.cfg.Identity, r.cfg.Repartition, partitions)
 		}
+		if (m.ExpiredBefore > 0) != (cutoff > 0) {
+			return fmt.Errorf("%w: the restore into %q began %s --skip-expired (marker group %q); "+
+				"re-run it as it began, or restore into another topic", ErrInvalidConfig, t.Target, withOrWithout(m.ExpiredBefore > 0), group)
+		}
 	}
 	return nil
+}
+
+func withOrWithout(with bool) string {
+	if with {
+		return "with"
+	}
+	return "without"
 }
 
 // refuseRepartitioned refuses, without --repartition, a target a

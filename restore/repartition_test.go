@@ -646,3 +646,57 @@ func TestRepartitionedTargetRefusesGroups(t *testing.T) {
 		t.Fatalf("a group was committed into a repartitioned target: %v", got)
 	}
 }
+
+// TestRepartitionSkipExpired: --skip-expired with --repartition leaves
+// out the records older than the target's retention, at the cutoff the
+// first run fixed in the marker: cancelled runs, a retention changed
+// meanwhile, and a final run leave every kept record once, in place; a run
+// without the flag is refused.
+func TestRepartitionSkipExpired(t *testing.T) {
+	brokers := newCluster(t, 1)
+	adm := newAdmin(t, brokers)
+	week := fmt.Sprint(int64(7 * 24 * time.Hour / time.Millisecond))
+	if _, err := adm.CreateTopic(testContext(t), 3, 1, map[string]*string{"retention.ms": &week}, "dst"); err != nil {
+		t.Fatal(err)
+	}
+	a := newArchive(t, fullFormat{})
+	all, old := expiryArchive(t, a, time.Now())
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Parallelism, cfg.Repartition, cfg.SkipExpired, cfg.TxnRecords = "dst", 2, RepartitionMurmur2, true, 250
+	cfg.KafkaOpts = []kgo.Opt{kgo.ProducerLinger(0)}
+	want := map[int32][]*format.Record{}
+	kept := 0
+	for p, recs := range all {
+		for _, rec := range recs {
+			if time.Since(rec.Timestamp) < 24*time.Hour {
+				want[p] = append(want[p], rec)
+				kept++
+			}
+		}
+	}
+	for _, at := range []int64{40 + 14, 40 + 28} { // the proof opens the 40 objects first
+		ctx, cancel := context.WithCancel(testContext(t))
+		r, err := New(cfg, &cancelStore{Store: a.store, n: at, cancel: cancel}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run(ctx, nil); err == nil {
+			t.Fatalf("run cancelled at open %d finished", at)
+		}
+		cancel()
+	}
+	setRetention(t, adm, fmt.Sprint(int64(60*24*time.Hour/time.Millisecond)))
+	without := cfg
+	without.SkipExpired = false
+	if _, err := mustNew(t, without, a, nil).Run(testContext(t), nil); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "began with --skip-expired") {
+		t.Fatalf("a run without --skip-expired after one with it: err = %v", err)
+	}
+	sum, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Expired != old || sum.Records+sum.AlreadyPresent != int64(kept) || sum.AlreadyPresent == 0 {
+		t.Fatalf("final run: %+v; want %d expired, %d kept in all, some already present", sum, old, kept)
+	}
+	checkPlacement(t, readCommitted(t, brokers, "dst", kept), want, RepartitionMurmur2, 3)
+}
