@@ -80,9 +80,8 @@
 // stops the restore naming topic, partition and offsets. Damage found
 // while producing (one read) stops every stream at an object boundary,
 // nothing of the damaged object produced; a re-run after the repair
-// resumes exactly. With Config.Repartition (repartition.go) a stream fans
-// out over another partition count and no prefix rule holds: each stream's
-// transactional producer commits its position with its records (txn.go).
+// resumes exactly. Config.Repartition fans a stream out over another
+// partition count: its transactions carry its position (txn.go).
 //
 // # What else a run does
 //
