@@ -113,6 +113,16 @@ matches. A group with members on the target is refused by name before
 anything is produced or committed. The dry run prints, per group and
 partition, source offset -> target offset.
 
+--repartition murmur2|roundrobin restores into a target with any number of
+partitions (--create-topics --partitions N sets the count of a created one):
+murmur2 puts a keyed record where Kafka's Java producer puts it on the
+target's count, records without a key round robin; roundrobin ignores keys.
+Records of one source partition with one key keep their order. Each source
+partition is produced by a transactional producer that commits its position
+(group kafkas3-restore-<target>:<source partition>) with its records, so a
+re-run after a crash adds each record once: read the target with
+isolation.level=read_committed. Not with --restore-groups or --follow.
+
 Re-running the same command resumes after a crash or interrupt without
 duplicates and without a local state file: the restore keeps a marker in the
 consumer group kafkas3-restore-<target topic>. A run after completion
@@ -175,7 +185,11 @@ func (f *sourceFlags) register(c *cobra.Command) {
 		"with --restore-groups: 'REGEX=REPLACEMENT' restores a group whose whole name matches REGEX as REPLACEMENT (Java syntax, $0, $1 expand, as --topic-rename); others keep their name")
 	fl.StringVar(&f.Shard, "shard", "",
 		"I/N: restore only the partitions of shard I of N (0 <= I < N; shard = (FNV-1a hash of the archived topic + partition) mod N), "+
-			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count and commits only its partitions' markers and group offsets")
+			"so N processes, e.g. a Kubernetes Indexed Job with --shard $(JOB_COMPLETION_INDEX)/N, restore one archive together; each creates missing targets with the archive's partition count (--partitions with --repartition) and commits only its partitions' markers, positions and group offsets")
+	fl.StringVar(&f.Repartition, "repartition", "",
+		"restore into a target of any partition count: murmur2 (a keyed record goes where Kafka's Java producer puts it on the target's count, records without a key round robin) or roundrobin (keys ignored); "+
+			"each source partition is produced by a transactional producer that commits its position with its records, exactly once across crashes: read the target with isolation.level=read_committed (default: each record to its archived partition)")
+	fl.IntVar(&f.Partitions, "partitions", 0, "with --repartition and --create-topics: the partition count of created targets (default: the archive's)")
 	fl.IntVar(&f.Generation, "generation", 1, generationFlagDoc)
 	fl.StringVar(&f.ExcludeKeysFile, "exclude-keys-file", "",
 		"erase these keys (a compliance list, one key per line, as text or base64:<standard base64>): each archived record with one is restored as a tombstone (its key, a null value, no headers) in its place; re-runs must use the same list")
@@ -279,7 +293,7 @@ func runSourceCmd(ctx context.Context, f *sourceFlags, streams IO) error {
 	log.Info("source starting", "archive", cfg.Identity, "topics", strings.Join(cfg.Topics, ","),
 		"topics.regex", regexString(cfg.TopicsRegex), "rename", cfg.Rename, "format", sc.FormatName,
 		"follow", cfg.Follow, "create.topics", cfg.CreateTopics, "replication.factor", cfg.ReplicationFactor, "topic.configs", len(cfg.TopicConfigs),
-		"shard", shardText(cfg.Shard))
+		"shard", shardText(cfg.Shard), "repartition", string(cfg.Repartition), "partitions", cfg.Partitions)
 	if r.ReadsOnce() {
 		defer memlimit.Start(ctx, memlimit.Config{Headroom: sourceHeapHeadroom})()
 	}

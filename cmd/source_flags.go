@@ -53,6 +53,10 @@ type sourceFlags struct {
 	GroupRename   string
 	// Shard is --shard I/N; empty restores every partition.
 	Shard string
+	// Repartition is --repartition (murmur2, roundrobin; empty keeps
+	// each record in its partition), Partitions --partitions (0: unset).
+	Repartition string
+	Partitions  int
 	// Generation is --generation: which generation of a recreated topic
 	// to restore (1, the first, by default).
 	Generation int
@@ -104,6 +108,7 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	f.rename(cfg, &errs)
 	f.mode(cfg, &errs)
 	f.creation(cfg, &errs)
+	f.repartition(cfg, &errs)
 	f.groups(cfg, &errs)
 	f.rates(cfg, &errs)
 	f.erasure(cfg, &errs)
@@ -212,6 +217,39 @@ func (f *sourceFlags) creation(cfg *restore.Config, errs *flagProblems) {
 			}
 			cfg.TopicConfigs[k] = v
 		}
+	}
+}
+
+// repartition reads --repartition and --partitions: a target of another
+// partition count, exactly once by transactions, without group offsets
+// and without --follow; --partitions only for the targets
+// --create-topics creates.
+func (f *sourceFlags) repartition(cfg *restore.Config, errs *flagProblems) {
+	m, err := restore.ParseRepartition(f.Repartition)
+	if err != nil {
+		errs.bad("--repartition", "%v", err)
+	}
+	cfg.Repartition = m
+	if f.Partitions != 0 {
+		switch {
+		case f.Partitions < 1 || f.Partitions > math.MaxInt32:
+			errs.bad("--partitions", "is %d; want a positive partition count", f.Partitions)
+		case m == restore.RepartitionNone:
+			errs.bad("--partitions", "is set without --repartition; without it each record goes to its archived partition, so the target needs the archive's count")
+		case !f.CreateTopics:
+			errs.bad("--partitions", "is set without --create-topics; it is the partition count of the targets the restore creates (an existing target keeps its own)")
+		default:
+			cfg.Partitions = int32(f.Partitions)
+		}
+	}
+	if m == restore.RepartitionNone {
+		return
+	}
+	if f.RestoreGroups {
+		errs.bad("--restore-groups", "is set together with --repartition: a group's offsets count the records of one source partition, and a repartitioned target partition interleaves the records of several, so no target offset means the same; restore group offsets by hand (e.g. by timestamp)")
+	}
+	if f.Follow {
+		errs.bad("--follow", "is set together with --repartition; not supported yet: run the repartitioning restore again to restore what is new (exactly once)")
 	}
 }
 

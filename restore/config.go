@@ -218,6 +218,21 @@ type Config struct {
 	// and headers. Zero: no limit.
 	MaxBytesPerSec, MaxRecordsPerSec float64
 
+	// Repartition is --repartition (repartition.go): records are placed
+	// on the target's partitions, whatever their count, by key
+	// (RepartitionMurmur2) or round robin, each source partition's stream
+	// produced exactly once by a transactional producer (txn.go).
+	// RepartitionNone (the zero value) keeps every record in its archived
+	// partition. Not with RestoreGroups or Follow.
+	Repartition Repartition
+	// Partitions is --partitions: with Repartition and CreateTopics, the
+	// partition count of created targets (0: the archive's); an existing
+	// target with another count is refused.
+	Partitions int32
+	// TxnRecords bounds the records of one transaction of a
+	// repartitioning stream; 0 means DefaultTxnRecords.
+	TxnRecords int
+
 	// KafkaOpts are extra client options (security, client id, ...). They
 	// are applied after the engine's own options.
 	KafkaOpts []kgo.Opt

@@ -81,7 +81,8 @@
 // stops the restore naming topic, partition and offsets. Damage found
 // while producing (one read) stops every stream at an object boundary,
 // nothing of the damaged object produced; a re-run after the repair
-// resumes exactly.
+// resumes exactly. Config.Repartition fans a stream out over another
+// partition count: its transactions carry its position (txn.go).
 //
 // # What else a run does
 //
@@ -138,7 +139,7 @@
 // Each file starts with what it does: the listing and tombstones
 // (list.go), the plan one partition at a time (partplan.go) and what it
 // reads at once (reads.go), follow mode's marks (prune.go), target topics (topics.go), the proof (proof.go), one read per
-// object (oneread.go), matching an entry (match.go), no partial objects
+// object (oneread.go), repartitioning (repartition.go, txn.go), matching an entry (match.go), no partial objects
 // (load.go), record order across folders (order.go), record sizes and
 // transient errors (limits.go), typed archives, keys and headers
 // (typed.go), envelopes (envelope.go), point in time (until.go), exactly

@@ -384,6 +384,9 @@ func (r *Restorer) targetStarts(ctx context.Context, adm *kadm.Client, gps []Gro
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := refuseRepartitioned(gp.Target, markers); err != nil {
+			return nil, nil, err // no group offset maps into it
+		}
 		for p, m := range markers {
 			if m.Archive != r.cfg.Identity || m.Source != gp.Source {
 				return nil, nil, fmt.Errorf("%w: %s/%d was restored from topic %q of archive %q (marker group %q), not topic %q of archive %q; its group offsets cannot be translated",

@@ -28,6 +28,11 @@ type marker struct {
 	Start   int64  // E0: the target's end offset before the first restored record
 	Archive string // Config.Identity of the archive being restored
 	Source  string // archived topic
+	// Placement and Partitions are set on the marker of a repartitioning
+	// restore (partition 0's, offset 0): its Config.Repartition and the
+	// target's partition count.
+	Placement  Repartition
+	Partitions int32
 	// ExpiredBefore is the --skip-expired cutoff (Unix ms) the restore
 	// into the partition began with; 0 without one (expired.go).
 	ExpiredBefore int64
@@ -39,6 +44,9 @@ type markerMeta struct {
 	Tool    string `json:"tool"`
 	Archive string `json:"archive"`
 	Source  string `json:"source"`
+	// Placement and Partitions: see marker.
+	Placement  string `json:"placement,omitempty"`
+	Partitions int32  `json:"partitions,omitempty"`
 	// ExpiredBefore is marker.ExpiredBefore (absent: 0).
 	ExpiredBefore int64 `json:"expired_before,omitempty"`
 }
@@ -46,7 +54,8 @@ type markerMeta struct {
 const markerTool = "kafkas3 restore v1"
 
 func encodeMarkerMeta(m marker) string {
-	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: m.Archive, Source: m.Source, ExpiredBefore: m.ExpiredBefore}) // cannot fail: strings and a number
+	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: m.Archive, Source: m.Source, ExpiredBefore: m.ExpiredBefore,
+		Placement: string(m.Placement), Partitions: m.Partitions}) // cannot fail: strings and numbers
 	return string(b)
 }
 
@@ -89,7 +98,8 @@ func (r *Restorer) readMarkers(ctx context.Context, adm *kadm.Client, target str
 				"restore into another topic, or delete the group if it is stale",
 				ErrMarkerMismatch, group, r.At, target, p, r.Metadata)
 		}
-		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source, ExpiredBefore: meta.ExpiredBefore}
+		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source, ExpiredBefore: meta.ExpiredBefore,
+			Placement: Repartition(meta.Placement), Partitions: meta.Partitions}
 	}
 	return out, nil
 }

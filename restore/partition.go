@@ -15,6 +15,10 @@ import (
 
 // Exactly once without a local state file
 //
+// (This is the restore into the same partitions. A repartitioning one,
+// Config.Repartition, keeps its state in transactions: repartition.go,
+// txn.go.)
+//
 // The restore keeps its state on the target cluster. For each target
 // partition, the consumer group "kafkas3-restore-<target topic>" (never
 // joined by any member) holds a committed offset E0: the partition's end
@@ -108,6 +112,11 @@ func (r *Restorer) producePartition(ctx context.Context, cl *kgo.Client, j job, 
 			s.cancel(err)
 		}
 	}
+	if s.tx != nil && context.Cause(s.ctx) == nil {
+		if err := s.commitTxn(true); err != nil {
+			s.cancel(err)
+		}
+	}
 	if context.Cause(s.ctx) == nil && s.kept != nil {
 		r.mu.Lock()
 		if r.keptCounts == nil {
@@ -126,6 +135,9 @@ func (s *stream) finish() (partitionResult, error) {
 	s.inflight.Wait()
 	s.report()
 	s.res.records = s.acked.Load()
+	if s.tx != nil {
+		return s.finishTxn()
+	}
 	if err := context.Cause(s.ctx); err != nil {
 		return s.res, err
 	}
@@ -188,6 +200,9 @@ type stream struct {
 	// kept counts the kept records before the partition's group offsets
 	// (a filtering run with --restore-groups; nil otherwise).
 	kept *keptCounter
+	// tx is the stream's transactional producer when repartitioning
+	// (txn.go; it is then cl too), nil otherwise.
+	tx *txnStream
 }
 
 // verifies reports whether job j's stream checks the target's last
@@ -218,6 +233,10 @@ func (r *Restorer) newStream(ctx context.Context, cl *kgo.Client, j job, progres
 		loaded:   map[int]*loadedObject{},
 		pos:      map[int]int64{},
 		obs:      r.observer().Stream(j.topic.Target, j.part.Partition),
+		tx:       j.tx,
+	}
+	if j.tx != nil {
+		s.cl = j.tx.cl
 	}
 	if j.trust {
 		s.window = 0
@@ -282,10 +301,10 @@ func (s *stream) promise(rec *kgo.Record, err error, idx int64) {
 	defer s.inflight.Done()
 	if err != nil {
 		s.obs.Failed(ErrorProduce)
-		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, s.p, err))
+		s.cancel(fmt.Errorf("produce to %s/%d: %w", s.target, rec.Partition, err))
 		return
 	}
-	if want := s.j.start + idx; rec.Offset != want {
+	if want := s.j.start + idx; s.tx == nil && rec.Offset != want {
 		s.obs.Failed(ErrorForeignWrite)
 		s.cancel(fmt.Errorf("%w: a restored record landed at %s/%d offset %d, expected %d: another producer is writing to the partition",
 			ErrForeignWrite, s.target, s.p, rec.Offset, want))
@@ -404,7 +423,7 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	if lo := s.loaded[i]; lo != nil {
 		return lo, nil
 	}
-	lo, err := s.pre.take(s.ctx, i)
+	lo, err := s.take1(i)
 	if err != nil {
 		if context.Cause(s.ctx) == nil {
 			if isDamage(err) && errors.Is(err, ErrDamagedObject) {
@@ -425,6 +444,23 @@ func (s *stream) load(i int) (*loadedObject, error) {
 	}
 	s.loaded[i] = lo
 	return lo, nil
+}
+
+// take1 takes object i from the prefetcher. A repartitioning stream
+// with a transaction open that waits for it longer than txnLoadWait
+// commits the transaction first, so no transaction stays open while the
+// store is slow (TxnTimeout), and a store that keeps up costs no commits.
+func (s *stream) take1(i int) (*loadedObject, error) {
+	if s.tx != nil && s.tx.records > 0 {
+		if lo, ok, err := s.pre.takeWithin(s.ctx, i, txnLoadWait); ok {
+			return lo, err
+		}
+		if err := s.commitTxn(false); err != nil {
+			s.cancel(err) // the stream's error, not the object's
+			return nil, err
+		}
+	}
+	return s.pre.take(s.ctx, i)
 }
 
 // loadObject returns object i of the stream read completely and checked
@@ -475,10 +511,17 @@ func (s *stream) take(rec *format.Record) error {
 	}
 	s.inflight.Add(1)
 	at := s.idx
-	s.cl.Produce(s.pctx, toKgo(rec, s.target, s.p), func(kr *kgo.Record, err error) { s.promise(kr, err, at) })
+	s.cl.Produce(s.pctx, toKgo(rec, s.target, s.place(rec, at)), func(kr *kgo.Record, err error) { s.promise(kr, err, at) })
 	s.idx++
 	if (s.idx-s.already)%progressEvery == 0 {
 		s.report()
+	}
+	if s.tx != nil {
+		s.tx.records++
+		s.tx.bytes += payloadBytes(rec)
+		if s.tx.full() {
+			return s.commitTxn(false)
+		}
 	}
 	return nil
 }
@@ -498,6 +541,10 @@ func payloadBytes(rec *format.Record) int64 {
 // nothing was left to produce.
 func (s *stream) checkEnd() error {
 	switch {
+	case s.tx != nil && s.idx < s.already:
+		return fmt.Errorf("%w: group %q says %d records of source partition %s/%d were restored into %q, the archive has only %d for it: "+
+			"the archive lost records since (or --until cuts earlier than before); restore into another topic",
+			ErrForeignWrite, s.tx.id, s.already, s.j.topic.Source, s.p, s.target, s.idx)
 	case s.idx < s.already:
 		return fmt.Errorf("%w: %s/%d holds %d records after the restore's start offset %d, the archive has only %d for it: "+
 			"another producer wrote to the partition (delete group %q to append anyway, or restore into another topic)",

@@ -278,6 +278,10 @@ type Plan struct {
 	// RateLimit describes the run's rate limit (Config.MaxBytesPerSec,
 	// MaxRecordsPerSec), "" without one.
 	RateLimit string
+	// Repartition and RepartitionPartitions are Config.Repartition and
+	// Config.Partitions (0: each target's count).
+	Repartition           Repartition
+	RepartitionPartitions int32
 	// Erasing counts the keys of Config.ExcludeKeys; Filter describes
 	// Config.Filter ("" without one).
 	Erasing int
@@ -394,6 +398,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if p.RateLimit != "" {
 		fmt.Fprintf(w, "rate limit: %s (--max-bytes-per-sec, --max-records-per-sec), across every partition\n", p.RateLimit)
+	}
+	if p.Repartition != RepartitionNone {
+		fmt.Fprintln(w, p.repartitionText())
 	}
 	if p.Deferred > 0 {
 		fmt.Fprintf(w, "deferred: %d objects without an archive index entry after their partition's last indexed commit (a sink commit under way); the next pass takes them\n", p.Deferred)
@@ -547,6 +554,7 @@ func (r *Restorer) plan(ctx context.Context) (*Plan, error) {
 	l.archivePartitions(topics)
 	plan.Shard, plan.OtherShards = r.cfg.Shard, l.otherShards
 	plan.RateLimit = r.limit.String()
+	plan.Repartition, plan.RepartitionPartitions = r.cfg.Repartition, r.cfg.Partitions
 	plan.Erasing = len(r.cfg.ExcludeKeys)
 	plan.Filter = r.cfg.Filter.String()
 	plan.FilterCounted = !r.oneRead

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Decoding ahead of production. A partition stream produces its objects in
@@ -244,6 +245,29 @@ func (p *prefetcher) take(ctx context.Context, i int) (*loadedObject, error) {
 		return nil, fmt.Errorf("%w: object %d wanted after the last", errPrefetchOrder, i)
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	}
+}
+
+// takeWithin is take waiting at most d: ok is false when object i is not
+// loaded by then (nothing is taken then).
+func (p *prefetcher) takeWithin(ctx context.Context, i int, d time.Duration) (lo *loadedObject, ok bool, err error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case got := <-p.ch:
+		if got.obj != i {
+			if got.lo != nil {
+				got.lo.buf.close()
+			}
+			return nil, true, fmt.Errorf("%w: object %d loaded, object %d wanted", errPrefetchOrder, got.obj, i)
+		}
+		return got.lo, true, got.err
+	case <-p.done:
+		return nil, true, fmt.Errorf("%w: object %d wanted after the last", errPrefetchOrder, i)
+	case <-ctx.Done():
+		return nil, true, context.Cause(ctx)
+	case <-t.C:
+		return nil, false, nil
 	}
 }
 

@@ -222,7 +222,7 @@ func checkConfig(cfg *Config) error {
 	if !cfg.DryRun && len(cfg.Brokers) == 0 {
 		return fmt.Errorf("%w: no bootstrap.servers", ErrInvalidConfig)
 	}
-	return nil
+	return checkRepartition(cfg)
 }
 
 // setDefaults fills the unset tunables with their defaults.
@@ -238,6 +238,9 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.RetryTimeout <= 0 {
 		cfg.RetryTimeout = DefaultRetryTimeout
+	}
+	if cfg.TxnRecords <= 0 {
+		cfg.TxnRecords = DefaultTxnRecords
 	}
 	if cfg.SpillBytes <= 0 {
 		cfg.SpillBytes = DefaultSpillBytes
@@ -506,6 +509,9 @@ func (r *Restorer) checkTargets(ctx context.Context, cl *kgo.Client, adm *kadm.C
 	if err != nil {
 		return err
 	}
+	if err := r.checkPartitionsFlag(names, missing, details); err != nil {
+		return err
+	}
 	if len(missing) > 0 {
 		if !r.cfg.CreateTopics {
 			return fmt.Errorf("%w: %s; create them or pass --create-topics", ErrMissingTopics, quoteList(missing))
@@ -622,19 +628,23 @@ func (r *Restorer) createTopic(ctx context.Context, adm *kadm.Client, name strin
 // checkPartitionCounts refuses a target with fewer partitions than the
 // archive and warns, once per process, about one with more.
 func (r *Restorer) checkPartitionCounts(names []string, details kadm.TopicDetails, want map[string]int32) error {
+	if r.cfg.Repartition != RepartitionNone {
+		return nil // any count
+	}
 	for _, name := range names {
 		have := int32(len(details[name].Partitions))
 		switch {
 		case have < want[name]:
-			return fmt.Errorf("%w: %q has %d partitions, the archive has %d; add partitions (kafka-topics --alter --partitions %d) or restore into another topic",
-				ErrTooFewPartitions, name, have, want[name], want[name])
+			return fmt.Errorf("%w: %q has %d partitions, the archive has %d; add partitions (kafka-topics --alter --partitions %d), "+
+				"restore into another topic, or spread the records over its %d partitions with --repartition murmur2 (by key, as Kafka's producer) or roundrobin",
+				ErrTooFewPartitions, name, have, want[name], want[name], have)
 		case have > want[name]:
 			r.mu.Lock()
 			warn := !r.warned[name]
 			r.warned[name] = true
 			r.mu.Unlock()
 			if warn {
-				r.log.Warn("target topic has more partitions than the archive; the extra partitions get nothing",
+				r.log.Warn("target topic has more partitions than the archive; the extra partitions get nothing (--repartition spreads the records over all of them)",
 					"topic", name, "target_partitions", have, "archive_partitions", want[name])
 			}
 		}
@@ -692,6 +702,11 @@ type job struct {
 	// filtered: Config.Filter or --skip-expired leaves records out, so
 	// nothing is skipped unread (skipUnread).
 	filtered bool
+	// repart is the target's partitioning when repartitioning (nil
+	// otherwise); tx the stream's transactional producer, which openTxn
+	// gives it when it starts.
+	repart *repartTarget
+	tx     *txnStream
 	// expiredBefore is the --skip-expired cutoff (Unix ms, from the
 	// marker; 0: none): records stamped before it are left out.
 	expiredBefore int64
@@ -793,6 +808,13 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 	var wg, acks sync.WaitGroup
 	var mu sync.Mutex
 	run := func(j job) {
+		if j.repart != nil {
+			var err error
+			if j, err = r.openTxn(ctx, j); err != nil {
+				cancel(err)
+				return
+			}
+		}
 		s := r.producePartition(ctx, cl, j, progress)
 		if err := context.Cause(s.ctx); err != nil {
 			cancel(err) // stop the others now, not once this one's records are acknowledged
@@ -846,6 +868,12 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.Client, t *TopicPlan) ([]job, error) {
 	markers, err := r.readMarkers(ctx, adm, t.Target)
 	if err != nil {
+		return nil, err
+	}
+	if r.cfg.Repartition != RepartitionNone {
+		return r.prepareRepartition(ctx, adm, t, markers)
+	}
+	if err := refuseRepartitioned(t.Target, markers); err != nil {
 		return nil, err
 	}
 	ends, starts, err := r.listTargetOffsets(ctx, cl, adm, t)

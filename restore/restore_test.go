@@ -325,7 +325,7 @@ func TestTargetChecks(t *testing.T) {
 		if _, err := mustNew(t, cfg, a, log).Run(testContext(t), nil); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "more partitions") || !strings.Contains(log.String(), "target_partitions=3") {
+		if !strings.Contains(log.String(), "more partitions") || !strings.Contains(log.String(), "target_partitions=3") || !strings.Contains(log.String(), "--repartition spreads") {
 			t.Fatalf("no warning about extra partitions in log:\n%s", log)
 		}
 	})

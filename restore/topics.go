@@ -91,7 +91,8 @@ type TopicSetup struct {
 // setup returns how t's target is created on a cluster of brokers brokers
 // (0 when unknown: no cap). The partition count is the archived
 // description's, or the archive's when its objects name a higher
-// partition (or there is no description); the replication factor is
+// partition (or there is no description), or Config.Partitions
+// (--partitions, with --repartition) when set; the replication factor is
 // Config.ReplicationFactor, else the description's, else the broker
 // default, capped at brokers; the configs are the description's with
 // Config.TopicConfigs over them.
@@ -101,6 +102,9 @@ func (r *Restorer) setup(t *TopicPlan, brokers int) TopicSetup {
 		s.Partitions = max(s.Partitions, d.Partitions)
 		s.ReplicationFactor = d.ReplicationFactor
 		maps.Copy(s.Configs, d.Configs)
+	}
+	if r.cfg.Partitions > 0 {
+		s.Partitions = r.cfg.Partitions // --partitions, with --repartition
 	}
 	if r.cfg.ReplicationFactor > 0 {
 		s.ReplicationFactor = r.cfg.ReplicationFactor

@@ -188,6 +188,9 @@ const JodaTimeVersion = "2.15.1"
 //go:embed joda-pom.xml
 var jodaPOM []byte
 
+//go:embed Murmur2Oracle.java
+var murmur2OracleJava []byte
+
 //go:embed JodaOracle.java
 var jodaOracleJava []byte
 

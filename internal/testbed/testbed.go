@@ -285,3 +285,42 @@ func JodaOracle(t testing.TB, cases []string) []string {
 	}
 	return lines
 }
+
+// Murmur2Oracle computes, with Kafka's own classes on the test bed's JVM
+// (Murmur2Oracle.java, with the broker's jars, kafka-clients among them),
+// what Kafka's Java producer does with record keys. Each case is
+// "hex-key TAB partitions"; each answer, in the same order, is
+// "Utils.murmur2(key) TAB BuiltInPartitioner.partitionForKey(key,
+// partitions)". It skips the test with one line when java or mvn is
+// missing (fails it with KAFKAS3_REQUIRE_TESTBED=1).
+func Murmur2Oracle(t testing.TB, cases []string) []string {
+	t.Helper()
+	ctx, opts, err := current.state()
+	var java, libs string
+	if err == nil {
+		java, err = findJava(ctx)
+	}
+	if err == nil {
+		libs, err = kafkaLibs(ctx, opts)
+	}
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	src := filepath.Join(t.TempDir(), "Murmur2Oracle.java")
+	if err := os.WriteFile(src, murmur2OracleJava, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, java, "-cp", filepath.Join(libs, "*"), src)
+	cmd.Stdin = strings.NewReader(strings.Join(cases, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("murmur2 oracle: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("murmur2 oracle printed %d lines for %d cases\n%s", len(lines), len(cases), stderr.String())
+	}
+	return lines
+}
