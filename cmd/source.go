@@ -17,6 +17,7 @@ import (
 	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -158,6 +159,8 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
+	fl.StringVar(&f.SchemaIDs, "schema-ids", string(schemas.IDsRewrite),
+		"with a target registry (value.converter.schema.registry.url): rewrite (register the archive's schemas, and give every framed key and value the target's id) or keep (register each schema with its source id in IMPORT mode; stop before producing if the target cannot)")
 	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, order, completeness, offsets lost before archiving; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics as the archive recorded them (partition count, replication factor, topic configs; without a recorded description: the archive's partition count and the broker's defaults), after the cluster validated every creation")
@@ -299,6 +302,9 @@ func sourceConfig(settings *config.Settings, f *sourceFlags, log *slog.Logger, f
 	}
 	cfg := sc.Restore
 	ferr := f.apply(&cfg)
+	if sc.SchemaRegistry != nil {
+		cfg.Schemas = schemas.NewRegistrar(sc.SchemaRegistry, schemas.IDs(f.SchemaIDs))
+	}
 	var brokers error
 	if !f.DryRun {
 		brokers = sc.NeedBrokers()
@@ -459,6 +465,9 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 	}
 	if err := r.WriteTargetPlan(ctx, out, plan); err != nil {
 		return fmt.Errorf("compare the target topics with the archive: %w", err)
+	}
+	if err := r.WriteSchemaPlan(ctx, out, plan); err != nil {
+		return sourceError(err)
 	}
 	fmt.Fprintln(out, "dry run: nothing produced")
 	if err := r.Check(plan); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 )
 
 // No partial objects
@@ -289,6 +290,8 @@ type objectReader struct {
 	offsets offsetRuns
 	carried bool // records carry their source offsets
 	facts   objectFacts
+	// ids maps the target topic's schema ids (schemas.go); nil without.
+	ids schemas.Map
 }
 
 // openObject opens obj and its twins and the reader of its format (the
@@ -342,6 +345,9 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 	if !obj.Tombstone {
 		or.rd = r.envelopes(or.rd, obj)
 	}
+	if mode == modeRestore {
+		or.ids = r.idMap(target)
+	}
 	or.ec, _ = or.rd.(*envelopeChecker)
 	return or, nil
 }
@@ -367,14 +373,19 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
 	}
+	// valueFramed, keyFramed: framed here for the target registry, so
+	// their ids need no rewrite (rewriteIDs).
+	var valueFramed, keyFramed bool
 	switch {
 	case obj.Tombstone:
 		krec := rec
 		rec = &format.Record{Offset: krec.Offset, Timestamp: krec.Timestamp, TimestampType: krec.TimestampType}
+		keyFramed = or.r.framesKey(krec)
 		if rec.Key, err = or.r.keyFor(ctx, krec, or.target, obj.Key, n, or.mode); err != nil {
 			return nil, err
 		}
 	default:
+		valueFramed = rec.ValueTyped != nil && rec.ValueTyped.Schema != nil
 		if or.mode == modeRestore {
 			if err := or.r.typedValue(ctx, rec, or.target, obj.Key, n); err != nil {
 				return nil, err
@@ -389,10 +400,14 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			if err != nil {
 				return nil, err
 			}
+			keyFramed = or.r.framesKey(krec)
 			if rec.Key, err = or.r.keyFor(ctx, krec, or.target, or.keys.key, n, or.mode); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if or.mode == modeRestore {
+		or.r.rewriteIDs(or.ids, rec, valueFramed, keyFramed)
 	}
 	if or.headers != nil {
 		if rec.Headers, err = or.headers.nextHeaders(obj.Key, n); err != nil {

@@ -1,0 +1,264 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/s3store"
+	srschemas "github.com/kafkas3/kafkas3/schemas"
+)
+
+// Schemas of the archived records
+//
+// With Config.IndexPrefix set, every schema that an archived key or value
+// names in Confluent's wire format (magic byte 0 and a 4-byte schema id,
+// srschemas.WireID), whatever the format, is recorded in the archive: the
+// partition writer notes the ids of what its objects keep (a key only when
+// a .keys object or the envelope keeps it; a typed value by its schema's
+// id, any other value by its bytes), and the rotation's upload, after its
+// objects and before its index object, writes each id's schema object
+// (index.Schema: id, type, subjects and versions, references and text,
+// with every schema it references) under index.SchemaKey, once per topic
+// and id per process. The offset of the first record naming an id is
+// committed only after its schema object is complete; the key names its
+// bytes, so a replay writes the same object, and a schema recorded
+// differently later (the registry listed another subject) goes beside it,
+// never over it. A crash between the schema object and the commit leaves
+// an object the replay writes again.
+//
+// The schemas come from Config.Schemas (the source registry of
+// value.converter.schema.registry.url, else key.converter's), each id
+// fetched once per process (a bounded cache). Bytes that only look framed
+// (a value that starts with byte 0) never stop the sink: an id the
+// registry does not know, or any id when no registry is configured, is
+// logged once per id (at most maxUnknownLogged) and counted
+// (Summary.SchemaIDsUnknown). A registry that fails otherwise fails the
+// rotation as a registry outage (*ConverterError): nothing past the
+// previous commit is committed, and the session is retried.
+
+// SchemaFetcher reads a schema and every schema it references from the
+// source registry, references first (schemas.Fetcher). An id the registry
+// does not know wraps srschemas.ErrUnknownID.
+type SchemaFetcher interface {
+	Fetch(ctx context.Context, id int) ([]index.Schema, error)
+}
+
+// maxSchemaCache bounds the ids whose schemas a sink keeps fetched, and
+// the (topic, id) pairs it remembers as recorded; past it they are
+// forgotten and asked for again (registries hold thousands of schemas,
+// not millions).
+const maxSchemaCache = 4096
+
+// maxUnknownLogged bounds the ids logged as unknown per process.
+const maxUnknownLogged = 100
+
+// schemaRecorder writes the schema objects of a sink, shared by its
+// workers.
+type schemaRecorder struct {
+	fetch SchemaFetcher // nil: no registry configured
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	calls   map[int]*schemaCall  // id -> its fetch
+	written map[schemaPlace]bool // recorded this process
+	unknown map[int]bool         // ids found unknown this process
+	objects atomic.Int64         // schema objects written
+}
+
+// schemaPlace is one topic's schema id under one index prefix.
+type schemaPlace struct {
+	prefix, topic string
+	id            int
+}
+
+// schemaCall is one id's fetch: waiters share it.
+type schemaCall struct {
+	done    chan struct{}
+	schemas []index.Schema
+	err     error
+}
+
+func newSchemaRecorder(fetch SchemaFetcher, log *slog.Logger) *schemaRecorder {
+	return &schemaRecorder{fetch: fetch, log: log, calls: map[int]*schemaCall{}, written: map[schemaPlace]bool{}, unknown: map[int]bool{}}
+}
+
+// record writes the schema objects of ids for topic under prefix, those
+// not yet written by this process.
+func (sr *schemaRecorder) record(ctx context.Context, store s3store.Store, prefix, topic string, ids []int) error {
+	for _, id := range ids {
+		place := schemaPlace{prefix, topic, id}
+		sr.mu.Lock()
+		done := sr.written[place] || sr.unknown[id]
+		sr.mu.Unlock()
+		if done {
+			continue
+		}
+		ss, err := sr.get(ctx, id)
+		switch {
+		case errors.Is(err, srschemas.ErrUnknownID) || errors.Is(err, errNoSchemaRegistry):
+			sr.markUnknown(id, topic, err)
+			continue
+		case err != nil:
+			return err
+		}
+		for _, s := range ss {
+			data, err := index.EncodeSchema(s)
+			if err != nil {
+				return fmt.Errorf("topic %s: schema id %d: %w", topic, s.ID, err)
+			}
+			if err := putObject(ctx, store, index.SchemaKey(prefix, topic, s.ID, data), data); err != nil {
+				return err
+			}
+			sr.objects.Add(1)
+		}
+		sr.mu.Lock()
+		if len(sr.written) >= maxSchemaCache {
+			clear(sr.written)
+		}
+		for _, s := range ss {
+			sr.written[schemaPlace{prefix, topic, s.ID}] = true
+		}
+		sr.mu.Unlock()
+	}
+	return nil
+}
+
+// errNoSchemaRegistry: framed-looking bytes, and no registry to ask.
+var errNoSchemaRegistry = errors.New("no schema registry configured (value.converter.schema.registry.url or key.converter.schema.registry.url)")
+
+// get returns id's schemas, fetched once: callers asking meanwhile wait
+// for the same fetch; a failure other than an unknown id is not kept.
+func (sr *schemaRecorder) get(ctx context.Context, id int) ([]index.Schema, error) {
+	if sr.fetch == nil {
+		return nil, errNoSchemaRegistry
+	}
+	sr.mu.Lock()
+	c, ok := sr.calls[id]
+	if !ok {
+		if len(sr.calls) >= maxSchemaCache {
+			for k, old := range sr.calls {
+				select {
+				case <-old.done:
+					delete(sr.calls, k)
+				default:
+				}
+			}
+		}
+		c = &schemaCall{done: make(chan struct{})}
+		sr.calls[id] = c
+	}
+	sr.mu.Unlock()
+	if ok {
+		select {
+		case <-c.done:
+			return c.schemas, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	c.schemas, c.err = sr.fetch.Fetch(ctx, id)
+	if c.err != nil && !errors.Is(c.err, srschemas.ErrUnknownID) {
+		sr.mu.Lock()
+		delete(sr.calls, id)
+		sr.mu.Unlock()
+	} else if c.err == nil {
+		sr.log.Debug("schema fetched", "id", id, "with_references", len(c.schemas)-1)
+	}
+	close(c.done)
+	return c.schemas, c.err
+}
+
+// markUnknown counts id as not recorded and logs it once.
+func (sr *schemaRecorder) markUnknown(id int, topic string, why error) {
+	sr.mu.Lock()
+	first := !sr.unknown[id]
+	n := len(sr.unknown)
+	if first && n < maxSchemaCache {
+		sr.unknown[id] = true
+	}
+	sr.mu.Unlock()
+	switch {
+	case !first:
+	case n < maxUnknownLogged:
+		sr.log.Warn("records look framed in Confluent's wire format but their schema is not recorded in the archive (if they are framed, a restore cannot register their schema)",
+			"topic", topic, "schema_id", id, "why", why.Error())
+	case n == maxUnknownLogged:
+		sr.log.Warn("more schema ids not recorded; not logged further (see the summary's unknown_schema_ids)", "topic", topic)
+	}
+}
+
+// counts returns the schema objects written and the ids not recorded.
+func (sr *schemaRecorder) counts() (objects, unknown int64) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	return sr.objects.Load(), int64(len(sr.unknown))
+}
+
+// schemaIDs are the schema ids a partition writer's records named since
+// its last index object.
+type schemaIDs struct {
+	last int // the last id noted (most records repeat it)
+	set  map[int]struct{}
+}
+
+// note notes the ids r's kept key and value name.
+func (s *schemaIDs) note(r *format.Record, keyKept bool) {
+	if keyKept {
+		if id, ok := srschemas.WireID(r.Key); ok {
+			s.add(id)
+		}
+	}
+	if t := r.ValueTyped; t != nil && t.Schema != nil {
+		if t.Schema.ID > 0 {
+			s.add(t.Schema.ID)
+		}
+		return
+	}
+	if id, ok := srschemas.WireID(r.Value); ok {
+		s.add(id)
+	}
+}
+
+func (s *schemaIDs) add(id int) {
+	if id == s.last {
+		return
+	}
+	s.last = id
+	if s.set == nil {
+		s.set = map[int]struct{}{}
+	}
+	s.set[id] = struct{}{}
+}
+
+// take returns the ids noted, in increasing order, and starts again.
+func (s *schemaIDs) take() []int {
+	if len(s.set) == 0 {
+		return nil
+	}
+	ids := slices.Sorted(maps.Keys(s.set))
+	s.set, s.last = nil, 0
+	return ids
+}
+
+// recordSchemas writes the schema objects of up's ids (runUpload, before
+// the index object). A registry failure is a *ConverterError (a registry
+// outage, retried), a store failure a *StoreError.
+func (w *partitionWriter) recordSchemas(ctx context.Context, up upload) error {
+	if len(up.schemaIDs) == 0 || w.schemaRec == nil {
+		return nil
+	}
+	err := w.schemaRec.record(ctx, w.store, w.cfg.IndexPrefix, w.topic, up.schemaIDs)
+	var se *StoreError
+	if err == nil || errors.As(err, &se) || ctx.Err() != nil {
+		return err
+	}
+	return &ConverterError{Topic: w.topic, Partition: w.partition, Offset: up.from, Err: fmt.Errorf("recording the schemas of the archived records: %w", err)}
+}
