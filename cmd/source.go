@@ -551,7 +551,18 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + schemaFields(s)
+}
+
+// schemaFields is " schemas=N unknown_schema_ids=M" when the restore
+// registered N archived schemas in the target registry or produced M
+// framed-looking keys and values whose id the archive does not record,
+// else empty.
+func schemaFields(s restore.Summary) string {
+	if s.Schemas == 0 && s.SchemaIDsUnknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" schemas=%d unknown_schema_ids=%d", s.Schemas, s.SchemaIDsUnknown)
 }
 
 // damagedFields is " damaged_found=N" when the restore found N damaged

@@ -276,7 +276,7 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	sum.KeysSkipped = map[string]int{}
 	defer func() {
 		sum.Duration = time.Since(start)
-		sum.SchemaIDsUnknown = r.unknownIDs.Load()
+		sum.SchemaIDsUnknown, sum.Schemas = r.unknownIDs.Load(), r.schemasMapped()
 		progress.Finish(sum)
 	}()
 

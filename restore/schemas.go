@@ -117,6 +117,17 @@ func (r *Restorer) framesKey(krec *format.Record) bool {
 	return r.cfg.KeyEncoder != nil && krec.ValueTyped != nil && krec.ValueTyped.Schema != nil
 }
 
+// schemasMapped counts the schema ids of the target topics' maps.
+func (r *Restorer) schemasMapped() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.idMaps {
+		n += len(m)
+	}
+	return n
+}
+
 // idMap returns target's id map (nil without one).
 func (r *Restorer) idMap(target string) schemas.Map {
 	r.mu.Lock()

@@ -66,6 +66,9 @@ type Summary struct {
 	// framed in Confluent's wire format with a schema id the archive does
 	// not record (schemas.go): produced as archived.
 	SchemaIDsUnknown int64
+	// Schemas counts the archived schemas registered in (or found in) the
+	// target registry, per target topic.
+	Schemas int
 	// Filtered counts the archived records Config.Filter left out, of
 	// every stream the run read (a resumed run reads the restored part
 	// again, and counts it again).
