@@ -399,3 +399,159 @@ func mustSubjects(t *testing.T, reg *srfake.Server) []string {
 	}
 	return s
 }
+
+// TestSchemasKeepIDs restores with --schema-ids keep: into an empty target
+// every schema gets its source id (IMPORT mode, set back to READWRITE) and
+// the records come back byte for byte; into a target where one id holds
+// another schema the restore stops before producing, naming the subject
+// and the id.
+func TestSchemasKeepIDs(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, _, _, ids := archiveFixture(t, ctx, "keep")
+	dst := targetRegistry(t, 0)
+	r := mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "kept", "--create-topics", "--schema-ids", "keep",
+		"-p", "value.converter.schema.registry.url="+dst.URL(), "--log-level", "warn")
+	if !strings.Contains(r.out, " schemas=4 ") {
+		t.Errorf("summary: %q", r.out)
+	}
+	for subject, want := range map[string]int{"kept-key": ids.key, "com.acme.Address": ids.addr} {
+		if got := lookupID(t, dst, subject, 1); got != want {
+			t.Errorf("subject %s: id %d, want the source's %d", subject, got, want)
+		}
+	}
+	if got := lookupID(t, dst, "kept-value", 2); got != ids.ref {
+		t.Errorf("kept-value version 2: id %d, want %d", got, ids.ref)
+	}
+	for _, s := range []string{"kept-key", "kept-value", "com.acme.Address"} {
+		if m := dst.Mode(s); m != srfake.ModeReadWrite {
+			t.Errorf("subject %s left in mode %s", s, m)
+		}
+	}
+	recs := fxRecords(ids)
+	for i, rec := range consumeAll(t, ctx, brokers, "kept", len(recs)) {
+		if !bytes.Equal(rec.Key, recs[i].Key) || !bytes.Equal(rec.Value, recs[i].Value) {
+			t.Errorf("record %d: key %q value %q, want %q %q", i, rec.Key, rec.Value, recs[i].Key, recs[i].Value)
+		}
+	}
+
+	taken := targetRegistry(t, ids.key) // the key schema's id holds another schema
+	r = mustRun(t, ctx, ExitFail, "source", "-c", cfg, "--topic-rename", "refused", "--create-topics", "--schema-ids", "keep",
+		"-p", "value.converter.schema.registry.url="+taken.URL(), "--log-level", "warn")
+	if want := fmt.Sprintf(`registering schema id %d under subject "refused-key"`, ids.key); !strings.Contains(r.err, want) {
+		t.Errorf("refusal: want %q in %s", want, r.err)
+	}
+	assertNoTopic(t, ctx, brokers, "refused")
+}
+
+// TestSchemasRegistryErrors: an unreachable target registry, and one that
+// refuses the registration, stop the restore before anything is produced,
+// naming the subject; a bad --schema-ids is a config error.
+func TestSchemasRegistryErrors(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, _, _, _ := archiveFixture(t, ctx, "errors")
+	down := targetRegistry(t, 0)
+	url := down.URL()
+	if err := down.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, ctx, ExitFail, "source", "-c", cfg, "--topic-rename", "unreached", "--create-topics",
+		"-p", "value.converter.schema.registry.url="+url, "--log-level", "warn")
+	if !strings.Contains(r.err, "target schema registry") || !strings.Contains(r.err, `subject "unreached-key"`) {
+		t.Errorf("unreachable: %s", r.err)
+	}
+	assertNoTopic(t, ctx, brokers, "unreached")
+
+	ro := targetRegistry(t, 0)
+	if err := ro.SetMode("", srfake.ModeReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	r = mustRun(t, ctx, ExitFail, "source", "-c", cfg, "--topic-rename", "readonly", "--create-topics",
+		"-p", "value.converter.schema.registry.url="+ro.URL(), "--log-level", "warn")
+	if !strings.Contains(r.err, `under subject "readonly-key"`) || !strings.Contains(r.err, "read-only") {
+		t.Errorf("refused: %s", r.err)
+	}
+	assertNoTopic(t, ctx, brokers, "readonly")
+
+	r = mustRun(t, ctx, ExitConfig, "source", "-c", cfg, "--schema-ids", "maybe", "--dry-run")
+	if !strings.Contains(r.err, `--schema-ids: "maybe"; want rewrite or keep`) {
+		t.Errorf("bad flag: %s", r.err)
+	}
+}
+
+// TestSchemasSinkWithoutRegistry: framed-looking values and no registry
+// configured never stop the sink: each id is counted and logged once, and
+// nothing is recorded.
+func TestSchemasSinkWithoutRegistry(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 1, "orders")
+	ids := fxIDs{key: 1, value: 2, addr: 3, ref: 4}
+	produceRecords(t, ctx, brokers, "orders", fxRecords(ids))
+	dir := t.TempDir()
+	cfg := writeFile(t, "sink.yaml", schemaSinkYAML(brokers, dir, "noreg", schemaFormats[2].yaml, ""))
+	r := mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	if !strings.Contains(r.out, "records=8 ") || !strings.Contains(r.out, "schema_objects=0 unknown_schema_ids=4") {
+		t.Errorf("summary: %q", r.out)
+	}
+	if n := strings.Count(r.err, "no schema registry configured"); n != 4 {
+		t.Errorf("%d warnings, want one per id:\n%s", n, r.err)
+	}
+	if objs := schemaObjects(t, dir, "orders"); len(objs) != 0 {
+		t.Errorf("schema objects without a registry: %v", keysOf(objs))
+	}
+}
+
+// assertNoTopic checks that topic was not created (nothing produced).
+func assertNoTopic(t *testing.T, ctx context.Context, brokers, topic string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	td, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.Has(topic) {
+		t.Errorf("topic %s exists: the restore got past the registry", topic)
+	}
+}
+
+// TestSchemasTypedAvroArchive: an Avro archive holds decoded values (the
+// AvroConverter's), framed again for the target registry at restore, and
+// keys as bytes in a .keys object, whose ids the restore rewrites. The
+// sink records both schemas.
+func TestSchemasTypedAvroArchive(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 1, "orders")
+	src, ids := fxSourceRegistry(t, 2)
+	var recs []*kgo.Record
+	for i := range 5 {
+		key := framed(ids.key, string([]byte{4})+fmt.Sprintf("k%d", i)) // Avro string "k<i>"
+		recs = append(recs, &kgo.Record{Key: key, Value: framed(ids.value, string([]byte{byte(2 * i)}))})
+	}
+	produceRecords(t, ctx, brokers, "orders", recs)
+	dir := t.TempDir()
+	y := schemaSinkYAML(brokers, dir, "typed", "format.class: avro\nstore.kafka.keys: true\nkeys.format.class: avro\n", src.URL())
+	y = strings.Replace(y, "value.converter: bytearray\n", "value.converter: avro\n", 1)
+	cfg := writeFile(t, "sink.yaml", y)
+	r := mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	if !strings.Contains(r.out, "records=5 ") || !strings.Contains(r.out, "schema_objects=2 unknown_schema_ids=0") {
+		t.Errorf("sink summary: %q", r.out)
+	}
+	checkSchemaObject(t, schemaObjects(t, dir, "orders"), ids.value, `"subjects":[{"subject":"orders-value","version":1}]`)
+	dst := targetRegistry(t, 9)
+	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "copy", "--create-topics",
+		"-p", "value.converter.schema.registry.url="+dst.URL(), "--log-level", "warn")
+	if !strings.Contains(r.out, " schemas=2 ") {
+		t.Errorf("source summary: %q", r.out)
+	}
+	keyID, valueID := lookupID(t, dst, "copy-key", 1), lookupID(t, dst, "copy-value", 1)
+	for i, rec := range consumeAll(t, ctx, brokers, "copy", len(recs)) {
+		wantKey := framed(keyID, string(recs[i].Key[5:]))
+		wantValue := framed(valueID, string(recs[i].Value[5:]))
+		if !bytes.Equal(rec.Key, wantKey) || !bytes.Equal(rec.Value, wantValue) {
+			t.Errorf("record %d: key %q value %q, want %q %q", i, rec.Key, rec.Value, wantKey, wantValue)
+		}
+	}
+}

@@ -230,7 +230,9 @@ func (tr *topicReg) keep(ctx context.Context, s *index.Schema, subject string, s
 	case r.id != 0:
 		return fmt.Errorf("%w: --schema-ids keep: subject %q already holds schema id %d of the archive under id %d", ErrRegistry, subject, s.ID, r.id)
 	}
-	if err := modeErr(tr.g.cl.SetMode(ctx, sr.ModeImport, subject)); err != nil {
+	// force: a subject that holds other schemas already (a reference's,
+	// an earlier version) may take imports too.
+	if err := modeErr(tr.g.cl.SetMode(sr.WithParams(ctx, sr.Force), sr.ModeImport, subject)); err != nil {
 		return fmt.Errorf("%w: --schema-ids keep: the target refuses IMPORT mode on subject %q (for schema id %d): %w", ErrRegistry, subject, s.ID, err)
 	}
 	version := s.VersionOf(tr.rsource(subject))

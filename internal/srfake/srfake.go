@@ -230,21 +230,23 @@ func (r *Registry) modeLocked(subject string) string {
 
 // SetMode sets subject's mode ("" for the global mode), as PUT /mode does:
 // IMPORT only on a subject without versions (the whole registry empty for
-// the global mode).
+// the global mode), unless forced (PUT /mode?force=true).
 func (r *Registry) SetMode(subject, mode string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.setModeLocked(subject, mode)
+	return r.setMode(subject, mode, false)
 }
 
-func (r *Registry) setModeLocked(subject, mode string) error {
+// setMode is SetMode; force allows IMPORT on a subject with versions (as
+// Confluent's force=true).
+func (r *Registry) setMode(subject, mode string, force bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	mode = strings.ToUpper(mode)
 	switch mode {
 	case ModeReadWrite, ModeImport, ModeReadOnly:
 	default:
 		return errf(http.StatusUnprocessableEntity, 42204, "Invalid mode %q", mode)
 	}
-	if mode == ModeImport {
+	if mode == ModeImport && !force {
 		if subject == "" && len(r.subjects) > 0 || subject != "" && len(r.subjects[subject]) > 0 {
 			return errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Cannot import since found existing subjects")
 		}
@@ -460,7 +462,7 @@ func (r *Registry) modeRoute(req *http.Request, segs []string) (any, error) {
 		if err := json.NewDecoder(io.LimitReader(req.Body, maxBody)).Decode(&body); err != nil {
 			return nil, errf(http.StatusBadRequest, CodeBadRequest, "bad JSON body: %v", err)
 		}
-		if err := r.SetMode(subject, body.Mode); err != nil {
+		if err := r.setMode(subject, body.Mode, req.URL.Query().Get("force") == "true"); err != nil {
 			return nil, err
 		}
 		return map[string]string{"mode": strings.ToUpper(body.Mode)}, nil
