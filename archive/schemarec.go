@@ -21,9 +21,11 @@ import (
 // With Config.IndexPrefix set, every schema that an archived key or value
 // names in Confluent's wire format (magic byte 0 and a 4-byte schema id,
 // srschemas.WireID), whatever the format, is recorded in the archive: the
-// partition writer notes the ids of what its objects keep (a key only when
-// a .keys object or the envelope keeps it; a typed value by its schema's
-// id, any other value by its bytes), and the rotation's upload, after its
+// partition writer notes the ids of the bytes its objects keep (a key
+// when a .keys object or the envelope keeps it as bytes, a value without a
+// schema; a typed value or key is kept decoded, with its schema in the
+// object, and the restore frames it for the target registry itself: see
+// schemaIDs.note), and the rotation's upload, after its
 // objects and before its index object, writes each id's schema object
 // (index.Schema: id, type, subjects and versions, references and text,
 // with every schema it references) under index.SchemaKey, once per topic
@@ -209,17 +211,18 @@ type schemaIDs struct {
 	set  map[int]struct{}
 }
 
-// note notes the ids r's kept key and value name.
-func (s *schemaIDs) note(r *format.Record, keyKept bool) {
-	if keyKept {
+// note notes the ids that r's key and value name where the objects keep
+// their bytes: a key kept (keyKept) as bytes, a value without a schema. A
+// typed value or key (decoded by the AvroConverter) is kept decoded, its
+// schema in the object, and framed again for the target registry by the
+// restore: its id is never produced.
+func (s *schemaIDs) note(r *format.Record, keyKept, envelope bool) {
+	if keyKept && (envelope || r.KeyTyped == nil || r.KeyTyped.Schema == nil) {
 		if id, ok := srschemas.WireID(r.Key); ok {
 			s.add(id)
 		}
 	}
 	if t := r.ValueTyped; t != nil && t.Schema != nil {
-		if t.Schema.ID > 0 {
-			s.add(t.Schema.ID)
-		}
 		return
 	}
 	if id, ok := srschemas.WireID(r.Value); ok {

@@ -294,7 +294,7 @@ func (w *partitionWriter) measure(f *openFile, r *format.Record, tomb bool) {
 		f.nullKeys++
 	}
 	if w.schemaRec != nil {
-		w.schemaIDs.note(r, keyKept)
+		w.schemaIDs.note(r, keyKept, w.cfg.Envelope)
 	}
 	switch t := r.ValueTyped; {
 	case tomb:
