@@ -560,3 +560,35 @@ func TestSchemasTypedAvroArchive(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasSinkRegistryDown: a source registry that is down fails the
+// rotation before its index object and offset commit (a registry outage,
+// retried until --once-timeout); once it is back, the next run records
+// the schemas and archives everything.
+func TestSchemasSinkRegistryDown(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 1, "orders")
+	src, ids := fxSourceRegistry(t, 0)
+	produceRecords(t, ctx, brokers, "orders", fxRecords(ids))
+	dir := t.TempDir()
+	cfg := writeFile(t, "sink.yaml", schemaSinkYAML(brokers, dir, "down", schemaFormats[2].yaml, src.URL()))
+	src.SetDown(true)
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", cfg, "--once", "--once-timeout", "2s", "--log-level", "warn")
+	if !strings.Contains(r.err, "recording the schemas of the archived records") {
+		t.Errorf("registry down: %s", r.err)
+	}
+	if objs := schemaObjects(t, dir, "orders"); len(objs) != 0 {
+		t.Errorf("schema objects while the registry is down: %v", keysOf(objs))
+	}
+	if idx, _ := filepath.Glob(filepath.Join(dir, "_kafkas3", "index", "orders", "0", "*")); len(idx) != 0 {
+		t.Errorf("index objects written past a failed schema fetch: %v", idx)
+	}
+	src.SetDown(false)
+	r = mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	if !strings.Contains(r.out, "records=8 ") || !strings.Contains(r.out, "schema_objects=4 ") {
+		t.Errorf("after the outage: %q", r.out)
+	}
+	if idx, _ := filepath.Glob(filepath.Join(dir, "_kafkas3", "index", "orders", "0", "*")); len(idx) == 0 {
+		t.Errorf("no index objects under the pattern the outage checked")
+	}
+}
