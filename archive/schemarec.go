@@ -69,10 +69,11 @@ type schemaRecorder struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	calls   map[int]*schemaCall  // id -> its fetch
-	written map[schemaPlace]bool // recorded this process
-	unknown map[int]bool         // ids found unknown this process
-	objects atomic.Int64         // schema objects written
+	calls   map[int]*schemaCall         // id -> its fetch
+	written map[schemaPlace]bool        // recorded this process
+	writing map[schemaPlace]*schemaCall // being recorded: callers share it
+	unknown map[int]bool                // ids found unknown this process
+	objects atomic.Int64                // schema objects written
 }
 
 // schemaPlace is one topic's schema id under one index prefix.
@@ -89,46 +90,76 @@ type schemaCall struct {
 }
 
 func newSchemaRecorder(fetch SchemaFetcher, log *slog.Logger) *schemaRecorder {
-	return &schemaRecorder{fetch: fetch, log: log, calls: map[int]*schemaCall{}, written: map[schemaPlace]bool{}, unknown: map[int]bool{}}
+	return &schemaRecorder{fetch: fetch, log: log, calls: map[int]*schemaCall{},
+		written: map[schemaPlace]bool{}, writing: map[schemaPlace]*schemaCall{}, unknown: map[int]bool{}}
 }
 
 // record writes the schema objects of ids for topic under prefix, those
-// not yet written by this process.
+// not yet written by this process. Workers recording the same place at
+// once share one write.
 func (sr *schemaRecorder) record(ctx context.Context, store s3store.Store, prefix, topic string, ids []int) error {
 	for _, id := range ids {
 		place := schemaPlace{prefix, topic, id}
 		sr.mu.Lock()
-		done := sr.written[place] || sr.unknown[id]
-		sr.mu.Unlock()
-		if done {
+		if sr.written[place] || sr.unknown[id] {
+			sr.mu.Unlock()
 			continue
 		}
-		ss, err := sr.get(ctx, id)
-		switch {
-		case errors.Is(err, srschemas.ErrUnknownID) || errors.Is(err, errNoSchemaRegistry):
-			sr.markUnknown(id, topic, err)
+		if c, ok := sr.writing[place]; ok {
+			sr.mu.Unlock()
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if c.err != nil {
+				return c.err
+			}
 			continue
-		case err != nil:
+		}
+		c := &schemaCall{done: make(chan struct{})}
+		sr.writing[place] = c
+		sr.mu.Unlock()
+		c.err = sr.write(ctx, store, place)
+		sr.mu.Lock()
+		delete(sr.writing, place)
+		sr.mu.Unlock()
+		close(c.done)
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// write writes the schema objects of place: its schema and those it
+// references.
+func (sr *schemaRecorder) write(ctx context.Context, store s3store.Store, place schemaPlace) error {
+	ss, err := sr.get(ctx, place.id)
+	switch {
+	case errors.Is(err, srschemas.ErrUnknownID) || errors.Is(err, errNoSchemaRegistry):
+		sr.markUnknown(place.id, place.topic, err)
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, s := range ss {
+		data, err := index.EncodeSchema(s)
+		if err != nil {
+			return fmt.Errorf("topic %s: schema id %d: %w", place.topic, s.ID, err)
+		}
+		if err := putObject(ctx, store, index.SchemaKey(place.prefix, place.topic, s.ID, data), data); err != nil {
 			return err
 		}
-		for _, s := range ss {
-			data, err := index.EncodeSchema(s)
-			if err != nil {
-				return fmt.Errorf("topic %s: schema id %d: %w", topic, s.ID, err)
-			}
-			if err := putObject(ctx, store, index.SchemaKey(prefix, topic, s.ID, data), data); err != nil {
-				return err
-			}
-			sr.objects.Add(1)
-		}
-		sr.mu.Lock()
-		if len(sr.written) >= maxSchemaCache {
-			clear(sr.written)
-		}
-		for _, s := range ss {
-			sr.written[schemaPlace{prefix, topic, s.ID}] = true
-		}
-		sr.mu.Unlock()
+		sr.objects.Add(1)
+	}
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if len(sr.written) >= maxSchemaCache {
+		clear(sr.written)
+	}
+	for _, s := range ss {
+		sr.written[schemaPlace{place.prefix, place.topic, s.ID}] = true
 	}
 	return nil
 }
