@@ -90,8 +90,8 @@ type Registry struct {
 	subjects map[string][]int     // subject -> ids by version-1
 	mode     string               // the global mode; "" is READWRITE
 	modes    map[string]string    // subject -> its mode
-	requests map[string]int   // "METHOD path" -> count
-	down     bool             // SetDown: every request answers 503
+	requests map[string]int       // "METHOD path" -> count
+	down     bool                 // SetDown: every request answers 503
 }
 
 // SetDown switches the registry down (every request answers 503
