@@ -65,8 +65,10 @@
 // Config.SpillBytes in memory, the rest in a temporary file), checks it,
 // and only then hands its first record to the producer; the next object
 // is prefetched meanwhile (prefetch.go). Typed values (Avro, Parquet) are
-// framed for the target's Schema Registry (typed.go); envelopes give every
-// archived property back (envelope.go).
+// framed for the target's Schema Registry (typed.go), other framed keys
+// and values get the target's ids of the schemas the archive records,
+// registered there before anything is produced (schemas.go); envelopes give
+// every archived property back (envelope.go).
 //
 // # Exactly once
 //
@@ -139,7 +141,7 @@
 // object (oneread.go), matching an entry (match.go), no partial objects
 // (load.go), record order across folders (order.go), record sizes and
 // transient errors (limits.go), typed archives, keys and headers
-// (typed.go), envelopes (envelope.go), point in time (until.go), exactly
+// (typed.go), schema ids (schemas.go), envelopes (envelope.go), point in time (until.go), exactly
 // once and its limits (partition.go), consumer groups (groups.go), follow
 // mode (inflight.go), outages (outage.go) and the observer (observer.go).
 // The README's restore runbook and "What a restore checks before it
