@@ -44,7 +44,8 @@ import (
 // logged once per id (at most maxUnknownLogged) and counted
 // (Summary.SchemaIDsUnknown). A registry that fails otherwise fails the
 // rotation as a registry outage (*ConverterError): nothing past the
-// previous commit is committed, and the session is retried.
+// previous commit is committed, and the session is retried; one that
+// refuses the credentials (401, 403) stops the sink.
 
 // SchemaFetcher reads a schema and every schema it references from the
 // source registry, references first (schemas.Fetcher). An id the registry
@@ -291,8 +292,11 @@ func (w *partitionWriter) recordSchemas(ctx context.Context, up upload) error {
 	}
 	err := w.schemaRec.record(ctx, w.store, w.cfg.IndexPrefix, w.topic, up.schemaIDs)
 	var se *StoreError
-	if err == nil || errors.As(err, &se) || ctx.Err() != nil {
+	switch {
+	case err == nil || errors.As(err, &se) || ctx.Err() != nil:
 		return err
+	case errors.Is(err, srschemas.ErrRefused): // waiting does not help: stop
+		return fmt.Errorf("topic %s partition %d: recording the schemas of the archived records: %w", w.topic, w.partition, err)
 	}
 	return &ConverterError{Topic: w.topic, Partition: w.partition, Offset: up.from, Err: fmt.Errorf("recording the schemas of the archived records: %w", err)}
 }

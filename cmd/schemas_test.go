@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/internal/srfake"
@@ -590,5 +591,36 @@ func TestSchemasSinkRegistryDown(t *testing.T) {
 	}
 	if idx, _ := filepath.Glob(filepath.Join(dir, "_kafkas3", "index", "orders", "0", "*")); len(idx) == 0 {
 		t.Errorf("no index objects under the pattern the outage checked")
+	}
+}
+
+// TestSchemasRefusedCredentialsAndNoTargetRegistry: a source registry that
+// refuses the sink's credentials stops the sink at once (no retry until
+// --once-timeout); a dry run without a target registry says the archive
+// records schemas whose ids would be produced as archived.
+func TestSchemasRefusedCredentialsAndNoTargetRegistry(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 1, "orders")
+	locked, err := srfake.Start(srfake.Config{User: "u", Password: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = locked.Close() })
+	produceRecords(t, ctx, brokers, "orders", fxRecords(fxIDs{key: 1, value: 2, addr: 3, ref: 4}))
+	dir := t.TempDir()
+	cfg := writeFile(t, "sink.yaml", schemaSinkYAML(brokers, dir, "refused", schemaFormats[2].yaml, locked.URL()))
+	start := time.Now()
+	r := mustRun(t, ctx, ExitFail, "sink", "-c", cfg, "--once", "--once-timeout", "60s", "--log-level", "warn")
+	if !strings.Contains(r.err, "refuses the credentials") {
+		t.Errorf("refused credentials: %s", r.err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the sink retried refused credentials for %v", d)
+	}
+
+	_, cfg2, _, _, _ := archiveFixture(t, ctx, "nodst")
+	r = mustRun(t, ctx, ExitOK, "source", "-c", cfg2, "--dry-run", "--topic-rename", "copy", "-p", "value.converter.schema.registry.url=")
+	if !strings.Contains(r.out, "schemas: the archive records 4 schema objects for these topics; no target registry") {
+		t.Errorf("dry run without a target registry:\n%s", r.out)
 	}
 }

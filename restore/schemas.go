@@ -96,6 +96,27 @@ func (r *Restorer) prepareSchemas(ctx context.Context, plan *Plan, dryRun bool) 
 	return sp, nil
 }
 
+// writeUnregistered says, without a target registry, how many schema
+// objects the archive holds for plan's topics (one listing per topic).
+func (r *Restorer) writeUnregistered(ctx context.Context, w io.Writer, plan *Plan) error {
+	if r.cfg.IndexPrefix == "" {
+		return nil
+	}
+	n := 0
+	for _, t := range plan.Topics {
+		keys, err := r.schemaKeys(ctx, t.Source)
+		if err != nil {
+			return err
+		}
+		n += len(keys)
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "schemas: the archive records %d schema objects for these topics; no target registry (value.converter.schema.registry.url): framed keys and values keep their archived ids\n", n)
+	return err
+}
+
 // schemaKeys lists topic's schema object keys, sorted.
 func (r *Restorer) schemaKeys(ctx context.Context, topic string) ([]string, error) {
 	var keys []string
@@ -160,10 +181,11 @@ func (r *Restorer) countUnknownID(unknown bool) {
 
 // WriteSchemaPlan prints, for a dry run, each schema the archive records
 // for plan's topics with its source id and target id ("would register"
-// when the target does not hold it); nothing without Config.Schemas.
+// when the target does not hold it); without Config.Schemas, how many the
+// archive records and that their ids would be produced as archived.
 func (r *Restorer) WriteSchemaPlan(ctx context.Context, w io.Writer, plan *Plan) error {
 	if r.cfg.Schemas == nil {
-		return nil
+		return r.writeUnregistered(ctx, w, plan)
 	}
 	sp, err := r.prepareSchemas(ctx, plan, true)
 	if err != nil {

@@ -19,6 +19,10 @@ var ErrUnknownID = errors.New("schema id not found in the registry")
 // ErrUnknownID: unreachable, refused, or an answer that makes no sense.
 var ErrRegistry = errors.New("schema registry")
 
+// ErrRefused is wrapped (with ErrRegistry) when the registry refuses the
+// credentials (HTTP 401 or 403): waiting does not help.
+var ErrRefused = errors.New("the registry refuses the credentials")
+
 // maxReferenceDepth bounds how deep references of references are followed.
 const maxReferenceDepth = 32
 
@@ -57,11 +61,11 @@ func (f *Fetcher) fetch(ctx context.Context, id, depth int, seen map[int]bool, o
 		if NotFound(err) {
 			return fmt.Errorf("%w: id %d", ErrUnknownID, id)
 		}
-		return fmt.Errorf("%w: fetching schema id %d: %w", ErrRegistry, id, err)
+		return fmt.Errorf("%w: fetching schema id %d: %w", registryErr(err), id, err)
 	}
 	vs, err := f.cl.SchemaVersionsByID(ctx, id)
 	if err != nil && !NotFound(err) {
-		return fmt.Errorf("%w: fetching the subjects of schema id %d: %w", ErrRegistry, id, err)
+		return fmt.Errorf("%w: fetching the subjects of schema id %d: %w", registryErr(err), id, err)
 	}
 	rec := index.Schema{V: index.SchemaVersion, ID: id, Type: typeName(s.Type), Text: s.Schema}
 	for _, v := range vs {
@@ -70,7 +74,7 @@ func (f *Fetcher) fetch(ctx context.Context, id, depth int, seen map[int]bool, o
 	for _, ref := range s.References {
 		ss, err := f.cl.SchemaByVersion(ctx, ref.Subject, ref.Version)
 		if err != nil {
-			return fmt.Errorf("%w: schema id %d: reference %q (subject %q version %d): %w", ErrRegistry, id, ref.Name, ref.Subject, ref.Version, err)
+			return fmt.Errorf("%w: schema id %d: reference %q (subject %q version %d): %w", registryErr(err), id, ref.Name, ref.Subject, ref.Version, err)
 		}
 		if err := f.fetch(ctx, ss.ID, depth+1, seen, out); err != nil {
 			return err
@@ -101,6 +105,16 @@ func srType(name string) sr.SchemaType {
 		return sr.TypeProtobuf
 	}
 	return sr.TypeAvro
+}
+
+// registryErr is ErrRegistry, with ErrRefused when err is the registry
+// refusing the credentials.
+func registryErr(err error) error {
+	var re *sr.ResponseError
+	if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
+		return fmt.Errorf("%w: %w", ErrRegistry, ErrRefused)
+	}
+	return ErrRegistry
 }
 
 // NotFound reports whether err is the registry saying a subject, version
