@@ -239,8 +239,8 @@ func (sr *schemaRecorder) counts() (objects, unknown int64) {
 // schemaIDs are the schema ids a partition writer's records named since
 // its last index object.
 type schemaIDs struct {
-	last int // the last id noted (most records repeat it)
-	set  map[int]struct{}
+	lastKey, lastValue int // the last ids noted (most records repeat them)
+	set                map[int]struct{}
 }
 
 // note notes the ids that r's key and value name where the objects keep
@@ -250,23 +250,21 @@ type schemaIDs struct {
 // restore: its id is never produced.
 func (s *schemaIDs) note(r *format.Record, keyKept, envelope bool) {
 	if keyKept && (envelope || r.KeyTyped == nil || r.KeyTyped.Schema == nil) {
-		if id, ok := srschemas.WireID(r.Key); ok {
+		if id, ok := srschemas.WireID(r.Key); ok && id != s.lastKey {
+			s.lastKey = id
 			s.add(id)
 		}
 	}
 	if t := r.ValueTyped; t != nil && t.Schema != nil {
 		return
 	}
-	if id, ok := srschemas.WireID(r.Value); ok {
+	if id, ok := srschemas.WireID(r.Value); ok && id != s.lastValue {
+		s.lastValue = id
 		s.add(id)
 	}
 }
 
 func (s *schemaIDs) add(id int) {
-	if id == s.last {
-		return
-	}
-	s.last = id
 	if s.set == nil {
 		s.set = map[int]struct{}{}
 	}
@@ -279,7 +277,7 @@ func (s *schemaIDs) take() []int {
 		return nil
 	}
 	ids := slices.Sorted(maps.Keys(s.set))
-	s.set, s.last = nil, 0
+	s.set, s.lastKey, s.lastValue = nil, 0, 0
 	return ids
 }
 

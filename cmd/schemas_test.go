@@ -624,3 +624,48 @@ func TestSchemasRefusedCredentialsAndNoTargetRegistry(t *testing.T) {
 		t.Errorf("dry run without a target registry:\n%s", r.out)
 	}
 }
+
+// TestSchemasFollow: a following restore registers the schemas the sink
+// records after its first pass, before it produces their records.
+func TestSchemasFollow(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, _, src, ids := archiveFixture(t, ctx, "follow")
+	dst := targetRegistry(t, 6)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan cliResult, 1)
+	go func() {
+		done <- runCLI(runCtx, "source", "-c", cfg, "--topic-rename", "copy", "--create-topics", "--follow",
+			"-p", "s3.poll.interval.ms=50", "-p", "value.converter.schema.registry.url="+dst.URL(), "--log-level", "warn")
+	}()
+	wait := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if endOffsetSum(ctx, brokers, "copy") >= n {
+				return
+			}
+		}
+		t.Fatalf("copy did not reach %d records", n)
+	}
+	wait(8)
+	const later = `{"type":"record","name":"Later","fields":[{"name":"x","type":"int"}]}`
+	laterID, _, err := src.Register("orders-value", "", later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceRecords(t, ctx, brokers, "orders", []*kgo.Record{{Key: framed(ids.key, "k8"), Value: framed(laterID, "v8")}})
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	wait(9)
+	stop()
+	if r := <-done; r.code != ExitOK {
+		t.Fatalf("follow: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	got := consumeAll(t, ctx, brokers, "copy", 9)
+	want := lookupID(t, dst, "copy-value", 3)
+	if id := idOf(got[8].Value); id != want || id == laterID {
+		t.Errorf("the later record has schema id %d, want the target's %d (source %d)", id, want, laterID)
+	}
+	if id := idOf(got[8].Key); id != lookupID(t, dst, "copy-key", 1) {
+		t.Errorf("the later record's key has schema id %d", id)
+	}
+}
