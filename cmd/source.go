@@ -51,6 +51,18 @@ store.kafka.headers) when the archive has them; typed keys are framed for
 key.converter.schema.registry.url when key.converter is avro, string and
 bytes keys are restored as their bytes.
 
+Other keys and values framed in Confluent's wire format (bytes, JSON and
+envelope archives) name schemas of the source cluster's registry, which
+the sink records in the archive. With value.converter.schema.registry.url
+(else key.converter's) set to the target's registry, the run registers them
+there before producing anything (references first; <topic>-value and
+<topic>-key subjects renamed with the topic, others kept) and gives every
+such key and value the target's id (--schema-ids rewrite), or registers
+each under its source id in IMPORT mode (--schema-ids keep), stopping
+before producing when the target cannot. --dry-run lists each schema with
+its source and target id. Without a target registry the ids stay as
+archived.
+
 With the archive index the sink writes (kafkas3.index.prefix), the run
 checks the archive from the index and the listing before producing
 anything (every indexed object listed at its size, each partition's

@@ -56,6 +56,7 @@ func (r *Restorer) prepareSchemas(ctx context.Context, plan *Plan, dryRun bool) 
 		return nil, nil
 	}
 	var topics []schemas.Topic
+	listed := map[string][]string{} // source topic -> its schema keys
 	for _, t := range plan.Topics {
 		keys, err := r.schemaKeys(ctx, t.Source)
 		if err != nil {
@@ -72,11 +73,7 @@ func (r *Restorer) prepareSchemas(ctx context.Context, plan *Plan, dryRun bool) 
 			return nil, fmt.Errorf("topic %q: the archive's schemas: %w", t.Source, err)
 		}
 		topics = append(topics, schemas.Topic{Source: t.Source, Target: t.Target, Schemas: ss})
-		if !dryRun {
-			r.mu.Lock()
-			r.schemaStates[t.Source] = schemaState{keys: keys}
-			r.mu.Unlock()
-		}
+		listed[t.Source] = keys
 	}
 	if len(topics) == 0 {
 		return nil, nil
@@ -89,6 +86,7 @@ func (r *Restorer) prepareSchemas(ctx context.Context, plan *Plan, dryRun bool) 
 		r.mu.Lock()
 		for _, t := range topics {
 			r.idMaps[t.Target] = sp.Map(t.Target)
+			r.schemaStates[t.Source] = schemaState{keys: listed[t.Source]} // registered: not again
 		}
 		r.mu.Unlock()
 		r.log.Info("schemas registered in the target registry", "schemas", len(sp.Entries))
