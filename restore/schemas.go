@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/kafkas3/kafkas3/format"
@@ -85,7 +86,14 @@ func (r *Restorer) prepareSchemas(ctx context.Context, plan *Plan, dryRun bool) 
 	if !dryRun {
 		r.mu.Lock()
 		for _, t := range topics {
-			r.idMaps[t.Target] = sp.Map(t.Target)
+			// A new map (readers may hold the old one), with what a later
+			// pass or another source topic into this target added.
+			m := maps.Clone(r.idMaps[t.Target])
+			if m == nil {
+				m = schemas.Map{}
+			}
+			maps.Copy(m, sp.Map(t.Target))
+			r.idMaps[t.Target] = m
 			r.schemaStates[t.Source] = schemaState{keys: listed[t.Source]} // registered: not again
 		}
 		r.mu.Unlock()
