@@ -168,6 +168,8 @@ type FileStats struct {
 	EndOffset   int64 // last record's offset
 	Records     int64
 	Bytes       int64
+	// MaxTime is the newest record timestamp of the object (Unix ms).
+	MaxTime int64
 	// CRC32C is the CRC32C of the object's bytes (index.FormatCRC32C),
 	// computed while writing when the archive index is on; "" otherwise.
 	CRC32C string

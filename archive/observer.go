@@ -1,6 +1,10 @@
 package archive
 
-import "github.com/kafkas3/kafkas3/outage"
+import (
+	"time"
+
+	"github.com/kafkas3/kafkas3/outage"
+)
 
 // Observer is told what the sink does, for metrics and the interval log
 // line (package metrics implements it). Config.Observer nil means none. Its
@@ -29,12 +33,16 @@ type Observer interface {
 type PartitionObserver interface {
 	// Fetched is called for each fetched batch of the partition given to
 	// its worker: records is how many, lag the high watermark minus the
-	// offset after the batch's last record (the records still to fetch).
-	Fetched(records int, lag int64)
+	// offset after the batch's last record (the records still to fetch),
+	// span its offsets and its first record's timestamp.
+	Fetched(records int, lag int64, span BatchSpan)
 	// Completed is called with the objects of the partition complete in
 	// the store (before their offset is committed), as Summary counts
 	// them.
 	Completed(files []FileStats)
+	// Archived is called when every record of the partition before
+	// offset next is archived (its offset becomes committable).
+	Archived(next int64)
 	// Lost is called with how many offsets of the partition were found
 	// lost before archiving (deleted from Kafka before the sink read
 	// them), each offset once per run, as Summary.Lost counts them.
@@ -61,7 +69,16 @@ type nopObserver struct{}
 func (nopObserver) Partition(string, int32) PartitionObserver { return nopObserver{} }
 func (nopObserver) Retry(string)                              {}
 func (nopObserver) Error(string)                              {}
-func (nopObserver) Fetched(int, int64)                        {}
+func (nopObserver) Fetched(int, int64, BatchSpan)             {}
+func (nopObserver) Archived(int64)                            {}
 func (nopObserver) Completed([]FileStats)                     {}
 func (nopObserver) Lost(int64)                                {}
 func (nopObserver) Released()                                 {}
+
+// BatchSpan is what PartitionObserver.Fetched learns of a fetched batch's
+// place in the partition: its first and last offsets and its first
+// record's timestamp.
+type BatchSpan struct {
+	First, Last int64
+	FirstTime   time.Time
+}

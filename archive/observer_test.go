@@ -40,7 +40,9 @@ type recordingPartition struct {
 	key string
 }
 
-func (p *recordingPartition) Fetched(records int, lag int64) {
+func (p *recordingPartition) Archived(int64) {}
+
+func (p *recordingPartition) Fetched(records int, lag int64, _ BatchSpan) {
 	p.o.mu.Lock()
 	defer p.o.mu.Unlock()
 	p.o.fetched += records

@@ -73,7 +73,8 @@ func (ss *session) dispatch(fetches kgo.Fetches) {
 		ss.s.deps.Recovered(outage.Broker) // records fetched
 	}
 	for _, b := range batches {
-		b.w.obs.Fetched(len(b.recs), max(b.hw-b.recs[len(b.recs)-1].Offset-1, 0))
+		first, last := b.recs[0], b.recs[len(b.recs)-1]
+		b.w.obs.Fetched(len(b.recs), max(b.hw-last.Offset-1, 0), BatchSpan{First: first.Offset, Last: last.Offset, FirstTime: first.Timestamp})
 		held, ok := ss.budget.acquire(batchBytes(b.recs))
 		if !ok {
 			return
@@ -300,6 +301,7 @@ func (w *worker) publish() error {
 	}
 	if w.pw.pending >= 0 {
 		w.committable(w.tp, w.pw.pending, w.epoch)
+		w.obs.Archived(w.pw.pending)
 	}
 	return nil
 }

@@ -264,7 +264,7 @@ func fileStats(f *openFile, o *object) FileStats {
 	if f.tombstone && o == f.keys {
 		part = ""
 	}
-	st := FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()}
+	st := FileStats{Key: o.key, Part: part, StartOffset: f.first, EndOffset: f.last, Records: f.records, Bytes: o.counter.n, MaxTime: f.maxTS, CRC32C: o.counter.crcText(), SHA256: o.counter.shaText()}
 	if et, ok := o.obj.(s3store.ETagger); ok {
 		st.ETag = et.ETag()
 	}

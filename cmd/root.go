@@ -90,7 +90,7 @@ and restores such archives into Kafka with keys, headers, timestamps and order.`
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	})
-	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newConfigCmd(streams), newVerifyCmd(streams), newIndexCmd(streams))
+	root.AddCommand(newVersionCmd(streams), newSinkCmd(streams), newSourceCmd(streams), newDemoCmd(streams), newConfigKeysCmd(streams), newConfigCmd(streams), newVerifyCmd(streams), newIndexCmd(streams), newPruneCmd(streams))
 	// Without a RunE, cobra reports `kafkas3 snk` as a plain error (exit 1);
 	// with one, an unknown command is a usage error like any other.
 	root.Args = cobra.ArbitraryArgs

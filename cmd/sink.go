@@ -24,6 +24,9 @@ type sinkFlags struct {
 	// OnceTimeout is --once-timeout: how long --once waits for a
 	// dependency that is down before it exits 1 naming it.
 	OnceTimeout time.Duration
+	// MetricsTextfile is --metrics-textfile, MetricsPushURL
+	// --metrics-push-url: where the metrics go when the run ends.
+	MetricsTextfile, MetricsPushURL string
 	// Dedicated flags for the most used keys; empty means unset.
 	Topics    string
 	Bootstrap string
@@ -79,6 +82,10 @@ Precedence: flags > -p key=value > KAFKAS3_<KEY> environment > file > default.`,
 	fl.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.logFormatFlag(fl)
 	f.telemetryFlags(fl)
+	fl.StringVar(&f.MetricsTextfile, "metrics-textfile", "",
+		"when the run ends (--once), write the metrics to this file in Prometheus' text format, atomically (node_exporter's textfile collector: a *.prom file in its directory)")
+	fl.StringVar(&f.MetricsPushURL, "metrics-push-url", "",
+		"when the run ends (--once), push the metrics to this Prometheus Pushgateway (http://pushgateway:9091), job kafkas3_sink, grouped by connector name")
 	fl.StringVar(&f.Topics, "topics", "", "topics to archive, comma separated (topics)")
 	fl.StringVar(&f.Bootstrap, "bootstrap-servers", "", "Kafka brokers host:port, comma separated (bootstrap.servers)")
 	fl.StringVar(&f.FlushSize, "flush-size", "", "records per object (flush.size)")
@@ -113,7 +120,11 @@ func runSinkCmd(ctx context.Context, f *sinkFlags, streams IO) error {
 	if err != nil {
 		return err
 	}
-	store, stopTelemetry, err := observeSink(f.MetricsAddr, &cfg, store, sc.LogInterval, log)
+	exp := metricsExport{textfile: f.MetricsTextfile, pushURL: f.MetricsPushURL, grouping: cfg.Name}
+	if err := exp.check(); err != nil {
+		return err
+	}
+	store, stopTelemetry, err := observeSink(f.MetricsAddr, exp, &cfg, store, sc.LogInterval, log)
 	if err != nil {
 		return err
 	}

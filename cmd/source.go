@@ -199,6 +199,9 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.KeyRegex, "key-regex", "", "restore only records whose whole key matches this regular expression (RE2); records without a key never do")
 	fl.StringVar(&f.Header, "header", "", "restore only records with a header NAME, or NAME=VALUE with that value")
 	fl.StringVar(&f.From, "from", "", "restore only records whose timestamp is at or after this time: RFC 3339 (2026-12-01T11:00:00Z) or Unix milliseconds")
+	fl.BoolVar(&f.SkipExpired, "skip-expired", false,
+		"leave out, counted (expired=N), the envelope records a target would delete at once: stamped before now minus its retention.ms (--timestamps original; the first run fixes the cutoff, re-runs reuse it). "+
+			"Without it the plan and the run warn about them")
 	fl.StringVar(&f.MaxBytesPerSec, "max-bytes-per-sec", "",
 		"hand records to the producer at most this fast, in bytes of keys, values and headers a second (10MB, 50MiB), across every partition of this process: for a live target (default: no limit)")
 	fl.Float64Var(&f.MaxRecordsPerSec, "max-records-per-sec", 0,
@@ -555,7 +558,7 @@ func sourceError(err error) error {
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
 // any); with --until, until and past_cut (untilFields) follow, then
-// unknown_order, damaged_found, erased and filtered (when any).
+// unknown_order, damaged_found, erased, filtered and expired (when any).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
@@ -563,7 +566,7 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + schemaFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + expiredFields(s) + schemaFields(s)
 }
 
 // schemaFields is " schemas=N unknown_schema_ids=M" when the restore
@@ -594,6 +597,15 @@ func filteredFields(s restore.Summary) string {
 		return ""
 	}
 	return fmt.Sprintf(" filtered=%d", s.Filtered)
+}
+
+// expiredFields is " expired=N" when --skip-expired left N records out,
+// else empty.
+func expiredFields(s restore.Summary) string {
+	if s.Expired == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" expired=%d", s.Expired)
 }
 
 // erasedFields is " erased=N" when N records of keys --exclude-keys-file

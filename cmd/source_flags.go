@@ -69,6 +69,8 @@ type sourceFlags struct {
 	// KeyRegex is --key-regex, Header --header NAME[=VALUE], From --from
 	// (RFC 3339 or Unix milliseconds): the record filters.
 	KeyRegex, Header, From string
+	// SkipExpired is --skip-expired.
+	SkipExpired bool
 	// Dedicated flags for config keys; empty means unset.
 	Bootstrap string
 	LocalDir  string
@@ -288,6 +290,7 @@ func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
 		}
 		cfg.Filter.From = t
 	}
+	f.expiry(cfg, errs)
 	if cfg.Filter.Active() {
 		if f.Follow {
 			errs.bad("--follow", "is set together with a record filter (--key-regex, --header, --from or --exclude-action drop); not supported yet: its positions count the archive's records, not the ones a filter keeps")
@@ -295,6 +298,24 @@ func (f *sourceFlags) filters(cfg *restore.Config, errs *flagProblems) {
 		if f.RestoreGroups && f.DryRun {
 			errs.bad("--restore-groups", "is set together with --dry-run and a record filter: the group offsets count the records the filter keeps, known only when restoring")
 		}
+	}
+}
+
+// expiry sets --skip-expired, refused where nothing expires (--timestamps
+// now) and where its positions cannot work (--follow, or --dry-run with
+// --restore-groups, as the filters).
+func (f *sourceFlags) expiry(cfg *restore.Config, errs *flagProblems) {
+	if !f.SkipExpired {
+		return
+	}
+	cfg.SkipExpired = true
+	switch {
+	case cfg.Timestamps == restore.TimestampsNow:
+		errs.bad("--skip-expired", "is set together with --timestamps now: records stamped now never expire; want one of them")
+	case f.Follow:
+		errs.bad("--follow", "is set together with --skip-expired; not supported yet: its positions count the archive's records, not the ones it keeps")
+	case f.RestoreGroups && f.DryRun:
+		errs.bad("--restore-groups", "is set together with --dry-run and --skip-expired: the group offsets count the records it keeps, known only when restoring")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -53,12 +55,57 @@ type telemetry struct {
 	reg   *prometheus.Registry
 	srv   *metrics.Server
 	stop  chan struct{}
+	// export is where the metrics go when the run ends, and log where a
+	// failure to send them is told.
+	export metricsExport
+	log    *slog.Logger
+}
+
+// metricsExport is where a sink run's metrics go when it ends: a file in
+// Prometheus' text format (--metrics-textfile, for node_exporter's
+// textfile collector) and a Pushgateway (--metrics-push-url), so a cron
+// job's figures outlive it.
+type metricsExport struct {
+	textfile, pushURL string
+	grouping          string // the connector name, the push's grouping label
+}
+
+// check refuses a push URL that is not http(s)://host[:port][/path].
+func (e metricsExport) check() error {
+	if e.pushURL == "" {
+		return nil
+	}
+	u, err := url.Parse(e.pushURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: --metrics-push-url %q: want http://HOST:PORT of a Prometheus Pushgateway", ErrConfig, e.pushURL)
+	}
+	return nil
+}
+
+// send writes and pushes reg's metrics as e says; each failure is logged
+// as an error naming the file or URL (the run's own exit code stands).
+func (e metricsExport) send(reg *prometheus.Registry, log *slog.Logger) {
+	if e.textfile != "" {
+		if err := prometheus.WriteToTextfile(e.textfile, reg); err != nil {
+			log.Error("cannot write the metrics textfile", "path", e.textfile, "err", err)
+		} else {
+			log.Info("metrics written", "path", e.textfile)
+		}
+	}
+	if e.pushURL != "" {
+		err := push.New(e.pushURL, "kafkas3_sink").Grouping("connector", e.grouping).Gatherer(reg).Push()
+		if err != nil {
+			log.Error("cannot push the metrics", "url", e.pushURL, "err", err)
+		} else {
+			log.Info("metrics pushed", "url", e.pushURL, "job", "kafkas3_sink", "connector", e.grouping)
+		}
+	}
 }
 
 // startTelemetry builds the readiness (expecting the brokers and the
 // store) and the registry, and serves them on addr unless it is empty.
 func startTelemetry(addr string, log *slog.Logger) (*telemetry, error) {
-	t := &telemetry{ready: health.NewReadiness(log), reg: prometheus.NewRegistry(), stop: make(chan struct{})}
+	t := &telemetry{ready: health.NewReadiness(log), reg: prometheus.NewRegistry(), stop: make(chan struct{}), log: log}
 	t.ready.Expect(health.Broker)
 	t.ready.Expect(health.Store)
 	if err := metrics.RegisterProcess(t.reg, t.ready); err != nil {
@@ -80,6 +127,7 @@ func startTelemetry(addr string, log *slog.Logger) (*telemetry, error) {
 // close stops the interval loops and the server.
 func (t *telemetry) close() {
 	close(t.stop)
+	t.export.send(t.reg, t.log)
 	if t.srv != nil {
 		t.srv.Close()
 	}
@@ -89,11 +137,12 @@ func (t *telemetry) close() {
 // its readiness (Config.Health), the
 // returned store is measured, and the progress line is logged every
 // interval. The returned func stops it all.
-func observeSink(addr string, cfg *archive.Config, store s3store.Store, interval time.Duration, log *slog.Logger) (s3store.Store, func(), error) {
+func observeSink(addr string, exp metricsExport, cfg *archive.Config, store s3store.Store, interval time.Duration, log *slog.Logger) (s3store.Store, func(), error) {
 	t, err := startTelemetry(addr, log)
 	if err != nil {
 		return nil, nil, err
 	}
+	t.export = exp
 	obs, err := metrics.NewSink(t.reg, t.ready)
 	if err != nil {
 		t.close()

@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/health"
 	"github.com/kafkas3/kafkas3/metrics"
@@ -169,6 +173,15 @@ func TestSinkCmdMetricsDuringRun(t *testing.T) {
 			t.Errorf("lag of partition %s = %v (exported: %v), want 0", p, v, ok)
 		}
 	}
+	now := float64(time.Now().UnixMilli()) / 1000
+	for _, p := range []string{"0", "1"} {
+		// The fifth record waits in an open file; 4 are archived.
+		for _, name := range []string{"kafkas3_sink_oldest_unarchived_timestamp_seconds", "kafkas3_sink_newest_archived_timestamp_seconds"} {
+			if v, ok := m[name+`{partition="`+p+`",topic="orders"}`]; !ok || v > now || v < now-300 {
+				t.Errorf("%s of partition %s = %v (exported: %v), want the last minutes", name, p, v, ok)
+			}
+		}
+	}
 	if m["kafkas3_sink_assigned_partitions"] != 2 || m["kafkas3_sink_open_files"] != 2 {
 		t.Errorf("assigned partitions %v, open files %v; want 2 and 2 (one open file per partition)", m["kafkas3_sink_assigned_partitions"], m["kafkas3_sink_open_files"])
 	}
@@ -319,7 +332,9 @@ func TestREADMEMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink.Partition("t", 0).Fetched(1, 0) // a child of each labelled metric
+	p := sink.Partition("t", 0) // a child of each labelled metric
+	p.Fetched(1, 0, archive.BatchSpan{FirstTime: time.Now()})
+	p.Completed([]archive.FileStats{{Records: 1, MaxTime: 1}})
 	ready := health.NewReadiness(nil)
 	ready.SetUp(health.Broker)
 	if err := metrics.RegisterProcess(reg, ready); err != nil {
@@ -353,5 +368,60 @@ func TestREADMEMetrics(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+n+"`") {
 			t.Errorf("README does not document %s", n)
 		}
+	}
+}
+
+// TestSinkOnceExportsMetrics: --once with --metrics-textfile writes the
+// run's metrics in Prometheus' text format when it ends (the newest
+// archived record's timestamp per partition among them), and with
+// --metrics-push-url pushes them to a Pushgateway under job kafkas3_sink
+// and the connector's name. A push URL that is not http(s) is a usage
+// error.
+func TestSinkOnceExportsMetrics(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 2, "orders")
+	before := time.Now()
+	produceJSON(t, ctx, brokers, "orders", 2, 10)
+	dir := t.TempDir()
+	cfg := writeFile(t, "sink.yaml", sinkYAML(brokers, dir, "orders", 5))
+	var mu sync.Mutex
+	var pushed []string
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		pushed = append(pushed, r.Method+" "+r.URL.Path+" "+string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer gw.Close()
+	file := filepath.Join(t.TempDir(), "kafkas3.prom")
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--metrics-textfile", file, "--metrics-push-url", gw.URL)
+
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"0", "1"} {
+		re := regexp.MustCompile(`(?m)^kafkas3_sink_newest_archived_timestamp_seconds\{partition="` + p + `",topic="orders"\} (\S+)$`)
+		m := re.FindSubmatch(text)
+		if m == nil {
+			t.Fatalf("the textfile has no newest archived timestamp of partition %s:\n%s", p, text)
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil || v < float64(before.Add(-time.Second).UnixMilli())/1000 || v > float64(time.Now().UnixMilli())/1000 {
+			t.Fatalf("partition %s: newest archived timestamp %s, want the time the records were produced", p, m[1])
+		}
+	}
+	if !strings.Contains(string(text), `kafkas3_sink_records_total{topic="orders"} 10`) {
+		t.Fatalf("the textfile lacks the records archived:\n%s", text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pushed) != 1 || !strings.HasPrefix(pushed[0], "PUT /metrics/job/kafkas3_sink/connector/") {
+		t.Fatalf("pushes: %q, want one PUT under job kafkas3_sink and the connector", pushed)
+	}
+	r := mustRun(t, ctx, ExitConfig, "sink", "-c", cfg, "--once", "--metrics-push-url", "pushgateway:9091")
+	if !strings.Contains(r.err, `--metrics-push-url "pushgateway:9091": want http://HOST:PORT`) {
+		t.Fatalf("a push URL without scheme: %s", r.err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -117,6 +118,23 @@ func runVerifyCmd(ctx context.Context, f *verifyFlags, streams IO) error {
 	return nil
 }
 
+// writePruned notes the partitions a prune cut (kafkas3 prune), and the
+// objects below a watermark still in the store.
+func writePruned(w io.Writer, rep *verify.Report) {
+	var cut []string
+	for _, p := range rep.Partitions {
+		if p.PrunedBelow > 0 {
+			cut = append(cut, fmt.Sprintf("%s/%d below %d", p.Topic, p.Partition, p.PrunedBelow))
+		}
+	}
+	if len(cut) > 0 {
+		fmt.Fprintf(w, "note: pruned on purpose (kafkas3 prune; not gaps): %s\n", strings.Join(cut, ", "))
+	}
+	if rep.PrunedLeft > 0 {
+		fmt.Fprintf(w, "note: %d objects below a prune watermark are still in the store (Object Lock kept them, or a prune was interrupted: run it again); their records are pruned\n", rep.PrunedLeft)
+	}
+}
+
 // writeVerifyText prints the report for people: one table row per
 // partition, one line per problem, one summary line.
 func writeVerifyText(w io.Writer, rep *verify.Report) error {
@@ -134,6 +152,7 @@ func writeVerifyText(w io.Writer, rep *verify.Report) error {
 	for _, p := range rep.Accepted {
 		writeProblem(w, "accepted", p)
 	}
+	writePruned(w, rep)
 	if rep.IndexObjects == 0 && rep.Unindexed > 0 {
 		fmt.Fprintln(w, "note: no archive index under kafkas3.index.prefix: the archive was written without it (Confluent's connector, kafkas3.index.enabled=false, another prefix), so nothing can be proven")
 	}

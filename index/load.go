@@ -29,6 +29,11 @@ type LoadOptions struct {
 	// time; 0 means DefaultPartitionsAtOnce. LoadWith loads them all
 	// together.
 	PartitionsAtOnce int
+	// KeepPruned keeps the entries below the partitions' watermarks
+	// (pruned.go) in Entries and All, for `kafkas3 prune`, which deletes
+	// what an interrupted prune left; Index.Pruned still names the
+	// watermarks.
+	KeepPruned bool
 }
 
 // Index is the archive index as read from the store.
@@ -60,6 +65,11 @@ type Index struct {
 	// checkpoint (an archive of an older kafkas3: `kafkas3 index rebuild`
 	// makes its reads cheap), or a writer with checkpoints but none live.
 	FullListings int
+	// Pruned names the partitions' watermarks (pruned.go): their entries
+	// below it are left out of Entries and All, PrunedEntries of them
+	// live.
+	Pruned        []Pruned
+	PrunedEntries int
 	// All holds every entry of the log, superseded ones included, sorted
 	// like Entries and, for the same key, by decreasing commit, but for
 	// entries that only restamp a newer one (Restamped). An object may
@@ -109,7 +119,7 @@ func newLoader(st Store, prefix string, opt LoadOptions) *loader {
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	return &loader{st: st, prefix: prefix, n: n}
+	return &loader{st: st, prefix: prefix, n: n, keepPruned: opt.KeepPruned}
 }
 
 // DefaultPartitionsAtOnce is how many partitions EachPartition loads at a
@@ -158,6 +168,7 @@ func (l *loader) load(ctx context.Context, parts []logPartition) (*Index, error)
 		res = append(res, pp.results()...)
 	}
 	ix := mergeResults(res)
+	ix.applyPruned(prunedBelow(plans), l.keepPruned)
 	for _, pp := range plans {
 		ix.Listed += pp.listed
 		if pp.after == "" {

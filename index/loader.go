@@ -21,6 +21,8 @@ type loader struct {
 	st     Store
 	prefix string
 	n      int
+	// keepPruned is LoadOptions.KeepPruned.
+	keepPruned bool
 }
 
 // logPartition is one partition of the log, and the folder whose load it
@@ -132,6 +134,22 @@ type partPlan struct {
 	ckptStamps map[string]objStamp
 	ckptRes    map[string]readResult
 	tailRes    map[string]readResult
+	// below is the partition's watermark (pruned.go; 0: none).
+	below int64
+}
+
+// prunedBelow maps each partition of plans with a watermark to it.
+func prunedBelow(plans []*partPlan) map[LogPartition]int64 {
+	var out map[LogPartition]int64
+	for _, pp := range plans {
+		if pp.below > 0 {
+			if out == nil {
+				out = map[LogPartition]int64{}
+			}
+			out[LogPartition{Topic: pp.p.topic, Partition: pp.p.part}] = pp.below
+		}
+	}
+	return out
 }
 
 // objStamp is what a listing says of an object: a rewritten object lists
@@ -169,8 +187,8 @@ type logObject struct {
 
 // planCheckpoints lists one partition's checkpoints (keys only).
 func (l *loader) planCheckpoints(ctx context.Context, p logPartition) (*partPlan, error) {
-	ckpts, stamps, err := listCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
-	return &partPlan{p: p, ckpts: ckpts, lives: map[string]int64{}, logs: map[string][]logObject{},
+	ckpts, stamps, below, err := listCheckpoints(ctx, l.st, l.prefix, p.topic, p.part)
+	return &partPlan{p: p, ckpts: ckpts, lives: map[string]int64{}, logs: map[string][]logObject{}, below: below,
 		ckptStamps: stamps, ckptRes: map[string]readResult{}, tailRes: map[string]readResult{}}, err
 }
 
@@ -254,16 +272,21 @@ func (pp *partPlan) unknownWriter() bool {
 // returns each writer's commits in increasing order. A key in the folder
 // that is not a checkpoint of the partition fails it, naming the key.
 func ListCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, error) {
-	out, _, err := listCheckpoints(ctx, st, prefix, topic, p)
+	out, _, _, err := listCheckpoints(ctx, st, prefix, topic, p)
 	return out, err
 }
 
-// listCheckpoints is ListCheckpoints, and what the listing said of each
-// checkpoint key.
-func listCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, map[string]objStamp, error) {
+// listCheckpoints is ListCheckpoints, what the listing said of each
+// checkpoint key, and the partition's watermark (pruned.go; 0: none).
+func listCheckpoints(ctx context.Context, st Store, prefix, topic string, p int32) (map[string][]int64, map[string]objStamp, int64, error) {
 	out := map[string][]int64{}
 	stamps := map[string]objStamp{}
+	var below int64
 	err := st.List(ctx, CheckpointPartitionDir(prefix, topic, p), func(info s3store.ObjectInfo) error {
+		if w, ok, err := parsePrunedKey(info.Key); ok || err != nil {
+			below = max(below, w)
+			return err
+		}
 		kn, err := ParseCheckpointKey(info.Key)
 		if err != nil {
 			return err
@@ -278,7 +301,7 @@ func listCheckpoints(ctx context.Context, st Store, prefix, topic string, p int3
 	for _, cs := range out {
 		sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
 	}
-	return out, stamps, err
+	return out, stamps, below, err
 }
 
 // ReadLiveCheckpoint reads writer's live checkpoint of a partition, given

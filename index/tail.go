@@ -81,6 +81,16 @@ type tailPart struct {
 	// pruned counts the index objects and checkpoints of fixed whose
 	// entries were all let go (Prune), kept as counts only.
 	pruned readResult
+	// below is the partition's watermark (pruned.go; 0: none).
+	below int64
+}
+
+// prunedBelow maps tp's partition to its watermark, nil without one.
+func (tp *tailPart) prunedBelow() map[LogPartition]int64 {
+	if tp.below <= 0 {
+		return nil
+	}
+	return map[LogPartition]int64{{Topic: tp.p.topic, Partition: tp.p.part}: tp.below}
 }
 
 // tailObject is one index object of a Tail's window.
@@ -136,6 +146,7 @@ func (t *Tail) RefreshEach(ctx context.Context, atOnce int, fn func(*Index) erro
 	}
 	return parallel.Each(ctx, atOnce, len(parts), func(i int) error {
 		ix := mergeResults(parts[i].results())
+		ix.applyPruned(parts[i].prunedBelow(), t.l.keepPruned)
 		if parts[i].after == "" {
 			ix.FullListings = 1
 		}
@@ -211,7 +222,7 @@ func (t *Tail) load(ctx context.Context, parts []logPartition) (int, error) {
 // loaded.
 func newTailPart(pp *partPlan) *tailPart {
 	tp := &tailPart{p: pp.p, ckpts: pp.ckptStamps, read: map[string]int64{}, live: map[string]int64{},
-		after: pp.after, window: map[string]tailObject{}}
+		after: pp.after, window: map[string]tailObject{}, below: pp.below}
 	for w, c := range pp.lives {
 		tp.live[w] = c
 	}
@@ -235,13 +246,18 @@ func newTailPart(pp *partPlan) *tailPart {
 func (t *Tail) index(listed int) *Index {
 	var res []readResult
 	full := 0
-	for _, tp := range t.parts {
+	below := map[LogPartition]int64{}
+	for lp, tp := range t.parts {
 		res = append(res, tp.results()...)
 		if tp.after == "" {
 			full++
 		}
+		if tp.below > 0 {
+			below[lp] = tp.below
+		}
 	}
 	ix := mergeResults(res)
+	ix.applyPruned(below, t.l.keepPruned)
 	ix.Listed, ix.FullListings = listed, full
 	return ix
 }
@@ -311,11 +327,14 @@ func (t *Tail) refreshPart(ctx context.Context, tp *tailPart) (int, bool, error)
 // live checkpoint's commit and the listing, or true when the partition
 // must be loaded again: a checkpoint gone or listed otherwise than before
 // (voided), a writer's first checkpoint, one at or below a writer's live
-// one, or a writer's newest new one void.
+// one, a writer's newest new one void, or a new watermark (pruned.go).
 func (t *Tail) refreshCheckpoints(ctx context.Context, tp *tailPart) (map[string]int64, map[string]objStamp, bool, error) {
-	_, stamps, err := listCheckpoints(ctx, t.l.st, t.l.prefix, tp.p.topic, tp.p.part)
+	_, stamps, below, err := listCheckpoints(ctx, t.l.st, t.l.prefix, tp.p.topic, tp.p.part)
 	if err != nil {
 		return nil, nil, false, err
+	}
+	if below != tp.below {
+		return nil, nil, true, nil // pruned since: loaded again
 	}
 	for key, st := range tp.ckpts {
 		if now, ok := stamps[key]; !ok || now != st {

@@ -18,7 +18,7 @@ func BenchmarkSinkPartitionFetched(b *testing.B) {
 	p := s.Partition("orders", 0)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			p.Fetched(500, 10)
+			p.Fetched(500, 10, archive.BatchSpan{})
 		}
 	})
 }

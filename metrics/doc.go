@@ -12,7 +12,9 @@
 //     object, never a label lookup per record. Sink.Store wraps the store
 //     to measure open objects, their spooled bytes and each Commit's
 //     latency; Sink.Report logs the interval line ("sink progress") and
-//     sets the Progress readiness.
+//     sets the Progress readiness. How far behind the archive is, per
+//     partition (the newest archived and the oldest waiting record's
+//     timestamps), is age.go's.
 //   - Source is the source's restore.Observer (restore.Config.Observer),
 //     resolved per target topic; Source.Progress wraps the run's
 //     restore.Progress to export each pass's planned and done bytes;

@@ -20,10 +20,12 @@ type Sink struct {
 	records, bytes, objects, fetched *prometheus.CounterVec // by topic
 	lost                             *prometheus.CounterVec // by topic
 	lag                              *prometheus.GaugeVec   // by topic, partition
-	partitions                       prometheus.Gauge
-	retries, errors                  *prometheus.CounterVec // by kind
-	store                            *storeMetrics
-	ready                            *health.Readiness
+	// newest and oldest are the partitions' archive freshness (age.go).
+	newest, oldest  *prometheus.GaugeVec // by topic, partition
+	partitions      prometheus.Gauge
+	retries, errors *prometheus.CounterVec // by kind
+	store           *storeMetrics
+	ready           *health.Readiness
 
 	mu    sync.Mutex
 	parts map[*sinkPartition]bool
@@ -45,12 +47,16 @@ type partKey struct {
 // Report and the store's state from Store.
 func NewSink(reg prometheus.Registerer, ready *health.Readiness) (*Sink, error) {
 	s := &Sink{
-		records:    counterVec("kafkas3_sink_records_total", "Records in the value objects the sink completed in the store, per topic (the run summary's records).", "topic"),
-		bytes:      counterVec("kafkas3_sink_bytes_total", "Bytes of the objects the sink completed in the store (value, .keys and .headers objects), per topic (the summary's bytes).", "topic"),
-		objects:    counterVec("kafkas3_sink_objects_total", "Objects the sink completed in the store (value, .keys and .headers objects; not index objects), per topic (the summary's objects).", "topic"),
-		fetched:    counterVec("kafkas3_sink_fetched_records_total", "Records fetched from Kafka and given to the partition writers, per topic (a replay after a store failure fetches records again).", "topic"),
-		lost:       counterVec("kafkas3_sink_lost_records_total", "Offsets lost before archiving, per topic: Kafka deleted them (retention or DeleteRecords moved the log start offset past them) before the sink read them (the summary's lost).", "topic"),
-		lag:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafkas3_sink_consumer_lag_records", Help: "Records of the partition after the last fetched one: the high watermark minus the next offset to fetch, as of the partition's last fetch."}, []string{"topic", "partition"}),
+		records: counterVec("kafkas3_sink_records_total", "Records in the value objects the sink completed in the store, per topic (the run summary's records).", "topic"),
+		bytes:   counterVec("kafkas3_sink_bytes_total", "Bytes of the objects the sink completed in the store (value, .keys and .headers objects), per topic (the summary's bytes).", "topic"),
+		objects: counterVec("kafkas3_sink_objects_total", "Objects the sink completed in the store (value, .keys and .headers objects; not index objects), per topic (the summary's objects).", "topic"),
+		fetched: counterVec("kafkas3_sink_fetched_records_total", "Records fetched from Kafka and given to the partition writers, per topic (a replay after a store failure fetches records again).", "topic"),
+		lost:    counterVec("kafkas3_sink_lost_records_total", "Offsets lost before archiving, per topic: Kafka deleted them (retention or DeleteRecords moved the log start offset past them) before the sink read them (the summary's lost).", "topic"),
+		lag:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafkas3_sink_consumer_lag_records", Help: "Records of the partition after the last fetched one: the high watermark minus the next offset to fetch, as of the partition's last fetch."}, []string{"topic", "partition"}),
+		newest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafkas3_sink_newest_archived_timestamp_seconds",
+			Help: "Timestamp of the newest record of the partition in an object the sink completed in the store (alert on time() minus it: how long nothing newer was archived)."}, []string{"topic", "partition"}),
+		oldest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kafkas3_sink_oldest_unarchived_timestamp_seconds",
+			Help: "Timestamp of the oldest record of the partition the sink fetched and has not archived yet (to within one fetched batch); absent when every fetched record is archived."}, []string{"topic", "partition"}),
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafkas3_sink_assigned_partitions", Help: "Kafka partitions the sink is archiving now."}),
 		retries:    counterVec("kafkas3_retries_total", "Sessions resumed from the committed offsets after a transient failure, by the dependency that failed (broker, store, registry).", "kind"),
 		errors:     counterVec("kafkas3_errors_total", "Errors by kind: broker, store, registry and other (a failed session, by what failed), fetch (a fetch error the Kafka client reported), bad_record (a record skipped under errors.tolerance=all).", "kind"),
@@ -66,7 +72,7 @@ func NewSink(reg prometheus.Registerer, ready *health.Readiness) (*Sink, error) 
 	for _, k := range []string{archive.ErrorOther, archive.ErrorFetch, archive.ErrorBadRecord} {
 		s.errors.WithLabelValues(k)
 	}
-	cs := []prometheus.Collector{s.records, s.bytes, s.objects, s.fetched, s.lost, s.lag, s.partitions, s.retries, s.errors}
+	cs := []prometheus.Collector{s.records, s.bytes, s.objects, s.fetched, s.lost, s.lag, s.newest, s.oldest, s.partitions, s.retries, s.errors}
 	if err := register(reg, append(cs, s.store.collectors()...)...); err != nil {
 		return nil, err
 	}
@@ -83,6 +89,7 @@ func (s *Sink) Partition(topic string, partition int32) archive.PartitionObserve
 		lost:     s.lost.WithLabelValues(topic),
 		lagGauge: s.lag.WithLabelValues(topic, strconv.Itoa(int(partition))),
 	}
+	p.age.label = strconv.Itoa(int(partition))
 	s.mu.Lock()
 	s.parts[p] = true
 	s.held[k]++
@@ -112,13 +119,16 @@ type sinkPartition struct {
 	lagGauge                         prometheus.Gauge
 	lag                              atomic.Int64
 	released                         atomic.Bool
+	age                              partitionAge
 }
 
-func (p *sinkPartition) Fetched(records int, lag int64) {
+func (p *sinkPartition) Fetched(records int, lag int64, span archive.BatchSpan) {
 	p.fetched.Add(float64(records))
 	p.s.nFetched.Add(int64(records))
 	p.lagGauge.Set(float64(lag))
 	p.lag.Store(lag)
+	p.age.fetched(span)
+	p.setOldest()
 }
 
 func (p *sinkPartition) Completed(files []archive.FileStats) {
@@ -129,6 +139,8 @@ func (p *sinkPartition) Completed(files []archive.FileStats) {
 		}
 		bytes += f.Bytes
 	}
+	p.age.completed(files)
+	p.s.newest.WithLabelValues(p.key.topic, p.age.label).Set(float64(p.age.newestMS()) / 1000)
 	p.records.Add(float64(recs))
 	p.bytes.Add(float64(bytes))
 	p.objects.Add(float64(len(files)))
@@ -138,6 +150,21 @@ func (p *sinkPartition) Completed(files []archive.FileStats) {
 }
 
 func (p *sinkPartition) Lost(records int64) { p.lost.Add(float64(records)) }
+
+func (p *sinkPartition) Archived(next int64) {
+	p.age.archived(next)
+	p.setOldest()
+}
+
+// setOldest exports the partition's oldest unarchived record, or drops
+// the series when every fetched record is archived.
+func (p *sinkPartition) setOldest() {
+	if ms, ok := p.age.oldestMS(); ok {
+		p.s.oldest.WithLabelValues(p.key.topic, p.age.label).Set(float64(ms) / 1000)
+		return
+	}
+	p.s.oldest.DeleteLabelValues(p.key.topic, p.age.label)
+}
 
 func (p *sinkPartition) Released() {
 	if p.released.Swap(true) {
@@ -151,6 +178,7 @@ func (p *sinkPartition) Released() {
 	if last {
 		delete(s.held, p.key)
 		s.lag.DeleteLabelValues(p.key.topic, strconv.Itoa(int(p.key.partition)))
+		s.oldest.DeleteLabelValues(p.key.topic, strconv.Itoa(int(p.key.partition)))
 	}
 	s.partitions.Set(float64(len(s.held)))
 	s.mu.Unlock()
@@ -186,10 +214,11 @@ func (s *Sink) report(interval time.Duration, log *slog.Logger) {
 	s.last = now
 	lag, parts := s.lagSum()
 	secs := interval.Seconds()
-	log.Info("sink progress", "interval", interval.String(),
+	log.Info("sink progress", append([]any{"interval", interval.String(),
 		"records_per_s", perSecond(d.records, secs), "bytes_per_s", perSecond(d.bytes, secs),
 		"fetched_per_s", perSecond(d.fetched, secs), "objects", d.objects, "lag", lag, "partitions", parts,
-		"records_total", now.records, "bytes_total", now.bytes, "objects_total", now.objects)
+		"records_total", now.records, "bytes_total", now.bytes, "objects_total", now.objects},
+		s.ages(time.Now()).fields()...)...)
 	if d.fetched == 0 && d.objects == 0 && lag > 0 {
 		s.ready.SetDown(health.Progress, fmt.Errorf("nothing fetched or archived for %s while the consumer lag is %d records", interval, lag))
 		return

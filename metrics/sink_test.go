@@ -87,9 +87,9 @@ func TestSinkLagPerPartitionFollowsTheWorkers(t *testing.T) {
 	s, reg, _ := newTestSink(t)
 	p0 := s.Partition("orders", 0)
 	p1 := s.Partition("orders", 1)
-	p0.Fetched(100, 400)
-	p1.Fetched(3, 0)
-	p0.Fetched(50, 350)
+	p0.Fetched(100, 400, archive.BatchSpan{})
+	p1.Fetched(3, 0, archive.BatchSpan{})
+	p0.Fetched(50, 350, archive.BatchSpan{})
 	if got := testutil.ToFloat64(s.lag.WithLabelValues("orders", "0")); got != 350 {
 		t.Errorf("lag of orders/0 = %v, want the last fetch's 350", got)
 	}
@@ -172,7 +172,7 @@ func TestSinkReportLineAndProgressReadiness(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	p := s.Partition("orders", 0)
-	p.Fetched(3000, 500)
+	p.Fetched(3000, 500, archive.BatchSpan{})
 	p.Completed([]archive.FileStats{{Key: "a", Records: 1000, Bytes: 60000}, {Key: "b", Records: 1000, Bytes: 40000}})
 	s.report(10e9, log) // 10 s
 	lines := logLines(t, &buf)
@@ -200,7 +200,7 @@ func TestSinkReportLineAndProgressReadiness(t *testing.T) {
 	if l := logLines(t, &buf)[0]; l["records_per_s"] != 0.0 || l["objects"] != 0.0 || l["records_total"] != 2000.0 {
 		t.Errorf("idle interval line: %v", l)
 	}
-	p.Fetched(10, 0)
+	p.Fetched(10, 0, archive.BatchSpan{})
 	s.report(10e9, log)
 	if err := ready.Ready(); err != nil {
 		t.Fatalf("moving again: %v", err)

@@ -30,9 +30,10 @@ type entryChecks struct {
 	// sha256 holds each part's SHA-256 (hex), nil when the entry gives
 	// none (v2 entries without kafkas3.index.digest).
 	sha256 *[3]string
-	// largest and nullKeys are the facts' largestSize and nullKeys of an
-	// object that took its entry's word, once its facts are let go.
+	// largest, nullKeys and stamps are the facts' of an object that took
+	// its entry's word, once its facts are let go.
 	largest, nullKeys int64
+	stamps            stampRange
 }
 
 // partSlot is the position of an index part in entryChecks.
@@ -101,7 +102,7 @@ func compactObjects(objs []Object) {
 		o.checks = newEntryChecks(o.entry)
 		o.entry = nil
 		if o.fromIndex && o.facts != nil && o.Damage == nil {
-			o.checks.largest, o.checks.nullKeys = o.facts.largestSize, o.facts.nullKeys
+			o.checks.largest, o.checks.nullKeys, o.checks.stamps = o.facts.largestSize, o.facts.nullKeys, o.facts.stamps
 			o.facts = nil
 		}
 	}
@@ -117,6 +118,20 @@ func (o *Object) largestRecord() (idx, size int64) {
 		return -1, o.checks.largest
 	}
 	return -1, 0
+}
+
+// timestamps returns the range of o's record timestamps (Unix ms), as the
+// plan knows it; !ok when its records carry none (not envelopes) or it
+// is not known.
+func (o *Object) timestamps() (lo, hi int64, ok bool) {
+	var s stampRange
+	switch {
+	case o.facts != nil:
+		s = o.facts.stamps
+	case o.checks != nil:
+		s = o.checks.stamps
+	}
+	return s.lo, s.hi, s.ok
 }
 
 // keyless returns how many of o's records have no key and the index of

@@ -208,6 +208,11 @@ type Config struct {
 	// Filter leaves records out of the restore (filter.go); the zero
 	// Filter keeps them all. Not with Follow or RestoreGroups.
 	Filter Filter
+	// SkipExpired is --skip-expired: leave out, counted, the envelope
+	// records a target would delete at once, those stamped before
+	// now - its retention.ms (expired.go). Not with Follow, nor with
+	// Timestamps now (nothing expires).
+	SkipExpired bool
 
 	// MaxBytesPerSec and MaxRecordsPerSec (--max-bytes-per-sec,
 	// --max-records-per-sec) pace production for a live target: records

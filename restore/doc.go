@@ -102,7 +102,8 @@
 //   - Outages (outage.go, retry.go): transient cluster, store and registry
 //     failures are retried; in follow mode the pass waits and runs again.
 //   - Shards, renames, progress, the summary, metrics (observer.go), an
-//     erasure list (erase.go), filters (filter.go) and a rate limit.
+//     erasure list (erase.go), filters (filter.go), records older than
+//     the target's retention (expired.go) and a rate limit.
 //
 // # Words
 //

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -71,6 +72,33 @@ func (f Filter) String() string {
 		parts = append(parts, "key not in the erasure list")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ErrNoTimestamps is wrapped when Filter.From is set and the plan holds
+// records without a timestamp (objects that are not envelopes): --from
+// would leave every one of them out. Nothing is produced.
+var ErrNoTimestamps = errors.New("--from needs the records' timestamps")
+
+// unstampedError refuses, before anything is produced, a plan with
+// Filter.From whose objects hold records without a timestamp, naming the
+// first such object.
+func (r *Restorer) unstampedError(plan *Plan) error {
+	if r.cfg.Filter.From.IsZero() {
+		return nil
+	}
+	for _, t := range plan.Topics {
+		for _, pp := range t.Parts {
+			for i := range pp.Objects {
+				o := &pp.Objects[i]
+				if _, _, ok := o.timestamps(); !ok && o.Records > 0 && o.Damage == nil && !o.pastCut {
+					return fmt.Errorf("%w: object %q (%s/%d) holds records without one (only envelope archives, store.envelope=true, keep them); "+
+						"nothing was produced: restore without --from, or narrow with --until or the other filters",
+						ErrNoTimestamps, o.Key, t.Source, pp.Partition)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // keeps tells whether the restore produces rec (Config.Filter; the

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -187,4 +188,22 @@ func planText(t *testing.T, r *Restorer) string {
 		t.Fatal(err)
 	}
 	return text.String()
+}
+
+// TestFromNeedsTimestamps: --from on an archive whose records carry no
+// timestamp (plain JSON values, not envelopes) would leave every record
+// out; the run is refused before producing, naming an object.
+func TestFromNeedsTimestamps(t *testing.T) {
+	brokers := newCluster(t, 1, "dst")
+	a := newArchive(t, format.NewJSON())
+	key := a.put("src", 0, 0, []*format.Record{{Value: []byte(`{"a":1}`)}, {Value: []byte(`{"a":2}`)}})
+	cfg := baseConfig(brokers, a.f, "src")
+	cfg.Rename, cfg.Filter = "dst", Filter{From: timeAt(0)}
+	_, err := mustNew(t, cfg, a, nil).Run(testContext(t), nil)
+	if !errors.Is(err, ErrNoTimestamps) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("err = %v, want ErrNoTimestamps naming %q", err, key)
+	}
+	if n := len(readTopic(t, brokers, "dst")[0]); n != 0 {
+		t.Fatalf("%d records produced", n)
+	}
 }

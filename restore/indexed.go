@@ -34,6 +34,45 @@ type archiveIndex struct {
 	// highest commit of its entries.
 	keys   []string
 	commit int64
+	// below is the partition's prune watermark (index.Watermark; 0:
+	// none): its entries below it are gone with their objects.
+	below int64
+}
+
+// withPruned gives ai (nil: a partition whose entries were all pruned)
+// the partition's watermark from ix, if it has one.
+func withPruned(ai *archiveIndex, ix *index.Index) *archiveIndex {
+	for _, p := range ix.Pruned {
+		if ai == nil {
+			ai = &archiveIndex{topic: p.Topic, part: p.Partition, byKey: map[string][]*index.Entry{}}
+		}
+		ai.below = p.Below
+	}
+	return ai
+}
+
+// dropPruned leaves out of objs (and etags) the objects below ai's
+// watermark that no entry names, counting them in the listing's skipped
+// keys (SkipPruned).
+func dropPruned(l *listing, ai *archiveIndex, objs []Object, etags []string) ([]Object, []string) {
+	if ai == nil || ai.below <= 0 {
+		return objs, etags
+	}
+	kept, n := 0, 0
+	for i := range objs {
+		if objs[i].StartOffset < ai.below && len(ai.byKey[objs[i].Key]) == 0 {
+			n++
+			continue
+		}
+		objs[kept], etags[kept] = objs[i], etags[i]
+		kept++
+	}
+	if n > 0 {
+		l.mu.Lock()
+		l.skipped[SkipPruned] += n
+		l.mu.Unlock()
+	}
+	return objs[:kept], etags[:kept]
 }
 
 // newArchiveIndex returns the index of one partition from its entries
@@ -76,8 +115,8 @@ func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn
 		return nil
 	}
 	opt := index.LoadOptions{Concurrency: r.cfg.ReadConcurrency, PartitionsAtOnce: r.partitionsAtOnce}
-	each := func(all []index.Entry) error {
-		ai := newArchiveIndex(all)
+	each := func(ix *index.Index) error {
+		ai := withPruned(newArchiveIndex(ix.All), ix)
 		if ai == nil || !r.cfg.Shard.Owns(ai.topic, ai.part) {
 			return nil
 		}
@@ -88,7 +127,7 @@ func (r *Restorer) eachIndexedPartition(ctx context.Context, topics []string, fn
 	}
 	var err error
 	if !r.cfg.Follow {
-		err = index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, func(ix *index.Index) error { return each(ix.All) })
+		err = index.EachPartition(ctx, r.store, r.cfg.IndexPrefix, topics, opt, each)
 	} else {
 		err = r.eachTailPartition(ctx, topics, opt, each)
 	}
@@ -112,13 +151,13 @@ func (e *planError) Unwrap() error { return e.err }
 // eachTailPartition is eachIndexedPartition in follow mode: each topic's
 // Tail is brought up to date and gives its index one partition at a
 // time (index.Tail.RefreshEach).
-func (r *Restorer) eachTailPartition(ctx context.Context, topics []string, opt index.LoadOptions, fn func([]index.Entry) error) error {
+func (r *Restorer) eachTailPartition(ctx context.Context, topics []string, opt index.LoadOptions, fn func(*index.Index) error) error {
 	for _, t := range topics {
 		if r.tails[t] == nil {
 			r.tails[t] = index.NewTail(r.store, r.cfg.IndexPrefix, []string{t}, opt)
 		}
 		// Each Tail keeps at most ReadConcurrency requests in flight.
-		if err := r.tails[t].RefreshEach(ctx, r.partitionsAtOnce, func(ix *index.Index) error { return fn(ix.All) }); err != nil {
+		if err := r.tails[t].RefreshEach(ctx, r.partitionsAtOnce, fn); err != nil {
 			return err
 		}
 	}

@@ -60,7 +60,8 @@ func (r *Restorer) batchBytes(topic string) int32 {
 
 // describeLimits reads the max.message.bytes of the target topics
 // (DescribeConfigs: the topic's value, or the broker default it inherits),
-// so the producer's batches follow it.
+// so the producer's batches follow it, whether they compact, and their
+// retention by time (expired.go).
 func (r *Restorer) describeLimits(ctx context.Context, adm *kadm.Client, topics []*TopicPlan) error {
 	names := make([]string, len(topics))
 	for i, t := range topics {
@@ -86,6 +87,7 @@ func (r *Restorer) describeLimits(ctx context.Context, adm *kadm.Client, topics 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rc := range rcs {
+		r.retention[rc.Name] = retentionOf(rc)
 		for _, c := range rc.Configs {
 			if c.Key == "cleanup.policy" && c.Value != nil {
 				r.compacted[rc.Name] = compacts(*c.Value)

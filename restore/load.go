@@ -87,6 +87,25 @@ type objectFacts struct {
 	// filtered counts the records Config.Filter leaves out (counted by
 	// the proof's read, for the plan).
 	filtered int64
+	// stamps is the range of the records' timestamps, when they carry
+	// them (envelopes), for --skip-expired's count (expired.go).
+	stamps stampRange
+}
+
+// stampRange is the range of an object's record timestamps (Unix ms);
+// !ok when its records carry none.
+type stampRange struct {
+	lo, hi int64
+	ok     bool
+}
+
+// add widens s to ms.
+func (s *stampRange) add(ms int64) {
+	if !s.ok {
+		*s = stampRange{lo: ms, hi: ms, ok: true}
+		return
+	}
+	s.lo, s.hi = min(s.lo, ms), max(s.hi, ms)
 }
 
 // storeError marks an error of the store itself (network, permissions),
@@ -433,12 +452,15 @@ func (or *objectReader) account(rec *format.Record) error {
 	if err := or.offsets.add(rec.Offset); err != nil {
 		return fmt.Errorf("%w: object %q: record %d: %w", ErrDamagedObject, or.obj.Key, n, err)
 	}
+	stamped := or.ec != nil && or.ec.er.Envelopes()
+	ts := rec.Timestamp
+	if stamped {
+		ts = or.ec.archived // before --timestamps now cleared it
+	}
+	if !ts.IsZero() {
+		p.stamps.add(ts.UnixMilli())
+	}
 	if !or.r.cfg.Until.IsZero() {
-		stamped := or.ec != nil && or.ec.er.Envelopes()
-		ts := rec.Timestamp
-		if stamped {
-			ts = or.ec.archived // before --timestamps now cleared it
-		}
 		if p.until != nil {
 			p.until.add(rec, ts, stamped, rec.Offset, or.r.untilMS())
 		}

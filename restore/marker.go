@@ -28,6 +28,9 @@ type marker struct {
 	Start   int64  // E0: the target's end offset before the first restored record
 	Archive string // Config.Identity of the archive being restored
 	Source  string // archived topic
+	// ExpiredBefore is the --skip-expired cutoff (Unix ms) the restore
+	// into the partition began with; 0 without one (expired.go).
+	ExpiredBefore int64
 }
 
 // markerMeta is the JSON kept in the commit metadata (offset metadata is
@@ -36,12 +39,14 @@ type markerMeta struct {
 	Tool    string `json:"tool"`
 	Archive string `json:"archive"`
 	Source  string `json:"source"`
+	// ExpiredBefore is marker.ExpiredBefore (absent: 0).
+	ExpiredBefore int64 `json:"expired_before,omitempty"`
 }
 
 const markerTool = "kafkas3 restore v1"
 
-func encodeMarkerMeta(archive, source string) string {
-	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: archive, Source: source}) // cannot fail: strings only
+func encodeMarkerMeta(m marker) string {
+	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: m.Archive, Source: m.Source, ExpiredBefore: m.ExpiredBefore}) // cannot fail: strings and a number
 	return string(b)
 }
 
@@ -84,23 +89,23 @@ func (r *Restorer) readMarkers(ctx context.Context, adm *kadm.Client, target str
 				"restore into another topic, or delete the group if it is stale",
 				ErrMarkerMismatch, group, r.At, target, p, r.Metadata)
 		}
-		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source}
+		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source, ExpiredBefore: meta.ExpiredBefore}
 	}
 	return out, nil
 }
 
-// writeMarkers commits markers for target's partitions (partition -> E0).
-// Transient coordinator states are retried; committing the same offsets
-// again is harmless.
-func (r *Restorer) writeMarkers(ctx context.Context, adm *kadm.Client, target, archive, source string, starts map[int32]int64) error {
-	if len(starts) == 0 {
+// writeMarkers commits markers for target's partitions (partition -> its
+// marker: E0, the archive, the source topic and the --skip-expired
+// cutoff). Transient coordinator states are retried; committing the same
+// offsets again is harmless.
+func (r *Restorer) writeMarkers(ctx context.Context, adm *kadm.Client, target string, markers map[int32]marker) error {
+	if len(markers) == 0 {
 		return nil
 	}
 	group := MarkerGroup(target)
-	meta := encodeMarkerMeta(archive, source)
 	var os kadm.Offsets
-	for p, e0 := range starts {
-		os.Add(kadm.Offset{Topic: target, Partition: p, At: e0, LeaderEpoch: -1, Metadata: meta})
+	for p, m := range markers {
+		os.Add(kadm.Offset{Topic: target, Partition: p, At: m.Start, LeaderEpoch: -1, Metadata: encodeMarkerMeta(m)})
 	}
 	err := r.retry(ctx, fmt.Sprintf("write restore markers to group %q", group), nil, func(ctx context.Context) error {
 		return adm.CommitAllOffsets(ctx, group, os)

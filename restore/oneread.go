@@ -62,11 +62,15 @@ func (r *Restorer) readsOnce() bool {
 // largest record's size and its records without a key (index of the
 // first not known: -1). Its digests are zero: nothing was read.
 func entryFacts(e *index.Entry) *objectFacts {
-	return &objectFacts{
+	f := &objectFacts{
 		records: e.Records, offsets: entryRuns(e),
 		largestIdx: -1, largestSize: e.MaxRecordBytes,
 		nullKeys: e.NullKeys, nullKeyIdx: -1,
 	}
+	if e.Envelope && e.Records > 0 {
+		f.stamps = stampRange{lo: e.MinTS, hi: e.MaxTS, ok: true}
+	}
+	return f
 }
 
 // trustEntry gives o, listed as entries say (ai.listed), the facts

@@ -71,8 +71,8 @@ type partitionResult struct {
 	skipped int64 // archived records already in the target
 	erased  int64 // records produced as tombstones of listed keys (Config.ExcludeKeys)
 	// filtered counts the records Config.Filter left out, of every
-	// segment the stream read.
-	filtered int64
+	// segment the stream read; expired those --skip-expired left out.
+	filtered, expired int64
 }
 
 // producePartition restores one target partition, up to handing its
@@ -439,9 +439,14 @@ func (s *stream) loadObject(ctx context.Context, i int) (*loadedObject, error) {
 // produced.
 func (s *stream) take(rec *format.Record) error {
 	keep := s.r.keeps(rec)
-	s.kept.record(rec.Offset, keep)
-	if !keep {
+	expired := keep && s.j.expired(rec.Timestamp)
+	s.kept.record(rec.Offset, keep && !expired)
+	switch {
+	case !keep:
 		s.res.filtered++
+		return nil
+	case expired:
+		s.res.expired++
 		return nil
 	}
 	if s.idx < s.already {

@@ -139,6 +139,7 @@ func (pl *planner) partition(ctx context.Context, tp topicPartition, ai *archive
 		return err
 	}
 	objs, etags, orphans := r.take(pl.l, tp)
+	objs, etags = dropPruned(pl.l, ai, objs, etags)
 	var kept []printed
 	if r.cfg.Follow {
 		kept = prints(objs, etags)

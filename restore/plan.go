@@ -34,6 +34,11 @@ const (
 	// recreated topic (a "generation=n" folder under topics.dir, see
 	// index.GenerationTopicsDir): Config.Keys addresses one generation.
 	SkipGeneration = "another generation"
+	// SkipPruned counts the objects below a partition's prune watermark
+	// (index.Watermark) that no index entry above it names: `kafkas3
+	// prune` deleted their records on purpose (an object it could not
+	// delete, under Object Lock, or left by a crashed sink).
+	SkipPruned = "pruned"
 )
 
 // Object is one archive object of one Kafka partition.

@@ -665,5 +665,8 @@ func (r *Restorer) Check(plan *Plan) error {
 	if err := r.orderError(plan); err != nil {
 		return err
 	}
+	if err := r.unstampedError(plan); err != nil {
+		return err
+	}
 	return r.blocking(plan)
 }

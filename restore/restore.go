@@ -66,6 +66,11 @@ type Restorer struct {
 	limits map[string]int32 // target topic -> max.message.bytes
 	// compacted holds the target topics whose cleanup.policy compacts.
 	compacted map[string]bool
+	// retention is each target's retention by time (describeLimits);
+	// cutoffs the --skip-expired cutoff of each target for this run's new
+	// markers (expired.go).
+	retention map[string]retention
+	cutoffs   map[string]int64
 	// covered holds, per source partition, the value objects counted in
 	// Summary.Bytes (key -> size) since the last pass that completed, so
 	// each is counted once in follow mode; a pass that completes lets them
@@ -152,6 +157,8 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 		idMaps:       map[string]schemas.Map{},
 		limits:       map[string]int32{},
 		compacted:    map[string]bool{},
+		retention:    map[string]retention{},
+		cutoffs:      map[string]int64{},
 		covered:      map[topicPartition]map[string]int64{},
 		memo:         map[topicPartition]partitionMemo{},
 		streams:      map[topicPartition]streamSummary{},
@@ -205,6 +212,12 @@ func checkConfig(cfg *Config) error {
 	if cfg.Filter.Active() && cfg.Follow {
 		return fmt.Errorf("%w: record filters (--key-regex, --header, --from, --exclude-action drop) do not work with --follow yet: "+
 			"its positions count the archive's records, not the ones a filter keeps", ErrInvalidConfig)
+	}
+	if cfg.SkipExpired && cfg.Follow {
+		return fmt.Errorf("%w: --skip-expired does not work with --follow yet: its positions count the archive's records, not the ones it keeps", ErrInvalidConfig)
+	}
+	if cfg.SkipExpired && cfg.Timestamps == TimestampsNow {
+		return fmt.Errorf("%w: --skip-expired with --timestamps now: records stamped now never expire; want one of them", ErrInvalidConfig)
 	}
 	if cfg.Filter.DropKeys && len(cfg.ExcludeKeys) == 0 {
 		return fmt.Errorf("%w: --exclude-action drop without an erasure list (--exclude-keys-file)", ErrInvalidConfig)
@@ -689,9 +702,12 @@ type job struct {
 	end           int64 // end offset at the start of the pass
 	low           int64 // log start offset at the start of the pass
 	trust         bool  // this process wrote up to end: no verification read
-	// filtered: Config.Filter leaves records out, so nothing is skipped
-	// unread (skipUnread).
+	// filtered: Config.Filter or --skip-expired leaves records out, so
+	// nothing is skipped unread (skipUnread).
 	filtered bool
+	// expiredBefore is the --skip-expired cutoff (Unix ms, from the
+	// marker; 0: none): records stamped before it are left out.
+	expiredBefore int64
 }
 
 // pass restores everything the plan holds that the targets do not.
@@ -710,6 +726,9 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	}
 	if err := r.checkPassTargets(ctx, cl, adm, topics); err != nil {
 		return err
+	}
+	if first {
+		r.warnExpired(topics)
 	}
 	var jobs []job
 	for _, t := range topics {
@@ -805,6 +824,7 @@ func (r *Restorer) runJobs(ctx context.Context, cl *kgo.Client, jobs []job, prog
 			sum.Bytes += res.bytes
 			sum.Erased += res.erased
 			sum.Filtered += res.filtered
+			sum.Expired += res.expired
 			if first {
 				sum.AlreadyPresent += res.skipped
 			}
@@ -847,7 +867,8 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 	if err != nil {
 		return nil, err
 	}
-	commit := map[int32]int64{}
+	commit := map[int32]marker{}
+	cutoff := r.expiryCutoff(t.Target, markers)
 	var jobs []job
 	for _, pp := range t.Parts {
 		end, ok := ends.Lookup(t.Target, pp.Partition)
@@ -859,7 +880,11 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		if err != nil {
 			return nil, err
 		}
-		commit[pp.Partition] = m.Start
+		_, existing := markers[pp.Partition]
+		if err := r.checkExpiryMarker(&m, existing, t.Target, pp.Partition, end.Offset, cutoff); err != nil {
+			return nil, err
+		}
+		commit[pp.Partition] = m
 		r.mu.Lock()
 		memo, seen := r.memo[topicPartition{t.Target, pp.Partition}]
 		r.mu.Unlock()
@@ -871,11 +896,12 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		}
 		jobs = append(jobs, job{
 			topic: t, part: pp, start: start, marker: m.Start, end: end.Offset, low: low.Offset,
-			trust:    seen && memo.start == m.Start && memo.end == end.Offset,
-			filtered: r.cfg.Filter.Active(),
+			trust:         seen && memo.start == m.Start && memo.end == end.Offset,
+			filtered:      r.cfg.Filter.Active() || m.ExpiredBefore > 0,
+			expiredBefore: m.ExpiredBefore,
 		})
 	}
-	if err := r.writeMarkers(ctx, adm, t.Target, r.cfg.Identity, t.Source, commit); err != nil {
+	if err := r.writeMarkers(ctx, adm, t.Target, commit); err != nil {
 		return nil, err
 	}
 	return jobs, nil

@@ -483,7 +483,7 @@ func TestResumeAfterCancel(t *testing.T) {
 func commitMarker(t *testing.T, brokers []string, target, archive, source string, p int32, start int64) {
 	t.Helper()
 	r := &Restorer{cfg: Config{RetryTimeout: time.Second}, log: slog.New(slog.DiscardHandler)}
-	if err := r.writeMarkers(testContext(t), newAdmin(t, brokers), target, archive, source, map[int32]int64{p: start}); err != nil {
+	if err := r.writeMarkers(testContext(t), newAdmin(t, brokers), target, map[int32]marker{p: {Start: start, Archive: archive, Source: source}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -73,6 +73,9 @@ type Summary struct {
 	// every stream the run read (a resumed run reads the restored part
 	// again, and counts it again).
 	Filtered int64
+	// Expired counts, the same way, the records --skip-expired left out
+	// (Config.SkipExpired).
+	Expired int64
 	// UnknownOrder lists the partitions ("topic/partition") whose record
 	// order the plan does not know (PartitionPlan.Order is
 	// OrderUnknown), restored with Config.AllowUnknownOrder object by
@@ -117,6 +120,9 @@ func (s Summary) String() string {
 	}
 	if s.SchemaIDsUnknown > 0 {
 		line += fmt.Sprintf("; %d keys and values look framed with a schema id the archive does not record, produced as archived", s.SchemaIDsUnknown)
+	}
+	if s.Expired > 0 {
+		line += fmt.Sprintf("; %d records older than the target's retention left out (--skip-expired)", s.Expired)
 	}
 	if s.Erased > 0 {
 		line += fmt.Sprintf("; %d records of listed keys restored as tombstones (--exclude-keys-file)", s.Erased)

@@ -268,6 +268,9 @@ type TargetState struct {
 	// Configs are the keys whose values differ, sorted: every key the
 	// archive records, and every key the target sets on the topic.
 	Configs []ConfigDiff
+	// Expired counts the records older than the target's retention
+	// (expired.go); nil with --timestamps now.
+	Expired *ExpiredCount
 }
 
 // CompareTargets describes the plan's targets on the cluster and compares
@@ -295,21 +298,21 @@ func (r *Restorer) CompareTargets(ctx context.Context, adm *kadm.Client, plan *P
 		st := TargetState{Source: t.Source, Target: t.Target, Described: t.Described != nil}
 		d, ok := details[t.Target]
 		st.Exists = ok && d.Err == nil
-		if !st.Exists {
+		var rc kadm.ResourceConfig
+		if st.Exists {
+			if rc, err = rcs.On(t.Target, nil); err != nil || rc.Err != nil {
+				return nil, fmt.Errorf("describe configs of target topic %q: %w", t.Target, errors.Join(err, rc.Err))
+			}
+		} else {
 			st.Create = r.setup(t, brokers)
-			out = append(out, st)
-			continue
 		}
-		if t.Described == nil {
-			out = append(out, st)
-			continue
+		if st.Expired, err = r.targetExpired(ctx, adm, t, st, rc); err != nil {
+			return nil, err
 		}
-		st.ArchivedPartitions, st.TargetPartitions = t.Described.Partitions, int32(len(d.Partitions))
-		rc, err := rcs.On(t.Target, nil)
-		if err != nil || rc.Err != nil {
-			return nil, fmt.Errorf("describe configs of target topic %q: %w", t.Target, errors.Join(err, rc.Err))
+		if st.Exists && t.Described != nil {
+			st.ArchivedPartitions, st.TargetPartitions = t.Described.Partitions, int32(len(d.Partitions))
+			st.Configs = configDiffs(t.Described.Configs, rc)
 		}
-		st.Configs = configDiffs(t.Described.Configs, rc)
 		out = append(out, st)
 	}
 	return out, nil
@@ -474,7 +477,10 @@ func (r *Restorer) WriteTargetPlan(ctx context.Context, w io.Writer, plan *Plan)
 	if err != nil {
 		return err
 	}
-	return WriteTargets(w, states, r.cfg.CreateTopics)
+	if err := WriteTargets(w, states, r.cfg.CreateTopics); err != nil {
+		return err
+	}
+	return writeExpired(w, states, r.cfg.SkipExpired)
 }
 
 // warnDifferences logs, once per run, how each existing target differs

@@ -104,6 +104,10 @@ type Partition struct {
 	Bytes   int64 `json:"bytes"`   // their sizes, from the index
 	// Problems counts the problems of this partition.
 	Problems int `json:"problems"`
+	// PrunedBelow is the partition's prune watermark (index.Watermark; 0:
+	// none): its offsets below it were pruned on purpose (kafkas3 prune),
+	// neither gaps nor missing objects.
+	PrunedBelow int64 `json:"pruned_below,omitempty"`
 }
 
 // Report is the outcome of a verification.
@@ -116,8 +120,12 @@ type Report struct {
 	Partitions   []Partition `json:"partitions"`
 	// Unindexed counts the objects under topics.dir without an index
 	// entry (each is also a problem).
-	Unindexed int       `json:"unindexed"`
-	Problems  []Problem `json:"problems"`
+	Unindexed int `json:"unindexed"`
+	// PrunedLeft counts the objects below a partition's prune watermark
+	// that are still in the store (Object Lock kept them, or a prune was
+	// interrupted): not a problem, their records were pruned.
+	PrunedLeft int       `json:"pruned_left"`
+	Problems   []Problem `json:"problems"`
 	// Accepted are the problems Config.AcceptLost accepts (KindLost): listed,
 	// but the archive is clean without them.
 	Accepted []Problem `json:"accepted"`
@@ -162,7 +170,7 @@ func Run(ctx context.Context, cfg Config, store s3store.Store, log *slog.Logger)
 	defer cancel()
 	n := cmp.Or(cfg.Concurrency, DefaultConcurrency)
 	v := &verifier{ctx: ctx, cfg: cfg, store: store, rep: rep, listing: listAsync(lctx, cfg, store),
-		parts: map[partKey]*Partition{}, topics: map[string]bool{}, heads: make(chan struct{}, n)}
+		parts: map[partKey]*Partition{}, pruned: map[partKey]int64{}, topics: map[string]bool{}, heads: make(chan struct{}, n)}
 	opt := index.LoadOptions{Concurrency: n}
 	// The index's errors come first: a listing that failed skips every
 	// partition, and is returned once the index is known to be readable.
@@ -246,6 +254,10 @@ func (v *verifier) partition(ix *index.Index) error {
 	if len(ix.All) > 0 {
 		v.topics[ix.All[0].Topic] = true
 	}
+	for _, p := range ix.Pruned {
+		v.pruned[partKey{p.Topic, p.Partition}] = p.Below
+		v.topics[p.Topic] = true
+	}
 	v.stored = stored
 	chosen, findings, err := v.choose(ix)
 	if err != nil {
@@ -297,6 +309,8 @@ type verifier struct {
 	// the listing gives; fetchStored).
 	stored map[string]storedSum
 	parts  map[partKey]*Partition
+	// pruned holds each partition's prune watermark.
+	pruned map[partKey]int64
 	// topics are the topics with index entries.
 	topics map[string]bool
 	// What the index loads counted, for the log.
@@ -436,6 +450,7 @@ func (v *verifier) coverage(chosen []index.Entry) {
 				p.Bytes += o.Size
 			}
 		}
+		p.PrunedBelow = v.pruned[partKey{ap.Topic, ap.Partition}]
 		v.parts[partKey{ap.Topic, ap.Partition}] = p
 		for _, g := range ap.Gaps {
 			v.problem(Problem{Kind: KindGap, Topic: ap.Topic, Partition: ap.Partition, First: g.First, Last: g.Last,
@@ -503,12 +518,16 @@ func (v *verifier) unindexed() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v.rep.Unindexed++
 		p := Problem{Kind: KindUnindexed, Key: k, Partition: -1, First: -1, Last: -1,
 			Detail: "object under topics.dir has no index entry (written by another tool, before the index, or its index object is gone)"}
 		if n, err := v.cfg.Keys.ParseObjectKey(k); err == nil {
 			p.Topic, p.Partition, p.First = n.Topic, n.Partition, n.StartOffset
+			if w, ok := v.pruned[partKey{n.Topic, n.Partition}]; ok && n.StartOffset < w {
+				v.rep.PrunedLeft++ // below the watermark: pruned on purpose
+				continue
+			}
 		}
+		v.rep.Unindexed++
 		v.problem(p)
 	}
 }

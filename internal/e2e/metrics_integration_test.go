@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -211,4 +212,48 @@ func TestIntegrationMetrics(t *testing.T) {
 		t.Errorf("the source summary %q does not agree with the last scrape", ssum.line)
 	}
 	allJSON(t, "source", src.stderr())
+}
+
+// TestIntegrationSinkArchiveAge (issue 22, item 4, on the test bed): a
+// cron-style sink --once with --metrics-textfile leaves, when it ends, a
+// Prometheus text file whose newest-archived timestamp of each partition
+// is the newest record produced to it; a second run with records stamped
+// later moves it on.
+func TestIntegrationSinkArchiveAge(t *testing.T) {
+	b := newBed(t)
+	topic := srcUnique("age")
+	b.k.CreateTopic(t, topic, 2)
+	bucket := b.s.CreateBucket(t)
+	cfg := b.sinkConf(topic, topic, bucket).with("flush.size", "10").write(t)
+	file := t.TempDir() + "/kafkas3.prom"
+	newest := func(p int32) float64 {
+		t.Helper()
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(fmt.Sprintf(`(?m)^kafkas3_sink_newest_archived_timestamp_seconds\{partition="%d",topic="%s"\} (\S+)$`, p, regexp.QuoteMeta(topic)))
+		m := re.FindSubmatch(text)
+		if m == nil {
+			t.Fatalf("no newest archived timestamp of partition %d in the textfile:\n%s", p, text)
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for run, at := range []time.Time{time.Now().Add(-2 * time.Hour), time.Now().Add(-time.Hour)} {
+		produceStamped(t, b, topic, 2, 20, func(i int) time.Time { return at.Add(time.Duration(i) * time.Millisecond) })
+		p, code := runSink(t, fmt.Sprintf("sink --once %d", run), cfg, 3*time.Minute, "--once", "--metrics-textfile", file)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, p.logs())
+		}
+		want := float64(at.Add(19*time.Millisecond).UnixMilli()) / 1000
+		for part := range int32(2) {
+			if got := newest(part); got != want {
+				t.Fatalf("run %d: partition %d newest archived %v, want %v (the last record produced)", run, part, got, want)
+			}
+		}
+	}
 }

@@ -33,6 +33,7 @@ const (
 	OpGetObject               = "GetObject"
 	OpHeadObject              = "HeadObject"
 	OpDeleteObject            = "DeleteObject"
+	OpDeleteObjects           = "DeleteObjects"
 	OpCreateMultipartUpload   = "CreateMultipartUpload"
 	OpUploadPart              = "UploadPart"
 	OpCompleteMultipartUpload = "CompleteMultipartUpload"
@@ -283,6 +284,10 @@ func classify(r *http.Request, key string) string {
 			return OpCreateBucket
 		case http.MethodHead:
 			return OpHeadBucket
+		case http.MethodPost:
+			if q.Has("delete") {
+				return OpDeleteObjects
+			}
 		case http.MethodGet:
 			if q.Has("uploads") {
 				return OpListMultipartUploads
@@ -461,6 +466,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, bucket, key 
 		return s.listObjectsV2(w, q.Get("prefix"), q.Get("start-after"), q.Get("continuation-token"), q.Get("max-keys"), q.Get("delimiter"), bucket, objects)
 	case OpListMultipartUploads:
 		return s.listUploads(w, bucket)
+	case OpDeleteObjects:
+		return deleteObjects(w, objects, body)
 	case OpPutObject, OpGetObject, OpHeadObject, OpDeleteObject, OpPutObjectTagging, OpGetObjectTagging:
 		return s.handleObject(w, r, op, objects, key, body)
 	case OpCreateMultipartUpload:
@@ -858,4 +865,38 @@ func decodeChunked(raw []byte) ([]byte, error) {
 			return nil, errors.New("missing CRLF after chunk")
 		}
 	}
+}
+
+// deleteObjects serves DeleteObjects: every key of the request goes (a
+// missing one too, as S3 answers), and the answer lists them as deleted
+// unless the request is quiet. The caller holds s.mu.
+func deleteObjects(w http.ResponseWriter, objects map[string]*object, body []byte) error {
+	var req struct {
+		Quiet   bool `xml:"Quiet"`
+		Objects []struct {
+			Key string `xml:"Key"`
+		} `xml:"Object"`
+	}
+	if err := xml.Unmarshal(body, &req); err != nil {
+		return errf(http.StatusBadRequest, "MalformedXML", "%v", err)
+	}
+	if len(req.Objects) > 1000 {
+		return errf(http.StatusBadRequest, "MalformedXML", "%d keys, at most 1000", len(req.Objects))
+	}
+	type deleted struct {
+		Key string `xml:"Key"`
+	}
+	out := struct {
+		XMLName xml.Name  `xml:"DeleteResult"`
+		NS      string    `xml:"xmlns,attr"`
+		Deleted []deleted `xml:"Deleted"`
+	}{NS: s3NS}
+	for _, o := range req.Objects {
+		delete(objects, o.Key)
+		if !req.Quiet {
+			out.Deleted = append(out.Deleted, deleted{o.Key})
+		}
+	}
+	writeXML(w, out)
+	return nil
 }

@@ -1,0 +1,238 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkas3/kafkas3/prune"
+	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// producePrunable produces 30 records to each of 2 partitions of topic:
+// the first 15 of each stamped 40 days ago, the others an hour ago. It
+// returns the values by partition.
+func producePrunable(t *testing.T, ctx context.Context, brokers, topic string) map[int32][]string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	want := map[int32][]string{}
+	now := time.Now()
+	var recs []*kgo.Record
+	for i := range 30 {
+		ts := now.Add(-time.Hour)
+		if i < 15 {
+			ts = now.Add(-40 * 24 * time.Hour)
+		}
+		for p := range int32(2) {
+			v := fmt.Sprintf(`{"p":%d,"i":%d}`, p, i)
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(v), Timestamp: ts.Add(time.Duration(i) * time.Millisecond)})
+			want[p] = append(want[p], v)
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// prunableArchive archives producePrunable's records (5 an object: 6
+// objects a partition, the first 3 wholly 40 days old) into a local
+// directory and returns the config.
+func prunableArchive(t *testing.T, ctx context.Context) (brokers, cfg, dir string, want map[int32][]string) {
+	t.Helper()
+	brokers = startKafka(t, 2, "orders")
+	want = producePrunable(t, ctx, brokers, "orders")
+	dir = t.TempDir()
+	cfg = writeFile(t, "sink.yaml", sinkYAML(brokers, dir, "orders", 5))
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	return brokers, cfg, dir, want
+}
+
+// checkPruned requires verify to report the archive in dir clean, each
+// partition with a watermark pruned below 15, and a restore of it to give
+// exactly the records from offset 15 on of those, every record of the
+// others.
+func checkPruned(t *testing.T, ctx context.Context, brokers, cfg, dir, target string, want map[int32][]string) {
+	t.Helper()
+	r := mustRun(t, ctx, ExitOK, "verify", "-c", cfg)
+	if !strings.Contains(r.out, "kafkas3 verify: clean") {
+		t.Fatalf("verify after the prune:\n%s", r.out)
+	}
+	mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", target, "--create-topics", "--log-level", "warn")
+	got := readTopic(t, ctx, brokers, target)
+	for p := range int32(2) {
+		w := want[p]
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("_kafkas3/checkpoints/orders/%d/pruned-%020d.json", p, 15))); err == nil {
+			w = w[15:]
+			if note := fmt.Sprintf("orders/%d below 15", p); !strings.Contains(r.out, note) {
+				t.Fatalf("verify does not note %q:\n%s", note, r.out)
+			}
+		}
+		if !slices.Equal(got[p], w) {
+			t.Fatalf("%s/%d restored %q, want %q", target, p, got[p], w)
+		}
+	}
+}
+
+// TestPruneCmd: --dry-run lists what would go and deletes nothing; the
+// prune deletes the 3 objects of each partition whose records are all
+// older than 30 days, writes the watermarks, and leaves an archive that
+// verify reports clean (the offsets below 15 pruned on purpose) and that
+// restores exactly the records from 15 on. A second prune has nothing
+// to do; --before and --keep-days together are a usage error.
+func TestPruneCmd(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, dir, want := prunableArchive(t, ctx)
+	all := allKeys(t, dir)
+
+	r := mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30", "--dry-run")
+	if !strings.Contains(r.out, "would prune (dry run)") || !strings.Contains(r.out, "partitions=2 objects=6 ") || !strings.Contains(r.out, " records=30 ") {
+		t.Fatalf("dry run:\n%s", r.out)
+	}
+	if got := allKeys(t, dir); !slices.Equal(got, all) {
+		t.Fatalf("the dry run changed the archive")
+	}
+
+	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "kafkas3 prune: pruned before") || !strings.Contains(r.out, "partitions=2 objects=6 ") || !strings.Contains(r.out, "refused=0") {
+		t.Fatalf("prune:\n%s", r.out)
+	}
+	left := allKeys(t, dir)
+	for p := range 2 {
+		for _, start := range []int{0, 5, 10} {
+			if k := fmt.Sprintf("topics/orders/partition=%d/orders+%d+%010d.json", p, p, start); slices.Contains(left, k) {
+				t.Errorf("%s is still there", k)
+			}
+		}
+		if k := fmt.Sprintf("_kafkas3/checkpoints/orders/%d/pruned-%020d.json", p, 15); !slices.Contains(left, k) {
+			t.Errorf("no watermark %s", k)
+		}
+	}
+	checkPruned(t, ctx, brokers, cfg, dir, "pruned_orders", want)
+	if r := mustRun(t, ctx, ExitOK, "verify", "-c", cfg); !strings.Contains(r.out, "pruned on purpose (kafkas3 prune; not gaps): orders/0 below 15, orders/1 below 15") {
+		t.Fatalf("verify does not note the pruned partitions:\n%s", r.out)
+	}
+
+	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "partitions=0 objects=0") {
+		t.Fatalf("a second prune:\n%s", r.out)
+	}
+	r = mustRun(t, ctx, ExitConfig, "prune", "-c", cfg, "--keep-days", "30", "--before", "2026-01-01T00:00:00Z")
+	if !strings.Contains(r.err, "--before and --keep-days are both set") {
+		t.Fatalf("both cuts: %s", r.err)
+	}
+}
+
+// budgetStore is a local store that carries out only budget changes
+// (each object created, each key deleted), then fails: a crash at that
+// point of a prune.
+type budgetStore struct {
+	*s3store.Local
+	mu     sync.Mutex
+	budget int
+}
+
+var errCrash = errors.New("crash")
+
+func (b *budgetStore) Create(ctx context.Context, key string) (s3store.ObjectWriter, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.budget == 0 {
+		return nil, errCrash
+	}
+	b.budget--
+	return b.Local.Create(ctx, key)
+}
+
+func (b *budgetStore) Delete(ctx context.Context, keys []string) (map[string]error, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(b.budget, len(keys))
+	b.budget -= n
+	refused, err := b.Local.Delete(ctx, keys[:n])
+	if err == nil && n < len(keys) {
+		err = errCrash
+	}
+	return refused, err
+}
+
+// copyTree copies the directory src to a new temporary directory.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestPruneCrashAtEveryStep: a prune stopped after each of its changes
+// in turn (the watermark, every key deleted) leaves an archive that
+// verify reports clean and that restores exactly the records from the
+// watermark on; a second run finishes it, leaving the same keys as a
+// prune that was never stopped.
+func TestPruneCrashAtEveryStep(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, _, dir, want := prunableArchive(t, ctx)
+	run := func(st prune.Store) error {
+		_, err := prune.Run(ctx, prune.Config{IndexPrefix: "_kafkas3/", Before: time.Now().Add(-30 * 24 * time.Hour)}, st, nil)
+		return err
+	}
+	local := func(d string) *s3store.Local {
+		st, err := s3store.NewLocal(s3store.LocalConfig{Dir: d}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	clean := copyTree(t, dir)
+	counting := &budgetStore{Local: local(clean), budget: 1 << 30}
+	if err := run(counting); err != nil {
+		t.Fatal(err)
+	}
+	steps := 1<<30 - counting.budget
+	wantKeys := allKeys(t, clean)
+	if steps < 10 {
+		t.Fatalf("a prune made %d changes; the archive is too small to test", steps)
+	}
+	for m := range steps {
+		d := copyTree(t, dir)
+		if err := run(&budgetStore{Local: local(d), budget: m}); !errors.Is(err, errCrash) {
+			t.Fatalf("stopped after %d changes: err = %v", m, err)
+		}
+		cfg := writeFile(t, fmt.Sprintf("sink-%d.yaml", m), sinkYAML(brokers, d, "orders", 5))
+		checkPruned(t, ctx, brokers, cfg, d, fmt.Sprintf("crash_%d", m), want)
+		if err := run(local(d)); err != nil {
+			t.Fatalf("re-run after %d changes: %v", m, err)
+		}
+		if got := allKeys(t, d); !slices.Equal(got, wantKeys) {
+			t.Fatalf("re-run after %d changes left\n%s\nwant\n%s", m, strings.Join(got, "\n"), strings.Join(wantKeys, "\n"))
+		}
+	}
+}
