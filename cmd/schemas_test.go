@@ -669,3 +669,45 @@ func TestSchemasFollow(t *testing.T) {
 		t.Errorf("the later record's key has schema id %d", id)
 	}
 }
+
+// TestSchemasCrashBeforeCommit: the schema objects are written, then the
+// index object cannot be (the store fails), so nothing is committed; the
+// next run rewrites the same schema objects with the same bytes and
+// archives everything.
+func TestSchemasCrashBeforeCommit(t *testing.T) {
+	ctx := cliContext(t)
+	brokers := startKafka(t, 1, "orders")
+	src, ids := fxSourceRegistry(t, 2)
+	produceRecords(t, ctx, brokers, "orders", fxRecords(ids))
+	dir := t.TempDir()
+	cfg := writeFile(t, "sink.yaml", schemaSinkYAML(brokers, dir, "crash", schemaFormats[2].yaml, src.URL()))
+	// A file where the index folder belongs: every index object fails.
+	if err := os.MkdirAll(filepath.Join(dir, "_kafkas3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	block := filepath.Join(dir, "_kafkas3", "index")
+	if err := os.WriteFile(block, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, ctx, ExitFail, "sink", "-c", cfg, "--once", "--once-timeout", "2s", "--log-level", "error")
+	first := schemaObjects(t, dir, "orders")
+	if len(first) != 4 {
+		t.Fatalf("schema objects before the failed index object: %v", keysOf(first))
+	}
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	if !strings.Contains(r.out, "records=8 ") {
+		t.Errorf("after the failure: %q (the first run committed something)", r.out)
+	}
+	again := schemaObjects(t, dir, "orders")
+	if len(again) != len(first) {
+		t.Fatalf("schema objects %v, were %v", keysOf(again), keysOf(first))
+	}
+	for k, b := range first {
+		if !bytes.Equal(again[k], b) {
+			t.Errorf("%s changed: %s, was %s", k, again[k], b)
+		}
+	}
+}

@@ -27,7 +27,9 @@ import (
 // and key that the restore does not frame itself (typed Avro and Parquet
 // values and typed keys are framed for the target registry already, see
 // typed.go) and that carries a recorded id gets the target's id
-// (schemas.Map.Rewrite, on a copy: the archive's bytes stay as read).
+// (schemas.Map.Rewrite, on a copy: the decoded bytes may alias an object's
+// buffer, which must stay as read; the copy lives as long as the record,
+// and only records whose id changes pay it).
 // A framed-looking value or key whose id the archive did not record is
 // produced as it is and counted (Summary.SchemaIDsUnknown). The
 // exactly-once check of the records already restored (verifyTail) compares
