@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -709,5 +710,52 @@ func TestSchemasCrashBeforeCommit(t *testing.T) {
 		if !bytes.Equal(again[k], b) {
 			t.Errorf("%s changed: %s, was %s", k, again[k], b)
 		}
+	}
+}
+
+// TestSchemasErasureList: the erasure list names archived keys; a listed
+// framed key is erased (a tombstone under the target's id, counted) or
+// dropped, with its id rewritten or not, and a re-run finds the records
+// present.
+func TestSchemasErasureList(t *testing.T) {
+	ctx := cliContext(t)
+	brokers, cfg, _, _, ids := archiveFixture(t, ctx, "erase")
+	recs := fxRecords(ids)
+	list := writeFile(t, "erase.txt", "base64:"+base64.StdEncoding.EncodeToString(recs[2].Key)+"\n")
+	for _, action := range []string{"tombstone", "drop"} {
+		t.Run(action, func(t *testing.T) {
+			dst := targetRegistry(t, 5)
+			target := "erased-" + action
+			args := []string{"source", "-c", cfg, "--topic-rename", target, "--create-topics", "--exclude-keys-file", list,
+				"--exclude-action", action, "-p", "value.converter.schema.registry.url=" + dst.URL(), "--log-level", "warn"}
+			r := mustRun(t, ctx, ExitOK, args...)
+			n := len(recs)
+			if action == "drop" {
+				n--
+				if !strings.Contains(r.out, " filtered=1") {
+					t.Errorf("summary: %q", r.out)
+				}
+			} else if !strings.Contains(r.out, " erased=1") {
+				t.Errorf("summary: %q", r.out)
+			}
+			keyID := lookupID(t, dst, target+"-key", 1)
+			got := consumeAll(t, ctx, brokers, target, n)
+			for _, rec := range got {
+				if len(rec.Value) >= 5 && rec.Value[0] == 0 && idOf(rec.Value) == ids.value || bytes.Equal(rec.Key, recs[2].Key) {
+					t.Errorf("a record with a source id: key %q value %q", rec.Key, rec.Value)
+				}
+			}
+			if action == "tombstone" {
+				if want := framed(keyID, "k2"); !bytes.Equal(got[2].Key, want) || got[2].Value != nil {
+					t.Errorf("record 2: key %q value %q, want a tombstone of %q", got[2].Key, got[2].Value, want)
+				}
+			} else if bytes.Equal(got[2].Key[5:], []byte("k2")) {
+				t.Errorf("the listed key was produced: %q", got[2].Key)
+			}
+			r = mustRun(t, ctx, ExitOK, args...)
+			if !strings.Contains(r.out, " records=0 ") {
+				t.Errorf("re-run: %q", r.out)
+			}
+		})
 	}
 }

@@ -425,15 +425,15 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			}
 		}
 	}
-	if or.mode == modeRestore {
-		or.r.rewriteIDs(or.ids, rec, valueFramed, keyFramed)
-	}
 	if or.headers != nil {
 		if rec.Headers, err = or.headers.nextHeaders(obj.Key, n); err != nil {
 			return nil, err
 		}
 	}
 	or.r.erase(rec)
+	if or.mode == modeRestore {
+		or.r.rewriteIDs(or.ids, rec, valueFramed, keyFramed) // after erase: the list names archived keys
+	}
 	// Records that carry their offset (envelope objects) keep it; the
 	// others get start+i, the offset their name implies.
 	if rec.Offset != 0 {

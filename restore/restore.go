@@ -92,6 +92,10 @@ type Restorer struct {
 	schemaStates map[string]schemaState
 	idMaps       map[string]schemas.Map
 	unknownIDs   atomic.Int64
+	// rewrittenListed holds the listed keys (Config.ExcludeKeys) as
+	// produced with a rewritten schema id (rewriteIDs): a few per listed
+	// key.
+	rewrittenListed sync.Map
 	// planReads counts the objects plans read (proofRead).
 	planReads atomic.Int64
 	// oneRead is set by Plan (readsOnce): its plans read each indexed

@@ -165,7 +165,14 @@ func (r *Restorer) idMap(target string) schemas.Map {
 }
 
 // rewriteIDs gives rec's value (unless the restore framed it: typedValue)
-// and key (unless keyTyped) the target registry's schema ids (m).
+// and key (unless keyFramed) the target registry's schema ids (m).
+//
+// The erasure list (Config.ExcludeKeys) names archived keys: a listed key
+// that --exclude-action drop leaves out keeps its archived bytes, so that
+// keeps still finds it listed (it is never produced); a listed key that
+// becomes a tombstone (erase, before) is rewritten like any key, and its
+// rewritten bytes are noted as listed too (rewrittenListed), so erased
+// counts it.
 func (r *Restorer) rewriteIDs(m schemas.Map, rec *format.Record, valueFramed, keyFramed bool) {
 	if m == nil {
 		return
@@ -175,9 +182,18 @@ func (r *Restorer) rewriteIDs(m schemas.Map, rec *format.Record, valueFramed, ke
 		rec.Value, unknown = m.Rewrite(rec.Value)
 		r.countUnknownID(unknown)
 	}
-	if !keyFramed {
-		rec.Key, unknown = m.Rewrite(rec.Key)
-		r.countUnknownID(unknown)
+	if keyFramed {
+		return
+	}
+	listed := r.listed(rec.Key)
+	if listed && r.cfg.Filter.DropKeys {
+		return
+	}
+	archived := rec.Key
+	rec.Key, unknown = m.Rewrite(rec.Key)
+	r.countUnknownID(unknown)
+	if listed && !unknown && len(archived) > 0 && &archived[0] != &rec.Key[0] {
+		r.rewrittenListed.Store(string(rec.Key), struct{}{})
 	}
 }
 
