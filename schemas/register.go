@@ -171,7 +171,9 @@ func (tr *topicReg) register(ctx context.Context, id, depth int) (*registered, e
 	switch {
 	case tr.dry && absentRef: // nothing to look up: a reference is not there yet
 	case tr.dry:
-		err = tr.lookup(ctx, subject, schema, r)
+		if err = tr.lookup(ctx, subject, schema, r); err == nil && tr.g.mode == IDsKeep && r.id != 0 && r.id != s.ID {
+			err = fmt.Errorf("%w: --schema-ids keep: subject %q already holds schema id %d of the archive under id %d", ErrRegistry, subject, s.ID, r.id)
+		}
 	default:
 		err = tr.put(ctx, s, subject, schema, r)
 	}

@@ -99,8 +99,10 @@ func TestRegistrarKeepRefused(t *testing.T) {
 	}
 	cl, _ := sr.NewClient(sr.URLs(reg.URL()))
 	topics := []Topic{{Source: "orders", Target: "copy", Schemas: []index.Schema{schemaOf(40, `"string"`, index.SubjectVersion{Subject: "orders-value", Version: 1})}}}
-	_, err = NewRegistrar(cl, IDsKeep).Register(ctx, topics, false)
-	if !errors.Is(err, ErrRegistry) || !strings.Contains(err.Error(), `subject "copy-value" already holds schema id 40 of the archive under id 1`) {
-		t.Errorf("keep: %v", err)
+	for _, dry := range []bool{true, false} {
+		_, err = NewRegistrar(cl, IDsKeep).Register(ctx, topics, dry)
+		if !errors.Is(err, ErrRegistry) || !strings.Contains(err.Error(), `subject "copy-value" already holds schema id 40 of the archive under id 1`) {
+			t.Errorf("keep (dry run %v): %v", dry, err)
+		}
 	}
 }
