@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -220,7 +221,8 @@ func DecodeSchema(dir, key string, data []byte) (Schema, error) {
 }
 
 // LoadSchemas reads every schema object of topic, one listing of
-// SchemaTopicDir and one read per object, and returns the schemas by id,
+// SchemaTopicDir and one read per object (DefaultConcurrency at once),
+// and returns the schemas by id,
 // in increasing id order. Objects of one id that differ only in the
 // subjects listed are merged (the union of their subjects); two that
 // differ in type, text or references are ErrSchemaConflict, naming both
@@ -235,13 +237,14 @@ func LoadSchemas(ctx context.Context, st Store, prefix, topic string) ([]Schema,
 	if err != nil {
 		return nil, fmt.Errorf("list the schemas under %q: %w", dir, err)
 	}
+	read, err := readSchemas(ctx, st, dir, keys)
+	if err != nil {
+		return nil, err
+	}
 	byID := map[int]Schema{}
 	from := map[int]string{}
-	for _, key := range keys {
-		s, err := readSchema(ctx, st, dir, key)
-		if err != nil {
-			return nil, err
-		}
+	for i, s := range read {
+		key := keys[i]
 		old, ok := byID[s.ID]
 		if !ok {
 			byID[s.ID], from[s.ID] = s, key
@@ -263,6 +266,30 @@ func LoadSchemas(ctx context.Context, st Store, prefix, topic string) ([]Schema,
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// readSchemas reads the schema objects keys, DefaultConcurrency at once;
+// the first error wins.
+func readSchemas(ctx context.Context, st Store, dir string, keys []string) ([]Schema, error) {
+	out := make([]Schema, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, DefaultConcurrency)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = readSchema(ctx, st, dir, key)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
