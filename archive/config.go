@@ -180,7 +180,12 @@ type Config struct {
 	// and key before it is written (Record.ValueTyped, Record.KeyTyped).
 	// ValueConverterClass and KeyConverterClass are their Connect class
 	// names, for the dead letter queue's context headers.
-	ValueConverter      Converter
+	ValueConverter Converter
+	// Schemas, with IndexPrefix, fetches the schemas that archived keys
+	// and values name in Confluent's wire format, to record them in the
+	// archive (schemarec.go); nil when no registry is configured (ids are
+	// then counted, not recorded).
+	Schemas             SchemaFetcher
 	KeyConverter        Converter
 	ValueConverterClass string
 	KeyConverterClass   string

@@ -99,6 +99,11 @@
 // no record after the loss, no entry can carry it: it is committed with
 // a warning (dropLost), logged and counted only.
 //
+// With Config.IndexPrefix set, the schemas that Confluent-framed keys and
+// values name are recorded too (schemarec.go): a rotation's upload writes
+// the schema object of each id its records name (index.SchemaKey, fetched
+// once per id through Config.Schemas) before its index object.
+//
 // With Config.IndexPrefix and Config.SnapshotInterval set, a snapshotter
 // (snapshots.go, its own client outside the group) writes a group offset
 // snapshot (index.Snapshot) of every archived topic each interval and,

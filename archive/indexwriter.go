@@ -87,7 +87,8 @@ func (w *partitionWriter) putIndex(ctx context.Context, files []*openFile, entri
 	// (keepETags). The run's first index object of the partition: its
 	// upload writes the start checkpoint and the voids first
 	// (beginCheckpoints).
-	up := upload{files: files, indexKey: key, entries: cloneEntries(entries), commit: commit, begin: !w.checkedCkpts, from: w.from}
+	up := upload{files: files, indexKey: key, entries: cloneEntries(entries), commit: commit, begin: !w.checkedCkpts, from: w.from,
+		schemaIDs: w.schemaIDs.take()}
 	w.checkedCkpts = true
 	w.lastEntries = entries
 	w.from = commit

@@ -451,7 +451,7 @@ func (ss *session) fail(err error) { ss.cancel(err) }
 func (ss *session) workerDeps() workerDeps {
 	return workerDeps{
 		cfg: &ss.s.cfg, store: ss.s.store, log: ss.s.log, tally: &ss.s.tally, ckpt: ss.s.ckpt, outages: ss.s.deps,
-		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq,
+		ctx: ss.ctx, budget: ss.budget, uploads: ss.uploads, dlq: ss.dlq, schemaRec: ss.s.schemaRec,
 		fail: ss.fail, done: ss.markDone, committable: ss.setCommittable,
 	}
 }

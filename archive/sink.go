@@ -42,12 +42,32 @@ type Summary struct {
 	// Snapshots counts the group offset snapshots written
 	// (Config.SnapshotInterval).
 	Snapshots int64
+	// SchemaObjects counts the schema objects written (schemarec.go);
+	// SchemaIDsUnknown the ids of framed-looking keys and values whose
+	// schema could not be recorded (unknown to the registry, or no
+	// registry configured).
+	SchemaObjects, SchemaIDsUnknown int64
+}
+
+// summary is the run's Summary so far.
+func (s *Sink) summary(start time.Time) Summary {
+	sum := s.tally.summary(start)
+	sum.SchemaObjects, sum.SchemaIDsUnknown = s.schemaRec.counts()
+	return sum
 }
 
 // String renders the summary as one line.
 func (s Summary) String() string {
 	return fmt.Sprintf("topics=%s partitions=%d records=%d objects=%d bytes=%d seconds=%.1f skipped=%d lost=%d index_objects=%d",
-		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped, s.Lost, s.IndexObjects)
+		strings.Join(s.Topics, ","), s.Partitions, s.Records, s.Objects, s.Bytes, s.Elapsed.Seconds(), s.Skipped, s.Lost, s.IndexObjects) + s.schemasText()
+}
+
+// schemasText is the summary's schema counts, "" when there are none.
+func (s Summary) schemasText() string {
+	if s.SchemaObjects == 0 && s.SchemaIDsUnknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" schema_objects=%d unknown_schema_ids=%d", s.SchemaObjects, s.SchemaIDsUnknown)
 }
 
 // LostReport says how many records were lost before archiving, for a
@@ -94,6 +114,8 @@ type Sink struct {
 	ids      identities      // each archived topic's id and generation
 	deps     *outage.Tracker // the dependencies' states, for a run
 	ckpt     *checkpointer   // the index checkpoints of a run; nil when none are written
+	// schemaRec records the schemas of the archived records (schemarec.go).
+	schemaRec *schemaRecorder
 }
 
 type tp struct {
@@ -113,7 +135,7 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Sink, error) {
 		log.Warn("timestamp.extractor is Wallclock: folders and rotations depend on when the sink writes a record, " +
 			"so a replay after a crash may write records to other objects than before (not exactly-once); use Record or RecordField")
 	}
-	return &Sink{cfg: cfg, store: store, log: log, tally: tally{obs: cfg.Observer}}, nil
+	return &Sink{cfg: cfg, store: store, log: log, tally: tally{obs: cfg.Observer}, schemaRec: newSchemaRecorder(cfg.Schemas, log)}, nil
 }
 
 // DefaultOnceTimeout is how long, with Once, a dependency may stay down
@@ -151,7 +173,7 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 	if s.snapshotsOn() {
 		sn, closeSn, err := s.newSnapshotter()
 		if err != nil {
-			return s.tally.summary(start), err
+			return s.summary(start), err
 		}
 		defer closeSn()
 		loopCtx, stopLoop := context.WithCancel(ctx)
@@ -168,10 +190,10 @@ func (s *Sink) Run(ctx context.Context) (Summary, error) {
 			// others were archived to the end.
 			sn.takeLogged(ctx)
 		}
-		return s.tally.summary(start), err
+		return s.summary(start), err
 	}
 	err := s.runSessions(ctx)
-	return s.tally.summary(start), err
+	return s.summary(start), err
 }
 
 // runSessions runs sessions until ctx ends, a session ends cleanly (--once)

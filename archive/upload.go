@@ -40,6 +40,9 @@ type upload struct {
 	// its start checkpoint and voids at from (beginCheckpoints).
 	begin bool
 	from  int64
+	// schemaIDs are the schema ids the upload's records name, whose
+	// schema objects it writes before its index object (schemarec.go).
+	schemaIDs []int
 }
 
 // uploadResult is what an upload did: the objects it completed (even when
@@ -185,6 +188,9 @@ func runUpload(ctx context.Context, w *partitionWriter, up upload) uploadResult 
 		if r.err = w.beginCheckpoints(ctx, up.from); r.err != nil {
 			return r
 		}
+	}
+	if r.err = w.recordSchemas(ctx, up); r.err != nil {
+		return r
 	}
 	if up.indexKey != "" {
 		r.err = writeIndex(ctx, w, up, r.stats)

@@ -33,6 +33,8 @@ type workerDeps struct {
 	// workers' rotations (upload.go).
 	uploads chan struct{}
 	dlq     *kgo.Client // the dead letter queue producer; nil without one
+	// schemaRec records the schemas the archived records name.
+	schemaRec *schemaRecorder
 	// fail ends the session with err.
 	fail func(err error)
 	// done tells the session that --once archived the partition k to its
@@ -81,6 +83,9 @@ func newWorker(d workerDeps, k tp, start, target int64) *worker {
 		w.pw.onIndexCommit = d.ckpt.indexed
 	}
 	w.pw.slots = d.uploads
+	if d.cfg.IndexPrefix != "" {
+		w.pw.schemaRec = d.schemaRec
+	}
 	return w
 }
 

@@ -78,6 +78,11 @@ type partitionWriter struct {
 	// (index.WriterOf), so another group's sink into the same bucket
 	// never overwrites them.
 	indexWriter string
+	// schemaRec records the schemas the records name (schemarec.go); nil
+	// without the index. schemaIDs are those noted since the last index
+	// object.
+	schemaRec *schemaRecorder
+	schemaIDs schemaIDs
 	// checkedCkpts tells whether this run wrote the writer's start
 	// checkpoint of the partition and voided its checkpoints above its
 	// span's first offset (beginCheckpoints).
@@ -287,6 +292,9 @@ func (w *partitionWriter) measure(f *openFile, r *format.Record, tomb bool) {
 	}
 	if !keyKept || r.Key == nil {
 		f.nullKeys++
+	}
+	if w.schemaRec != nil {
+		w.schemaIDs.note(r, keyKept, w.cfg.Envelope)
 	}
 	switch t := r.ValueTyped; {
 	case tomb:

@@ -59,13 +59,13 @@ func TestSourceFlags(t *testing.T) {
 		"--until", "2026-12-01T11:00:00Z", "--restore-groups", "--group-rename", "a=b", "--allow-same-topic", "--allow-gaps",
 		"--allow-unknown-order", "--bootstrap-servers", "h:1", "--local-dir", "/d", "--bucket", "bk", "--log-level", "warn",
 		"--log-format", "json", "--metrics-addr", ":9464", "--generation", "3", "--max-bytes-per-sec", "50MiB", "--max-records-per-sec", "2500",
-		"--exclude-keys-file", "gdpr.txt", "--exclude-action", "tombstone")
+		"--exclude-keys-file", "gdpr.txt", "--exclude-action", "tombstone", "--schema-ids", "keep")
 	want := &sourceFlags{configFlags: configFlags{ConfigFile: "s.yaml", Params: []string{"a=1"}, LogLevel: "warn", LogFormat: "json", MetricsAddr: ":9464"},
 		Topics: "o", TopicsRegex: "x.*", Rename: "c_$0", RenameRegex: "o.*", DryRun: true, Follow: true, CreateTopics: true,
 		ReplicationFactor: 2, TopicConfigs: []string{"retention.ms=-1", "cleanup.policy=compact"}, AllowSameTopic: true, AllowGaps: true,
 		AllowUnknownOrder: true, Timestamps: "now", Until: "2026-12-01T11:00:00Z", RestoreGroups: true, GroupRename: "a=b",
 		Bootstrap: "h:1", LocalDir: "/d", Bucket: "bk", Generation: 3, MaxBytesPerSec: "50MiB", MaxRecordsPerSec: 2500,
-		ExcludeKeysFile: "gdpr.txt", ExcludeAction: "tombstone"}
+		ExcludeKeysFile: "gdpr.txt", ExcludeAction: "tombstone", SchemaIDs: "keep"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("flags %+v\nwant  %+v", got, want)
 	}
@@ -74,7 +74,7 @@ func TestSourceFlags(t *testing.T) {
 	}
 	c = newSourceCmdRun(IO{}, func(_ context.Context, f *sourceFlags, _ IO) error { got = f; return nil })
 	parseFlags(t, c)
-	if got.RenameRegex != defaultRenameRegex || got.Timestamps != "original" || got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" {
+	if got.RenameRegex != defaultRenameRegex || got.SchemaIDs != "rewrite" || got.Timestamps != "original" || got.LogLevel != "info" || got.LogFormat != "text" || got.MetricsAddr != "" {
 		t.Errorf("defaults %+v", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -49,6 +50,18 @@ from the parallel .keys and .headers objects (store.kafka.keys and
 store.kafka.headers) when the archive has them; typed keys are framed for
 key.converter.schema.registry.url when key.converter is avro, string and
 bytes keys are restored as their bytes.
+
+Other keys and values framed in Confluent's wire format (bytes, JSON and
+envelope archives) name schemas of the source cluster's registry, which
+the sink records in the archive. With value.converter.schema.registry.url
+(else key.converter's) set to the target's registry, the run registers them
+there before producing anything (references first; <topic>-value and
+<topic>-key subjects renamed with the topic, others kept) and gives every
+such key and value the target's id (--schema-ids rewrite), or registers
+each under its source id in IMPORT mode (--schema-ids keep), stopping
+before producing when the target cannot. --dry-run lists each schema with
+its source and target id. Without a target registry the ids stay as
+archived.
 
 With the archive index the sink writes (kafkas3.index.prefix), the run
 checks the archive from the index and the listing before producing
@@ -168,6 +181,8 @@ func (f *sourceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.TopicsRegex, "topics-regex", "", "restore every archived topic whose whole name matches (default: the file's topics.regex)")
 	fl.StringVar(&f.Rename, "topic-rename", "", "target topic name, Java replacement syntax: 'copy_of_$0' (default: keep names)")
 	fl.StringVar(&f.RenameRegex, "topic-rename-regex", defaultRenameRegex, "rename topics whose whole name matches this expression; others keep their name")
+	fl.StringVar(&f.SchemaIDs, "schema-ids", string(schemas.IDsRewrite),
+		"with a target registry (value.converter.schema.registry.url): rewrite (register the archive's schemas, and give every framed key and value the target's id) or keep (register each schema with its source id in IMPORT mode; stop before producing if the target cannot)")
 	fl.BoolVar(&f.DryRun, "dry-run", false, "read and check every object, print the plan (targets, partitions, objects, bytes, offsets, per partition: records, duplicates, gaps, order, completeness, offsets lost before archiving; the archived topic configurations and, when bootstrap.servers is set and reachable, how each target differs or would be created) and produce nothing; needs no Kafka; exits 1 when the restore would stop")
 	fl.BoolVar(&f.Follow, "follow", false, "keep polling the archive every s3.poll.interval.ms and restore new objects")
 	fl.BoolVar(&f.CreateTopics, "create-topics", false, "create missing target topics as the archive recorded them (partition count, replication factor, topic configs; without a recorded description: the archive's partition count and the broker's defaults), after the cluster validated every creation")
@@ -316,6 +331,9 @@ func sourceConfig(settings *config.Settings, f *sourceFlags, log *slog.Logger, f
 	}
 	cfg := sc.Restore
 	ferr := f.apply(&cfg)
+	if sc.SchemaRegistry != nil {
+		cfg.Schemas = schemas.NewRegistrar(sc.SchemaRegistry, schemas.IDs(f.SchemaIDs))
+	}
 	var brokers error
 	if !f.DryRun {
 		brokers = sc.NeedBrokers()
@@ -477,6 +495,9 @@ func runSourceDryRun(ctx context.Context, r *restore.Restorer, cfg restore.Confi
 	if err := r.WriteTargetPlan(ctx, out, plan); err != nil {
 		return fmt.Errorf("compare the target topics with the archive: %w", err)
 	}
+	if err := r.WriteSchemaPlan(ctx, out, plan); err != nil {
+		return sourceError(err)
+	}
 	fmt.Fprintln(out, "dry run: nothing produced")
 	if err := r.Check(plan); err != nil {
 		return fmt.Errorf("the restore would stop before producing anything: %w", err)
@@ -559,7 +580,18 @@ func summaryFields(s restore.Summary) string {
 	}
 	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + expiredFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + expiredFields(s) + schemaFields(s)
+}
+
+// schemaFields is " schemas=N unknown_schema_ids=M" when the restore
+// registered N archived schemas in the target registry or produced M
+// framed-looking keys and values whose id the archive does not record,
+// else empty.
+func schemaFields(s restore.Summary) string {
+	if s.Schemas == 0 && s.SchemaIDsUnknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" schemas=%d unknown_schema_ids=%d", s.Schemas, s.SchemaIDsUnknown)
 }
 
 // damagedFields is " damaged_found=N" when the restore found N damaged

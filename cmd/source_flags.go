@@ -15,6 +15,7 @@ import (
 	"github.com/kafkas3/kafkas3/partition"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 )
 
 // defaultRenameRegex is --topic-rename-regex's default, as in Connect's
@@ -24,9 +25,11 @@ const defaultRenameRegex = ".*"
 // sourceFlags are the flags of `kafkas3 source`.
 type sourceFlags struct {
 	configFlags
-	Topics       string // archived topics to restore, comma separated
-	TopicsRegex  string
-	Rename       string
+	Topics      string // archived topics to restore, comma separated
+	TopicsRegex string
+	Rename      string
+	// SchemaIDs is --schema-ids: rewrite or keep.
+	SchemaIDs    string
 	RenameRegex  string
 	DryRun       bool
 	Follow       bool
@@ -106,6 +109,11 @@ func (f *sourceFlags) apply(cfg *restore.Config) error {
 	cfg.PrefetchBytes = restore.DefaultPrefetchBytes
 	f.selection(cfg, &errs)
 	f.rename(cfg, &errs)
+	switch schemas.IDs(f.SchemaIDs) {
+	case "", schemas.IDsRewrite, schemas.IDsKeep:
+	default:
+		errs.bad("--schema-ids", "%q; want %s or %s", f.SchemaIDs, schemas.IDsRewrite, schemas.IDsKeep)
+	}
 	f.mode(cfg, &errs)
 	f.creation(cfg, &errs)
 	f.repartition(cfg, &errs)

@@ -638,7 +638,8 @@ func declare(d *declarer) *Keys {
 		ValueConverter: d.choice(Spec{Name: "value.converter", Commands: Both, Choices: choicesOf(convert.Converters()),
 			Doc: "How record values are decoded before writing, as Kafka Connect's converter: avro (Confluent wire format with a Schema Registry), json (JsonConverter), string, bytearray. Unset: the raw bytes."}),
 		ValueConverterSchemaRegistryURL: d.str(Spec{Name: "value.converter.schema.registry.url", Commands: Both, Allowed: "URL, or comma-separated URLs",
-			Doc: "Schema Registry of the value converter; required with avro. user:password@ in the URL is used with basic.auth.credentials.source URL."}),
+			Doc: "Schema Registry of the value converter; required with avro. user:password@ in the URL is used with basic.auth.credentials.source URL. " +
+				"Also, with any converter and format, the registry of the schemas that travel with the archive: the sink's source registry, whose schemas of Confluent-framed keys and values it records under the index prefix, and the source's target registry, where it registers them and whose ids it gives the records (--schema-ids; key.converter.schema.registry.url when this is unset)."}),
 		ValueConverterBasicAuthCredentialsSource: d.choice(Spec{Name: "value.converter.basic.auth.credentials.source", Default: "URL", Commands: Both,
 			Choices: []Choice{{Name: "URL"}, {Name: "USER_INFO"}},
 			Doc:     "Where the registry credentials come from: the URL, or value.converter.basic.auth.user.info."}),

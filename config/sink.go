@@ -7,6 +7,7 @@ import (
 
 	"github.com/kafkas3/kafkas3/archive"
 	"github.com/kafkas3/kafkas3/format"
+	"github.com/kafkas3/kafkas3/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -53,6 +54,9 @@ func (s *Settings) Sink(log *slog.Logger) (*SinkConfig, error) {
 	vc, kc := p.k.Converter(false), p.k.Converter(true)
 	a.ValueConverter, a.ValueConverterClass = p.sinkConverter(vc, log)
 	a.KeyConverter, a.KeyConverterClass = p.sinkConverter(kc, log)
+	if cl := p.schemaRegistry(log); cl != nil {
+		a.Schemas = schemas.NewFetcher(cl)
+	}
 	a.Compatibility = archive.Compatibility(p.choice(p.k.SchemaCompatibility))
 	a.Errors = archive.ErrorsConfig{
 		Tolerance:            archive.Tolerance(p.choice(p.k.ErrorsTolerance)),

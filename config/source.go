@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/kafkas3/kafkas3/restore"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // SourceConfig is what `kafkas3 source` (and verify) runs with, from the
@@ -18,6 +19,10 @@ type SourceConfig struct {
 	Store   StoreConfig
 	// FormatName is format.class's short name, for the start log line.
 	FormatName string
+	// SchemaRegistry is the target registry the archive's schemas go to
+	// (value.converter.schema.registry.url, else key.converter's); nil
+	// when neither is set.
+	SchemaRegistry *sr.Client
 }
 
 // Source types and validates the settings for `kafkas3 source` and builds
@@ -60,6 +65,7 @@ func (s *Settings) Source(log *slog.Logger) (*SourceConfig, error) {
 		r.Format = p.newFormat(p.k.FormatClass.Name, cfg)
 	}
 	p.sourceEncoders(r, c.FormatName, log)
+	c.SchemaRegistry = p.schemaRegistry(log)
 	p.choice(p.k.ErrorsTolerance)
 	r.PollInterval = p.millis(p.k.S3PollIntervalMs)
 	r.ReadConcurrency = int(p.int(p.k.ReadConcurrency))

@@ -377,3 +377,8 @@ func (c *AvroConverter) EncodeRaw(ctx context.Context, subject string, schema *f
 func AppendWireHeader(dst []byte, id int) []byte {
 	return binary.BigEndian.AppendUint32(append(dst, 0), uint32(id))
 }
+
+// NewRegistryClient returns a Schema Registry client for cfg's
+// schema.registry.url and credentials (as the AvroConverter's), for the
+// schemas an archive carries (package schemas).
+func NewRegistryClient(cfg Config) (*sr.Client, error) { return newRegistryClient(cfg) }

@@ -288,6 +288,30 @@
 // checkpoints (PrunedKey); every load then leaves out the entries below
 // it (pruned.go says how, and Index.Pruned names it).
 //
+// # Schemas
+//
+// The schemas that archived keys and values name in Confluent's wire
+// format (package archive records them, package schemas fetches and
+// registers them) are kept per topic, one object per schema:
+//
+//	<prefix>schemas/<topic>/<schema id, 10 digits>-<first 16 hex digits of the SHA-256 of the object>.json
+//
+// (SchemaKey, ParseSchemaKey), one JSON line (Schema; EncodeSchema writes
+// the fields in this order and the subjects sorted):
+//
+//	{"v":1,"id":7,"type":"AVRO","subjects":[{"subject":"orders-value","version":2}],
+//	 "references":[{"name":"com.acme.Address","subject":"com.acme.Address","version":1,"id":6}],
+//	 "schema":"..."}
+//
+// The key names the bytes, so a replay writes the same object and a
+// schema recorded differently (the registry listed one more subject since)
+// goes beside it, never over it. DecodeSchema refuses unknown fields,
+// another version, a type other than AVRO, JSON or PROTOBUF, and bytes
+// whose id or digest is not the key's (errors wrap ErrMalformed and name
+// the key). LoadSchemas reads a topic's schemas (one listing, one read
+// each), merging the subjects of objects of one id and refusing two
+// different schemas under one id (ErrSchemaConflict, naming both keys).
+//
 // # Group offset snapshots
 //
 // The sink also records, per archived topic, snapshots of the consumer

@@ -90,6 +90,9 @@ type Config struct {
 	// their bytes (StringConverter, ByteArrayConverter) and refuses other
 	// key types.
 	KeyEncoder Encoder
+	// Schemas registers the schemas the archive records (schemas.go) in
+	// the target registry; nil produces wire-format ids as archived.
+	Schemas SchemaRegistrar
 
 	// ArchiveTopics is what the same config would archive (sink's topics /
 	// topics.regex); restoring into one of them is refused unless

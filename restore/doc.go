@@ -66,8 +66,10 @@
 // Config.SpillBytes in memory, the rest in a temporary file), checks it,
 // and only then hands its first record to the producer; the next object
 // is prefetched meanwhile (prefetch.go). Typed values (Avro, Parquet) are
-// framed for the target's Schema Registry (typed.go); envelopes give every
-// archived property back (envelope.go).
+// framed for the target's Schema Registry (typed.go), other framed keys
+// and values get the target's ids of the schemas the archive records,
+// registered there before anything is produced (schemas.go); envelopes give
+// every archived property back (envelope.go).
 //
 // # Exactly once
 //
@@ -90,20 +92,16 @@
 //     snapshots, translated through the record streams, committed after
 //     the pass; groups with members are refused.
 //   - Follow mode (inflight.go, Config.Follow): a pass every PollInterval
-//     restores what is new; a rotation the sink is still committing is
-//     left for the next pass, and each pass checks that the streams only
-//     grew (against a per-partition summary, streamSummary). Its plans
-//     read the index through an index.Tail per topic: only what was added
-//     since the last plan. Once a pass completes, each partition it
-//     restored whole gets a mark at the end of its stream (prune.go):
-//     later plans leave out the objects and entries below it, so a
-//     follower keeps a few KiB per partition, not per object; an archive
-//     that changed below a mark is planned whole again.
-//   - Outages (outage.go, retry.go): transient cluster, store and registry
-//     failures are retried; in follow mode the pass waits and runs again.
+//     restores what is new (a rotation still being committed waits) and
+//     checks the streams only grew (streamSummary); its plans read an
+//     index.Tail per topic, and leave out what lies below each
+//     partition's mark, the end of what a completed pass restored whole
+//     (prune.go), so a follower keeps a few KiB per partition.
+//   - Outages (outage.go, retry.go): transient failures are retried.
 //   - Shards, renames, progress, the summary, metrics (observer.go), an
 //     erasure list (erase.go), filters (filter.go), records older than
-//     the target's retention (expired.go) and a rate limit.
+//     the target's retention (expired.go), a rate limit, and objects
+//     below a `kafkas3 prune` watermark skipped (dropPruned).
 //
 // # Words
 //
@@ -142,7 +140,7 @@
 // object (oneread.go), repartitioning (repartition.go, txn.go), matching an entry (match.go), no partial objects
 // (load.go), record order across folders (order.go), record sizes and
 // transient errors (limits.go), typed archives, keys and headers
-// (typed.go), envelopes (envelope.go), point in time (until.go), exactly
+// (typed.go), schema ids (schemas.go), envelopes (envelope.go), point in time (until.go), exactly
 // once and its limits (partition.go), consumer groups (groups.go), follow
 // mode (inflight.go), outages (outage.go), the observer (observer.go) and
 // reading records without Kafka for `kafkas3 cat` (records.go, Records).

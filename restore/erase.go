@@ -37,6 +37,9 @@ func (r *Restorer) listed(key []byte) bool {
 	if key == nil || len(r.cfg.ExcludeKeys) == 0 {
 		return false
 	}
-	_, ok := r.cfg.ExcludeKeys[string(key)]
+	if _, ok := r.cfg.ExcludeKeys[string(key)]; ok {
+		return true
+	}
+	_, ok := r.rewrittenListed.Load(string(key)) // a listed key with its schema id rewritten (schemas.go)
 	return ok
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 )
 
 // No partial objects
@@ -312,6 +313,8 @@ type objectReader struct {
 	offsets offsetRuns
 	carried bool // records carry their source offsets
 	facts   objectFacts
+	// ids maps the target topic's schema ids (schemas.go); nil without.
+	ids schemas.Map
 }
 
 // openObject opens obj and its twins and the reader of its format (the
@@ -365,6 +368,9 @@ func (r *Restorer) openObject(ctx context.Context, obj Object, target string, mo
 	if !obj.Tombstone {
 		or.rd = r.envelopes(or.rd, obj)
 	}
+	if mode == modeRestore {
+		or.ids = r.idMap(target)
+	}
 	or.ec, _ = or.rd.(*envelopeChecker)
 	return or, nil
 }
@@ -390,14 +396,19 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read object %q: record %d: %w", ErrDamagedObject, obj.Key, n, err)
 	}
+	// valueFramed, keyFramed: framed here for the target registry, so
+	// their ids need no rewrite (rewriteIDs).
+	var valueFramed, keyFramed bool
 	switch {
 	case obj.Tombstone:
 		krec := rec
 		rec = &format.Record{Offset: krec.Offset, Timestamp: krec.Timestamp, TimestampType: krec.TimestampType}
+		keyFramed = or.r.framesKey(krec)
 		if err := or.key(ctx, rec, krec, obj.Key); err != nil {
 			return nil, err
 		}
 	default:
+		valueFramed = rec.ValueTyped != nil && rec.ValueTyped.Schema != nil
 		if or.mode == modeRestore {
 			if err := or.r.typedValue(ctx, rec, or.target, obj.Key, n); err != nil {
 				return nil, err
@@ -412,6 +423,7 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 			if err != nil {
 				return nil, err
 			}
+			keyFramed = or.r.framesKey(krec)
 			if err := or.key(ctx, rec, krec, or.keys.key); err != nil {
 				return nil, err
 			}
@@ -423,6 +435,9 @@ func (or *objectReader) next(ctx context.Context) (*format.Record, error) {
 		}
 	}
 	or.r.erase(rec)
+	if or.mode == modeRestore {
+		or.r.rewriteIDs(or.ids, rec, valueFramed, keyFramed) // after erase: the list names archived keys
+	}
 	// Records that carry their offset (envelope objects) keep it; the
 	// others get start+i, the offset their name implies.
 	if rec.Offset != 0 {

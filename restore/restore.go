@@ -17,6 +17,7 @@ import (
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/outage"
 	"github.com/kafkas3/kafkas3/s3store"
+	"github.com/kafkas3/kafkas3/schemas"
 	"github.com/kafkas3/kafkas3/throttle"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -85,6 +86,16 @@ type Restorer struct {
 	// (planner): index.DefaultPartitionsAtOnce when 0, other values in
 	// tests.
 	partitionsAtOnce int
+	// schemaStates, idMaps and unknownIDs are the schemas' (schemas.go):
+	// per source topic what was registered, per target topic the ids to
+	// rewrite, and the framed-looking records whose id is not recorded.
+	schemaStates map[string]schemaState
+	idMaps       map[string]schemas.Map
+	unknownIDs   atomic.Int64
+	// rewrittenListed holds the listed keys (Config.ExcludeKeys) as
+	// produced with a rewritten schema id (rewriteIDs): a few per listed
+	// key.
+	rewrittenListed sync.Map
 	// planReads counts the objects plans read (proofRead).
 	planReads atomic.Int64
 	// oneRead is set by Plan (readsOnce): its plans read each indexed
@@ -142,22 +153,24 @@ func New(cfg Config, store s3store.Store, log *slog.Logger) (*Restorer, error) {
 	}
 	cfg.setDefaults()
 	r := &Restorer{
-		cfg:       cfg,
-		store:     store,
-		log:       log,
-		proved:    map[string]provedObject{},
-		limits:    map[string]int32{},
-		compacted: map[string]bool{},
-		retention: map[string]retention{},
-		cutoffs:   map[string]int64{},
-		covered:   map[topicPartition]map[string]int64{},
-		memo:      map[topicPartition]partitionMemo{},
-		streams:   map[topicPartition]streamSummary{},
-		damaged:   map[string]bool{},
-		tails:     map[string]*index.Tail{},
-		warned:    map[string]bool{},
-		mem:       newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory)),
-		deps:      outage.NewTracker(cfg.Health, 0),
+		cfg:          cfg,
+		store:        store,
+		log:          log,
+		proved:       map[string]provedObject{},
+		schemaStates: map[string]schemaState{},
+		idMaps:       map[string]schemas.Map{},
+		limits:       map[string]int32{},
+		compacted:    map[string]bool{},
+		retention:    map[string]retention{},
+		cutoffs:      map[string]int64{},
+		covered:      map[topicPartition]map[string]int64{},
+		memo:         map[topicPartition]partitionMemo{},
+		streams:      map[topicPartition]streamSummary{},
+		damaged:      map[string]bool{},
+		tails:        map[string]*index.Tail{},
+		warned:       map[string]bool{},
+		mem:          newMemBudget(min(int64(cfg.Parallelism)*cfg.SpillBytes, MaxRecordMemory)),
+		deps:         outage.NewTracker(cfg.Health, 0),
 	}
 	if err := r.compile(); err != nil {
 		return nil, err
@@ -283,6 +296,7 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 	sum.KeysSkipped = map[string]int{}
 	defer func() {
 		sum.Duration = time.Since(start)
+		sum.SchemaIDsUnknown, sum.Schemas = r.unknownIDs.Load(), r.schemasMapped()
 		progress.Finish(sum)
 	}()
 
@@ -302,6 +316,9 @@ func (r *Restorer) Run(ctx context.Context, progress Progress) (sum Summary, err
 		r.groupQueries = groupOffsets(groups)
 	}
 	r.reportSkips(plan)
+	if _, err := r.prepareSchemas(ctx, plan, false); err != nil {
+		return sum, err
+	}
 
 	cl, err := r.newProducer()
 	if err != nil {
@@ -723,6 +740,8 @@ func (r *Restorer) pass(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p
 	}
 	if first {
 		r.warnDifferences(ctx, adm, topics)
+	} else if _, err := r.prepareSchemas(ctx, plan, false); err != nil {
+		return err // follow mode: schemas recorded since the last pass
 	}
 	if err := r.checkPassTargets(ctx, cl, adm, topics); err != nil {
 		return err

@@ -62,6 +62,13 @@ type Summary struct {
 	// Erased counts the records produced as tombstones because their key
 	// is listed in Config.ExcludeKeys (--exclude-keys-file).
 	Erased int64
+	// SchemaIDsUnknown counts the produced keys and values that look
+	// framed in Confluent's wire format with a schema id the archive does
+	// not record (schemas.go): produced as archived.
+	SchemaIDsUnknown int64
+	// Schemas counts the archived schemas registered in (or found in) the
+	// target registry, per target topic.
+	Schemas int
 	// Filtered counts the archived records Config.Filter left out, of
 	// every stream the run read (a resumed run reads the restored part
 	// again, and counts it again).
@@ -110,6 +117,9 @@ func (s Summary) String() string {
 	}
 	if s.Filtered > 0 {
 		line += fmt.Sprintf("; %d records left out by the filters", s.Filtered)
+	}
+	if s.SchemaIDsUnknown > 0 {
+		line += fmt.Sprintf("; %d keys and values look framed with a schema id the archive does not record, produced as archived", s.SchemaIDsUnknown)
 	}
 	if s.Expired > 0 {
 		line += fmt.Sprintf("; %d records older than the target's retention left out (--skip-expired)", s.Expired)

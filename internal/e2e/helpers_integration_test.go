@@ -305,7 +305,7 @@ type summary struct {
 	lost int64
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) lost=(\d+) index_objects=(\d+)$`)
+var summaryRE = regexp.MustCompile(`(?m)^kafkas3 sink: topics=(\S*) partitions=(\d+) records=(\d+) objects=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) lost=(\d+) index_objects=(\d+)(?: schema_objects=\d+ unknown_schema_ids=\d+)?$`)
 
 func parseSummary(stdout string) (summary, error) {
 	m := summaryRE.FindAllStringSubmatch(stdout, -1)

@@ -74,7 +74,7 @@ type srcSummary struct {
 	duplicates, damaged, gaps, gapOffsets int64
 }
 
-var srcSummaryRE = regexp.MustCompile(`(?m)^kafkas3 source: topics=(\d+) partitions=(\d+) objects=(\d+) records=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) already_present=(\d+) duplicates=(\d+) damaged_objects=(\d+) gaps=(\d+) gap_offsets=(\d+)(?: lost=\d+)?(?: until=\S+ past_cut=\d+)?(?: unknown_order=\d+)?(?: damaged_found=\d+)?(?: erased=\d+)?(?: filtered=\d+)?(?: expired=\d+)?$`)
+var srcSummaryRE = regexp.MustCompile(`(?m)^kafkas3 source: topics=(\d+) partitions=(\d+) objects=(\d+) records=(\d+) bytes=(\d+) seconds=([0-9.]+) skipped=(\d+) already_present=(\d+) duplicates=(\d+) damaged_objects=(\d+) gaps=(\d+) gap_offsets=(\d+)(?: lost=\d+)?(?: until=\S+ past_cut=\d+)?(?: unknown_order=\d+)?(?: damaged_found=\d+)?(?: erased=\d+)?(?: filtered=\d+)?(?: expired=\d+)?(?: schemas=\d+ unknown_schema_ids=\d+)?$`)
 
 func srcParseSummary(stdout string) (srcSummary, error) {
 	m := srcSummaryRE.FindAllStringSubmatch(stdout, -1)

@@ -5,7 +5,10 @@
 //
 // Supported endpoints (content type application/vnd.schemaregistry.v1+json):
 //
-//	POST /subjects/{subject}/versions          register: {"id": N}; the same schema twice gives the same id
+//	POST /subjects/{subject}/versions          register: {"id": N}; the same schema twice gives the same id;
+//	                                           in IMPORT mode the body's "id" (and "version") are kept
+//	GET  /mode, /mode/{subject}                {"mode": "READWRITE"|"IMPORT"|"READONLY"}
+//	PUT  /mode, /mode/{subject}                set it; IMPORT only on a subject without versions unless ?force=true
 //	POST /subjects/{subject}                   look a schema up under a subject
 //	GET  /schemas/ids/{id}                     {"schema": ..., "schemaType": ...}
 //	GET  /schemas/ids/{id}/schema              the schema text alone
@@ -19,7 +22,12 @@
 // With Config.User set, every request needs HTTP basic auth with that user
 // and password (what basic.auth.user.info sends); others get 401.
 //
-// Schemas are compared by their compact JSON text and schema type; Avro
-// schemas are checked to parse before they are registered. There are no
-// compatibility checks, modes, references, contexts or deletes.
+// Schemas are compared by their compact JSON text, schema type and
+// references; Avro schemas without references are checked to parse before
+// they are registered (a schema with references only has them checked to
+// exist). An import (IMPORT mode) with an id that holds another schema, or
+// of a schema that has another id, is refused with error code 42205, as a
+// registration with an id outside IMPORT mode; READONLY refuses every
+// registration. Versions are imported in order only. There are no
+// compatibility checks, contexts or deletes.
 package srfake

@@ -31,6 +31,7 @@ const (
 	CodeSchemaNotFound   = 40403
 	CodeInvalidSchema    = 42201
 	CodeInvalidVersion   = 42202
+	CodeOperationDenied  = 42205
 	CodeNotFound         = 404
 	CodeMethodNotAllowed = 405
 	CodeBadRequest       = 400
@@ -52,8 +53,24 @@ type Config struct {
 type schemaEntry struct {
 	text  string // as registered
 	typ   string // "" for Avro
+	refs  []Reference
 	usage []subjectVersion
 }
+
+// Reference is a schema reference: the name the schema uses for a type,
+// and the subject and version that define it.
+type Reference struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+// Modes a subject (or the registry) can be in.
+const (
+	ModeReadWrite = "READWRITE"
+	ModeImport    = "IMPORT"
+	ModeReadOnly  = "READONLY"
+)
 
 type subjectVersion struct {
 	Subject string `json:"subject"`
@@ -67,11 +84,14 @@ type Registry struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	schemas  []schemaEntry    // index id-1
-	byKey    map[string]int   // schema key -> id
-	subjects map[string][]int // subject -> ids by version-1
-	requests map[string]int   // "METHOD path" -> count
-	down     bool             // SetDown: every request answers 503
+	schemas  map[int]*schemaEntry // id -> schema
+	nextID   int                  // the id the next new schema gets
+	byKey    map[string]int       // schema key -> id
+	subjects map[string][]int     // subject -> ids by version-1
+	mode     string               // the global mode; "" is READWRITE
+	modes    map[string]string    // subject -> its mode
+	requests map[string]int       // "METHOD path" -> count
+	down     bool                 // SetDown: every request answers 503
 }
 
 // SetDown switches the registry down (every request answers 503
@@ -92,8 +112,11 @@ func New(cfg Config) *Registry {
 	return &Registry{
 		cfg:      cfg,
 		log:      log,
+		schemas:  map[int]*schemaEntry{},
+		nextID:   1,
 		byKey:    map[string]int{},
 		subjects: map[string][]int{},
+		modes:    map[string]string{},
 		requests: map[string]int{},
 	}
 }
@@ -101,11 +124,14 @@ func New(cfg Config) *Registry {
 // schemaKey identifies a schema for deduplication: schema type plus compact
 // JSON text (Confluent compares a normalized form; compact JSON is close
 // enough for clients that send the same text).
-func schemaKey(typ, text string) string {
+func schemaKey(typ, text string, refs []Reference) string {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(text)); err != nil {
 		b.Reset()
 		b.WriteString(text)
+	}
+	for _, r := range refs {
+		fmt.Fprintf(&b, "\x00%s\x00%s\x00%d", r.Name, r.Subject, r.Version)
 	}
 	return normType(typ) + "\x00" + b.String()
 }
@@ -121,28 +147,50 @@ func normType(typ string) string {
 // Register adds schema (Avro when typ is "" or "AVRO") under subject, as a
 // client's POST /subjects/{subject}/versions would, and returns its id and
 // version. Registering the same schema again returns the same id and
-// version.
-func (r *Registry) Register(subject, typ, schema string) (id, version int, err error) {
+// version. refs are its references, which must exist.
+func (r *Registry) Register(subject, typ, schema string, refs ...Reference) (id, version int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.register(subject, typ, schema, refs, 0, 0)
+}
+
+// register is Register with r.mu held; id and version, when not 0, are an
+// import's (IMPORT mode).
+func (r *Registry) register(subject, typ, schema string, refs []Reference, wantID, wantVersion int) (id, version int, err error) {
 	if subject == "" {
 		return 0, 0, errors.New("srfake: empty subject")
 	}
 	typ = normType(typ)
+	for _, ref := range refs {
+		if _, err := r.subjectVersionLocked(ref.Subject, strconv.Itoa(ref.Version)); err != nil {
+			return 0, 0, fmt.Errorf("srfake: reference %q: subject %q version %d: %w", ref.Name, ref.Subject, ref.Version, err)
+		}
+	}
 	switch typ {
 	case "":
-		if _, err := avro.Parse(schema); err != nil {
+		// A schema with references uses types defined elsewhere: it
+		// parses only with them, which the fake does not resolve.
+		if _, err := avro.Parse(schema); err != nil && len(refs) == 0 {
 			return 0, 0, fmt.Errorf("srfake: invalid Avro schema for subject %q: %w", subject, err)
 		}
 	case "JSON", "PROTOBUF":
 	default:
 		return 0, 0, fmt.Errorf("srfake: unknown schemaType %q", typ)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := schemaKey(typ, schema)
+	key := schemaKey(typ, schema, refs)
 	id, ok := r.byKey[key]
-	if !ok {
-		r.schemas = append(r.schemas, schemaEntry{text: schema, typ: typ})
-		id = len(r.schemas)
+	switch {
+	case wantID != 0 && ok && id != wantID:
+		return 0, 0, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Overwrite new schema with id %d is not permitted: the schema has id %d", wantID, id)
+	case wantID != 0 && !ok && r.schemas[wantID] != nil:
+		return 0, 0, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Overwrite new schema with id %d is not permitted: the id holds another schema", wantID)
+	case !ok:
+		id = wantID
+		if id == 0 {
+			id = r.nextID
+		}
+		r.schemas[id] = &schemaEntry{text: schema, typ: typ, refs: refs}
+		r.nextID = max(r.nextID, id+1)
 		r.byKey[key] = id
 	}
 	for i, sid := range r.subjects[subject] {
@@ -150,11 +198,65 @@ func (r *Registry) Register(subject, typ, schema string) (id, version int, err e
 			return id, i + 1, nil
 		}
 	}
+	version = len(r.subjects[subject]) + 1
+	if wantVersion > 0 {
+		if wantVersion != version {
+			return 0, 0, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "the fake imports versions in order: want version %d, next is %d", wantVersion, version)
+		}
+	}
 	r.subjects[subject] = append(r.subjects[subject], id)
-	version = len(r.subjects[subject])
-	e := &r.schemas[id-1]
+	e := r.schemas[id]
 	e.usage = append(e.usage, subjectVersion{subject, version})
 	return id, version, nil
+}
+
+// Mode returns subject's mode ("" for the global mode).
+func (r *Registry) Mode(subject string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.modeLocked(subject)
+}
+
+func (r *Registry) modeLocked(subject string) string {
+	m := r.modes[subject]
+	if subject == "" || m == "" {
+		m = r.mode
+	}
+	if m == "" {
+		m = ModeReadWrite
+	}
+	return m
+}
+
+// SetMode sets subject's mode ("" for the global mode), as PUT /mode does:
+// IMPORT only on a subject without versions (the whole registry empty for
+// the global mode), unless forced (PUT /mode?force=true).
+func (r *Registry) SetMode(subject, mode string) error {
+	return r.setMode(subject, mode, false)
+}
+
+// setMode is SetMode; force allows IMPORT on a subject with versions (as
+// Confluent's force=true).
+func (r *Registry) setMode(subject, mode string, force bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mode = strings.ToUpper(mode)
+	switch mode {
+	case ModeReadWrite, ModeImport, ModeReadOnly:
+	default:
+		return errf(http.StatusUnprocessableEntity, 42204, "Invalid mode %q", mode)
+	}
+	if mode == ModeImport && !force {
+		if subject == "" && len(r.subjects) > 0 || subject != "" && len(r.subjects[subject]) > 0 {
+			return errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Cannot import since found existing subjects")
+		}
+	}
+	if subject == "" {
+		r.mode = mode
+	} else {
+		r.modes[subject] = mode
+	}
+	return nil
 }
 
 // Requests returns how many requests were served for method and path
@@ -246,6 +348,8 @@ func (r *Registry) route(req *http.Request, path string) (any, error) {
 	get, post := req.Method == http.MethodGet, req.Method == http.MethodPost
 	notAllowed := errf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "HTTP %s not allowed on %s", req.Method, path)
 	switch {
+	case segs[0] == "mode" && len(segs) <= 2:
+		return r.modeRoute(req, segs)
 	case len(segs) == 1 && segs[0] == "subjects":
 		if !get {
 			return nil, notAllowed
@@ -285,11 +389,7 @@ func (r *Registry) route(req *http.Request, path string) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			id, _, err := r.Register(segs[1], body.SchemaType, body.Schema)
-			if err != nil {
-				return nil, errf(http.StatusUnprocessableEntity, CodeInvalidSchema, "%v", err)
-			}
-			return map[string]int{"id": id}, nil
+			return r.registerRoute(segs[1], body)
 		}
 		return nil, notAllowed
 	case (len(segs) == 4 || len(segs) == 5 && segs[4] == "schema") && segs[0] == "subjects" && segs[2] == "versions":
@@ -309,9 +409,65 @@ func (r *Registry) route(req *http.Request, path string) (any, error) {
 }
 
 type schemaBody struct {
-	Schema     string            `json:"schema"`
-	SchemaType string            `json:"schemaType,omitempty"`
-	References []json.RawMessage `json:"references,omitempty"`
+	Schema     string      `json:"schema"`
+	SchemaType string      `json:"schemaType,omitempty"`
+	References []Reference `json:"references,omitempty"`
+	// ID and Version are an import's (IMPORT mode).
+	ID      int `json:"id,omitempty"`
+	Version int `json:"version,omitempty"`
+}
+
+// registerRoute is POST /subjects/{subject}/versions: a registration, or
+// in IMPORT mode an import with the body's id (and version).
+func (r *Registry) registerRoute(subject string, b schemaBody) (any, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mode := r.modeLocked(subject)
+	switch {
+	case mode == ModeReadOnly:
+		return nil, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Subject %s is in read-only mode", subject)
+	case mode == ModeImport && b.ID <= 0:
+		return nil, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Subject %s is in import mode: a schema id is required", subject)
+	case mode != ModeImport && b.ID > 0:
+		return nil, errf(http.StatusUnprocessableEntity, CodeOperationDenied, "Overwrite new schema with id %d is not permitted outside IMPORT mode", b.ID)
+	}
+	version := 0
+	if mode == ModeImport {
+		version = b.Version
+	}
+	id, _, err := r.register(subject, b.SchemaType, b.Schema, b.References, b.ID, version)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
+		return nil, errf(http.StatusUnprocessableEntity, CodeInvalidSchema, "%v", err)
+	}
+	return map[string]int{"id": id}, nil
+}
+
+// modeRoute is GET and PUT /mode and /mode/{subject}.
+func (r *Registry) modeRoute(req *http.Request, segs []string) (any, error) {
+	subject := ""
+	if len(segs) == 2 {
+		subject = segs[1]
+	}
+	switch req.Method {
+	case http.MethodGet:
+		return map[string]string{"mode": r.Mode(subject)}, nil
+	case http.MethodPut:
+		var body struct {
+			Mode string `json:"mode"`
+		}
+		if err := json.NewDecoder(io.LimitReader(req.Body, maxBody)).Decode(&body); err != nil {
+			return nil, errf(http.StatusBadRequest, CodeBadRequest, "bad JSON body: %v", err)
+		}
+		if err := r.setMode(subject, body.Mode, req.URL.Query().Get("force") == "true"); err != nil {
+			return nil, err
+		}
+		return map[string]string{"mode": strings.ToUpper(body.Mode)}, nil
+	}
+	return nil, errf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "HTTP %s not allowed on /mode", req.Method)
 }
 
 func readSchemaBody(req *http.Request) (schemaBody, error) {
@@ -326,9 +482,6 @@ func readSchemaBody(req *http.Request) (schemaBody, error) {
 	if err := json.Unmarshal(data, &b); err != nil {
 		return b, errf(http.StatusBadRequest, CodeBadRequest, "bad JSON body: %v", err)
 	}
-	if len(b.References) > 0 {
-		return b, errf(http.StatusUnprocessableEntity, CodeInvalidSchema, "schema references are not supported")
-	}
 	if strings.TrimSpace(b.Schema) == "" {
 		return b, errf(http.StatusUnprocessableEntity, CodeInvalidSchema, "empty schema")
 	}
@@ -337,11 +490,12 @@ func readSchemaBody(req *http.Request) (schemaBody, error) {
 
 // subjectSchema is the JSON of one subject version.
 type subjectSchema struct {
-	Subject    string `json:"subject"`
-	Version    int    `json:"version"`
-	ID         int    `json:"id"`
-	SchemaType string `json:"schemaType,omitempty"`
-	Schema     string `json:"schema"`
+	Subject    string      `json:"subject"`
+	Version    int         `json:"version"`
+	ID         int         `json:"id"`
+	SchemaType string      `json:"schemaType,omitempty"`
+	Schema     string      `json:"schema"`
+	References []Reference `json:"references,omitempty"`
 }
 
 func (r *Registry) listSubjects() []string {
@@ -358,26 +512,28 @@ func (r *Registry) listSubjects() []string {
 func (r *Registry) schemaByID(id int, textOnly bool) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if id < 1 || id > len(r.schemas) {
+	e := r.schemas[id]
+	if e == nil {
 		return nil, errf(http.StatusNotFound, CodeSchemaNotFound, "Schema %d not found", id)
 	}
-	e := r.schemas[id-1]
 	if textOnly {
 		return rawText(e.text), nil
 	}
 	return struct {
-		Schema     string `json:"schema"`
-		SchemaType string `json:"schemaType,omitempty"`
-	}{e.text, e.typ}, nil
+		Schema     string      `json:"schema"`
+		SchemaType string      `json:"schemaType,omitempty"`
+		References []Reference `json:"references,omitempty"`
+	}{e.text, e.typ, e.refs}, nil
 }
 
 func (r *Registry) versionsByID(id int) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if id < 1 || id > len(r.schemas) {
+	e := r.schemas[id]
+	if e == nil {
 		return nil, errf(http.StatusNotFound, CodeSchemaNotFound, "Schema %d not found", id)
 	}
-	return append([]subjectVersion{}, r.schemas[id-1].usage...), nil
+	return append([]subjectVersion{}, e.usage...), nil
 }
 
 func (r *Registry) subjectVersions(subject string) (any, error) {
@@ -397,6 +553,10 @@ func (r *Registry) subjectVersions(subject string) (any, error) {
 func (r *Registry) subjectVersion(subject, v string) (subjectSchema, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.subjectVersionLocked(subject, v)
+}
+
+func (r *Registry) subjectVersionLocked(subject, v string) (subjectSchema, error) {
 	ids, ok := r.subjects[subject]
 	if !ok {
 		return subjectSchema{}, errf(http.StatusNotFound, CodeSubjectNotFound, "Subject '%s' not found.", subject)
@@ -416,12 +576,12 @@ func (r *Registry) subjectVersion(subject, v string) (subjectSchema, error) {
 		return subjectSchema{}, errf(http.StatusNotFound, CodeVersionNotFound, "Version %d not found.", n)
 	}
 	id := ids[n-1]
-	e := r.schemas[id-1]
-	return subjectSchema{Subject: subject, Version: n, ID: id, SchemaType: e.typ, Schema: e.text}, nil
+	e := r.schemas[id]
+	return subjectSchema{Subject: subject, Version: n, ID: id, SchemaType: e.typ, Schema: e.text, References: e.refs}, nil
 }
 
 func (r *Registry) lookup(subject string, b schemaBody) (any, error) {
-	key := schemaKey(b.SchemaType, b.Schema)
+	key := schemaKey(b.SchemaType, b.Schema, b.References)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ids, ok := r.subjects[subject]
@@ -432,8 +592,8 @@ func (r *Registry) lookup(subject string, b schemaBody) (any, error) {
 	if ok {
 		for i, sid := range ids {
 			if sid == id {
-				e := r.schemas[id-1]
-				return subjectSchema{Subject: subject, Version: i + 1, ID: id, SchemaType: e.typ, Schema: e.text}, nil
+				e := r.schemas[id]
+				return subjectSchema{Subject: subject, Version: i + 1, ID: id, SchemaType: e.typ, Schema: e.text, References: e.refs}, nil
 			}
 		}
 	}
