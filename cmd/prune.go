@@ -98,6 +98,11 @@ func runPruneCmd(ctx context.Context, f *pruneFlags, streams IO) error {
 	if !ok {
 		return fmt.Errorf("%w: the store of %s cannot delete objects", ErrConfig, a.ident)
 	}
+	// Check also finds whether the bucket has Object Lock, whose retained
+	// objects prune leaves alone.
+	if err := st.Check(ctx); err != nil {
+		return fmt.Errorf("prune %s: %w", a.ident, err)
+	}
 	cfg := prune.Config{IndexPrefix: a.rc.IndexPrefix, Topics: a.topics, Before: before, DryRun: f.DryRun, Concurrency: a.rc.ReadConcurrency}
 	a.log.Info("prune starting", "archive", a.ident, "index", cfg.IndexPrefix, "before", before.UTC().Format(time.RFC3339), "dry_run", f.DryRun)
 	rep, err := prune.Run(ctx, cfg, st, a.log)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkas3/kafkas3/internal/s3fake"
 	"github.com/kafkas3/kafkas3/prune"
 	"github.com/kafkas3/kafkas3/s3store"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -292,5 +293,55 @@ func TestPruneLeavesWhatTheStoreKeeps(t *testing.T) {
 	checkPruned(t, ctx, brokers, cfg, dir, "locked_orders", want)
 	if r := mustRun(t, ctx, ExitOK, "verify", "-c", cfg); !strings.Contains(r.out, "note: 1 objects below a prune watermark are still in the store") {
 		t.Fatalf("verify does not note the object left:\n%s", r.out)
+	}
+}
+
+// TestPruneWORMBucket: on a bucket with Object Lock, whose objects the
+// sink wrote under two days of retention, a prune deletes nothing under
+// retention (a delete would only hide it behind a delete marker): each
+// object is reported as refused, naming until when; the watermark is
+// written, verify is clean and the restore starts at it.
+func TestPruneWORMBucket(t *testing.T) {
+	ctx := cliContext(t)
+	fake := s3fake.New()
+	t.Cleanup(fake.Close)
+	const bucket = "kafkas3-worm-prune"
+	fake.CreateBucket(bucket)
+	fake.SetObjectLock(bucket, "GOVERNANCE", 1)
+	brokers := startKafka(t, 2, "orders")
+	want := producePrunable(t, ctx, brokers, "orders")
+	cfg := writeFile(t, "worm.yaml", strings.Replace(fakeS3SinkYAML("wormprune", "orders", brokers, fake.URL, bucket,
+		"s3.object.lock.mode: GOVERNANCE\ns3.object.lock.retain.days: 2\n"), "flush.size: 20", "flush.size: 5", 1))
+	mustRun(t, ctx, ExitOK, "sink", "-c", cfg, "--once", "--log-level", "warn")
+	before := fake.Keys(bucket)
+	r := mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "refused: orders/0 topics/orders/partition=0/orders+0+0000000000.json: under Object Lock retention until ") ||
+		!strings.Contains(r.out, "partitions=2 objects=6 ") {
+		t.Fatalf("prune on a WORM bucket:\n%s", r.out)
+	}
+	after := fake.Keys(bucket)
+	for _, k := range before {
+		if !slices.Contains(after, k) {
+			t.Errorf("%s was deleted under retention", k)
+		}
+	}
+	r = mustRun(t, ctx, ExitOK, "verify", "-c", cfg)
+	if !strings.Contains(r.out, "kafkas3 verify: clean") || !strings.Contains(r.out, "orders/0 below 15") {
+		t.Fatalf("verify:\n%s", r.out)
+	}
+	// Once the retention has ended, the next prune deletes them.
+	for _, k := range before {
+		fake.SetRetention(bucket, k, "", "")
+	}
+	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "refused=0") || slices.Contains(fake.Keys(bucket), "topics/orders/partition=0/orders+0+0000000000.json") {
+		t.Fatalf("a prune after the retention ended:\n%s", r.out)
+	}
+	mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "worm_$0", "--create-topics", "--log-level", "warn")
+	got := readTopic(t, ctx, brokers, "worm_orders")
+	for p := range int32(2) {
+		if !slices.Equal(got[p], want[p][15:]) {
+			t.Fatalf("worm_orders/%d restored %q, want %q", p, got[p], want[p][15:])
+		}
 	}
 }

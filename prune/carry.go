@@ -2,11 +2,15 @@ package prune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/kafkas3/kafkas3/index"
+	"github.com/kafkas3/kafkas3/internal/parallel"
 	"github.com/kafkas3/kafkas3/s3store"
 )
 
@@ -26,7 +30,11 @@ func (p *partitionPlan) carry(ctx context.Context, cfg Config, st Store, log *sl
 			return err
 		}
 	}
-	refused, err := st.Delete(ctx, p.objects)
+	objects, logKeys, err := p.leaveRetained(ctx, cfg, st, logKeys, log)
+	if err != nil {
+		return err
+	}
+	refused, err := st.Delete(ctx, objects)
 	p.refuse(refused, log)
 	if err != nil {
 		return fmt.Errorf("delete the pruned objects of %s/%d: %w", p.r.Topic, p.r.Partition, err)
@@ -36,6 +44,11 @@ func (p *partitionPlan) carry(ctx context.Context, cfg Config, st Store, log *sl
 	p.refuse(refused, log)
 	if err != nil {
 		return fmt.Errorf("delete the pruned index objects of %s/%d: %w", p.r.Topic, p.r.Partition, err)
+	}
+	if len(p.r.Refused) > 0 {
+		// Not done: the next prune asks about them again (their
+		// retention may have ended).
+		return nil
 	}
 	done := index.PrunedDoneKey(cfg.IndexPrefix, p.r.Topic, p.r.Partition, p.r.Below)
 	if err := put(ctx, st, done, index.EncodeWatermark(p.watermark(cfg))); err != nil {
@@ -141,4 +154,55 @@ func (p *partitionPlan) refuse(refused map[string]error, log *slog.Logger) {
 		p.r.Refused = append(p.r.Refused, Refusal{Key: k, Why: refused[k].Error()})
 		log.Warn("the store keeps an object prune would delete", "key", k, "why", refused[k])
 	}
+}
+
+// leaveRetained takes out of the partition's objects and index objects to
+// delete, on a bucket with Object Lock (s3store.Retainer), those under
+// retention or a legal hold, reporting each as refused: a delete would
+// only hide them behind a delete marker. It asks the store about each
+// (HeadObject), Config.Concurrency at a time; on other stores it asks
+// nothing.
+func (p *partitionPlan) leaveRetained(ctx context.Context, cfg Config, st Store, logKeys []string, log *slog.Logger) (objects, logs []string, err error) {
+	rt, ok := st.(s3store.Retainer)
+	if !ok || !rt.WORM() {
+		return p.objects, logKeys, nil
+	}
+	keys := append(slices.Clone(p.objects), logKeys...)
+	why := make([]error, len(keys))
+	now := cfg.Now()
+	n := cfg.Concurrency
+	if n <= 0 {
+		n = index.DefaultConcurrency
+	}
+	err = parallel.Each(ctx, n, len(keys), func(i int) error {
+		until, hold, err := rt.Retention(ctx, keys[i])
+		switch {
+		case errors.Is(err, s3store.ErrNotExist):
+			return nil // gone already (an interrupted prune)
+		case err != nil:
+			return fmt.Errorf("read the Object Lock retention of %q: %w", keys[i], err)
+		case hold:
+			why[i] = errors.New("under an Object Lock legal hold")
+		case until.After(now):
+			why[i] = fmt.Errorf("under Object Lock retention until %s", until.UTC().Format(time.RFC3339))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	refused := map[string]error{}
+	for i, k := range keys {
+		switch {
+		case why[i] != nil:
+			refused[k] = why[i]
+		case i < len(p.objects):
+			objects = append(objects, k)
+		default:
+			logs = append(logs, k)
+		}
+	}
+	p.r.IndexObjects -= len(logKeys) - len(logs)
+	p.refuse(refused, log)
+	return objects, logs, nil
 }

@@ -20,7 +20,14 @@
 //     entries hold only offsets below W), but the partition's newest,
 //     by which readers find the partition; the checkpoints stay (derived
 //     data: readers drop their entries below W);
-//  4. the partition's older watermarks are deleted.
+//  4. unless the store kept an object, a done key (index.PrunedDoneKey)
+//     says the objects below W are gone, so later prunes need not look at
+//     them again, and the partition's older watermarks are deleted. On a
+//     bucket with Object Lock (s3store.Retainer) the objects under
+//     retention or a legal hold are not even asked to go (a delete would
+//     hide them behind a delete marker): they are reported, and every
+//     later prune asks about the objects below W again until none is
+//     kept.
 //
 // A crash at any step leaves an archive that verify reports clean and
 // that restores exactly the records at or above W; a re-run (which reads

@@ -49,10 +49,11 @@ type Partition struct {
 	// Was is the watermark before (0: none), Below the one now.
 	Was   int64 `json:"was"`
 	Below int64 `json:"below"`
-	// Objects and Bytes are the objects deleted (value objects and their
-	// .keys and .headers objects) and their sizes as the index gives
-	// them, Records the records of their live entries (counted once),
-	// IndexObjects the index objects of the log deleted.
+	// Objects and Bytes are the objects below the watermark (value
+	// objects and their .keys and .headers objects; deleted but those in
+	// Refused) and their sizes as the index gives them, Records the
+	// records of their live entries (counted once), IndexObjects the index
+	// objects of the log deleted.
 	Objects      int   `json:"objects"`
 	Bytes        int64 `json:"bytes"`
 	Records      int64 `json:"records"`

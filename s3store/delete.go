@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
@@ -114,4 +116,36 @@ func (m *Memory) Delete(ctx context.Context, keys []string) (map[string]error, e
 		delete(m.tags, key)
 	}
 	return map[string]error{}, nil
+}
+
+// Retainer is a Store that tells an object's S3 Object Lock state, for
+// deletes that must leave locked objects alone (kafkas3 prune). On a
+// bucket with Object Lock (versioning on) a delete without a version only
+// hides a locked object behind a delete marker; the data stays until its
+// retention ends.
+type Retainer interface {
+	// WORM tells whether the bucket has Object Lock (or the config
+	// declares it, s3.object.lock.mode).
+	WORM() bool
+	// Retention returns until when the object is retained (zero: no
+	// retention) and whether a legal hold is on (HeadObject).
+	Retention(ctx context.Context, key string) (until time.Time, hold bool, err error)
+}
+
+var _ Retainer = (*S3)(nil)
+
+// Retention reads the object's retention and legal hold (HeadObject).
+func (s *S3) Retention(ctx context.Context, key string) (time.Time, bool, error) {
+	var out *s3.HeadObjectOutput
+	err := s.do(ctx, "head "+s.url(key), func(ctx context.Context) error {
+		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
+		var err error
+		out, err = s.client.HeadObject(ctx, in)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return aws.ToTime(out.ObjectLockRetainUntilDate), out.ObjectLockLegalHoldStatus == types.ObjectLockLegalHoldStatusOn, nil
 }

@@ -123,6 +123,19 @@ func (s *Server) SetRestored(bucket, key string, restored bool) bool {
 	return ok
 }
 
+// SetRetention sets an object's retention mode and retain-until date
+// (RFC 3339; both "" for none), as PutObjectRetention does, or as time
+// passing ends it. It reports whether the object exists.
+func (s *Server) SetRetention(bucket, key, mode, until string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.buckets[bucket][key]
+	if ok {
+		o.meta.lockMode, o.meta.lockUntil = mode, until
+	}
+	return ok
+}
+
 // StorageClass returns the storage class an object was written with
 // ("" for none) and its retention mode and retain-until date.
 func (s *Server) StorageClass(bucket, key string) (class, lockMode, lockUntil string) {
