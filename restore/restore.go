@@ -449,19 +449,24 @@ const producerBufferBytes = 32 << 20
 // newProducer builds the idempotent producer: acks=all, records go to the
 // partition they name, topics are never auto-created.
 func (r *Restorer) newProducer() (*kgo.Client, error) {
-	opts := []kgo.Opt{
+	return r.producer(producerBufferBytes)
+}
+
+// producer builds a producer with the options every restore producer has
+// (acks=all, records go to the partition they name, batches follow each
+// target's max.message.bytes, describeLimits) and buffer bytes, then
+// extra options, then Config.KafkaOpts.
+func (r *Restorer) producer(buffer int, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedBytes(producerBufferBytes),
-		// Batches follow each target's max.message.bytes (describeLimits),
-		// so records as large as the target accepts are produced.
+		kgo.MaxBufferedBytes(buffer),
 		kgo.ProducerBatchMaxBytesFn(r.batchBytes),
 		kgo.WithHooks(producerHooks{r.deps}),
 		kgo.RetryBackoffFn(clientBackoff),
-	}
-	opts = append(opts, r.cfg.KafkaOpts...)
-	cl, err := kgo.NewClient(opts...)
+	}, extra...)
+	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}

@@ -143,23 +143,7 @@ func (r *Restorer) openTxn(ctx context.Context, j job) (job, error) {
 // records go to the partition they name. Its buffer is the restore's
 // producer buffer shared among the streams produced at once.
 func (r *Restorer) newTxnProducer(id string) (*kgo.Client, error) {
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(r.cfg.Brokers...),
-		kgo.TransactionalID(id),
-		kgo.TransactionTimeout(TxnTimeout),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedBytes(max(producerBufferBytes/r.cfg.Parallelism, 4<<20)),
-		kgo.ProducerBatchMaxBytesFn(r.batchBytes),
-		kgo.WithHooks(producerHooks{r.deps}),
-		kgo.RetryBackoffFn(clientBackoff),
-	}
-	opts = append(opts, r.cfg.KafkaOpts...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
-	}
-	return cl, nil
+	return r.producer(max(producerBufferBytes/r.cfg.Parallelism, 4<<20), kgo.TransactionalID(id), kgo.TransactionTimeout(TxnTimeout))
 }
 
 // readPosition reads how many records of tx's stream earlier runs

@@ -136,14 +136,7 @@ var _ Retainer = (*S3)(nil)
 
 // Retention reads the object's retention and legal hold (HeadObject).
 func (s *S3) Retention(ctx context.Context, key string) (time.Time, bool, error) {
-	var out *s3.HeadObjectOutput
-	err := s.do(ctx, "head "+s.url(key), func(ctx context.Context) error {
-		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
-		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
-		var err error
-		out, err = s.client.HeadObject(ctx, in)
-		return err
-	})
+	out, err := s.head(ctx, key, false)
 	if err != nil {
 		return time.Time{}, false, err
 	}

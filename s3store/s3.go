@@ -364,19 +364,30 @@ func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	return out.Body, nil
 }
 
+// head is HeadObject of key, with SSE-C's headers when set and, with
+// checksum, the stored checksums asked for.
+func (s *S3) head(ctx context.Context, key string, checksum bool) (*s3.HeadObjectOutput, error) {
+	what := "head "
+	in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
+	if checksum {
+		what, in.ChecksumMode = "head (checksum) ", types.ChecksumModeEnabled
+	}
+	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
+	var out *s3.HeadObjectOutput
+	err := s.do(ctx, what+s.url(key), func(ctx context.Context) error {
+		var err error
+		out, err = s.client.HeadObject(ctx, in)
+		return err
+	})
+	return out, err
+}
+
 // Stat describes the object (HeadObject).
 func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if key == "" {
 		return ObjectInfo{}, fmt.Errorf("s3 stat %q: %w: empty key", key, ErrInvalidKey)
 	}
-	var out *s3.HeadObjectOutput
-	err := s.do(ctx, "head "+s.url(key), func(ctx context.Context) error {
-		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key}
-		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
-		var err error
-		out, err = s.client.HeadObject(ctx, in)
-		return err
-	})
+	out, err := s.head(ctx, key, false)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -393,14 +404,7 @@ func (s *S3) StoredCRC32C(ctx context.Context, key string) (string, bool, error)
 	if key == "" {
 		return "", false, fmt.Errorf("s3 head %q: %w: empty key", key, ErrInvalidKey)
 	}
-	var out *s3.HeadObjectOutput
-	err := s.do(ctx, "head (checksum) "+s.url(key), func(ctx context.Context) error {
-		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key, ChecksumMode: types.ChecksumModeEnabled}
-		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
-		var err error
-		out, err = s.client.HeadObject(ctx, in)
-		return err
-	})
+	out, err := s.head(ctx, key, true)
 	if err != nil {
 		return "", false, err
 	}

@@ -196,14 +196,7 @@ func (s *S3) noCondition(key string, err error) {
 // CRC32C, with "-<parts>" for a composite one). It returns the stored
 // object's ETag when they agree, else a *RewriteError.
 func (s *S3) existing(ctx context.Context, key string, n int64, want string) (string, error) {
-	var out *s3.HeadObjectOutput
-	err := s.do(ctx, "head (checksum) "+s.url(key), func(ctx context.Context) error {
-		in := &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: &key, ChecksumMode: types.ChecksumModeEnabled}
-		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = s.sseC()
-		var err error
-		out, err = s.client.HeadObject(ctx, in)
-		return err
-	})
+	out, err := s.head(ctx, key, true)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // TestIntegrationPruneCrash (issue 22, items 1 and 5, on the test bed): an
@@ -24,7 +28,8 @@ import (
 // written, else all of them), compared record by record (key, value,
 // timestamp). The prune that finishes leaves 40 objects a partition. The
 // prunes reach versitygw through a proxy that adds 20 ms to each request,
-// as a real store does, so the kills land inside them.
+// as a real store does, so the kills land inside them; every other kill
+// waits for a watermark to appear.
 func TestIntegrationPruneCrash(t *testing.T) {
 	b := newBed(t)
 	_, rng := crashSeed(t)
@@ -47,7 +52,14 @@ func TestIntegrationPruneCrash(t *testing.T) {
 	kills, midway := 0, 0
 	for run := 1; ; run++ {
 		p := startKafkas3(t, fmt.Sprintf("prune %d", run), "prune", slow, "--keep-days", "30")
-		time.Sleep(time.Duration(50+rng.IntN(1500)) * time.Millisecond)
+		if run%2 == 0 {
+			// Every other kill waits for a watermark: then it lands while
+			// the objects below it go (a few requests of 20 ms).
+			b.waitWatermark(t, bucket, topic, p)
+			time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+		} else {
+			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		}
 		if p.exited() {
 			if code := p.wait(time.Second); code != 0 {
 				t.Fatalf("prune %d: exit %d\n%s", run, code, p.logs())
@@ -87,6 +99,31 @@ func TestIntegrationPruneCrash(t *testing.T) {
 		if count != (n-old)/2 {
 			t.Fatalf("%s holds %d objects after the prune, want %d", dir, count, (n-old)/2)
 		}
+	}
+}
+
+// waitWatermark waits until the bucket holds a prune watermark of topic,
+// or p has exited.
+func (b *bed) waitWatermark(t *testing.T, bucket, topic string, p *proc) {
+	t.Helper()
+	prefix := "_kafkas3/checkpoints/" + topic + "/"
+	found := waitFor(30*time.Second, 2*time.Millisecond, func() bool {
+		if p.exited() {
+			return true
+		}
+		out, err := b.s.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out.Contents {
+			if strings.Contains(aws.ToString(o.Key), "/pruned-") {
+				return true
+			}
+		}
+		return false
+	})
+	if !found {
+		t.Fatalf("no prune watermark under %s within 30s\n%s", prefix, p.logs())
 	}
 }
 
