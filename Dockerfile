@@ -1,5 +1,5 @@
 # kafkas3: a static binary on scratch, run as a numeric non-root user.
-# The README's "Container image" section holds the same file.
+# docs/operations.md, "Container image", holds the same file.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

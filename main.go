@@ -1,5 +1,5 @@
 // Command kafkas3 archives Kafka topics into S3-compatible object storage and
-// restores them. See README.md.
+// restores them. See README.md and docs/.
 package main
 
 import (

@@ -8,11 +8,12 @@ import (
 	"github.com/kafkas3/kafkas3/config"
 )
 
-// TestREADMEConfigReference keeps the README's configuration reference equal
-// to the key table. Run with KAFKAS3_UPDATE_README=1 to rewrite it.
+// TestREADMEConfigReference keeps the configuration reference
+// (docs/config.md) equal to the key table. Run with KAFKAS3_UPDATE_README=1
+// to rewrite it.
 func TestREADMEConfigReference(t *testing.T) {
 	const begin, end = "<!-- BEGIN CONFIG REFERENCE -->\n", "<!-- END CONFIG REFERENCE -->"
-	path := "../README.md"
+	path := "../docs/config.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +21,7 @@ func TestREADMEConfigReference(t *testing.T) {
 	s := string(b)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %q and %q markers", begin, end)
+		t.Fatalf("docs/config.md lacks the %q and %q markers", begin, end)
 	}
 	want := "\n" + config.Reference(config.Sink) + "\n" + config.Reference(config.Source) + "\n"
 	got := s[i+len(begin) : j]
@@ -33,5 +34,5 @@ func TestREADMEConfigReference(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("README.md configuration reference is out of date; run: KAFKAS3_UPDATE_README=1 go test ./cmd -run TestREADMEConfigReference")
+	t.Fatal("docs/config.md is out of date; run: KAFKAS3_UPDATE_README=1 go test ./cmd -run TestREADMEConfigReference")
 }

@@ -57,7 +57,7 @@ count and, for envelope objects, each record's offset against the index.
 A flipped byte that keeps the size is found only by --deep.
 
 Output: a table per partition and one line per problem, or with --json one
-JSON document (see the README for its shape). On --deep runs a progress
+JSON document (docs/archive-tools.md shows its shape). On --deep runs a progress
 line goes to stderr every 10 seconds.
 
 Exit codes: 0 the archive is clean, 1 a problem was found (or the store

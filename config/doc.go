@@ -20,8 +20,8 @@
 // sasl.mechanism, its keys and sasl.jaas.config, built by package
 // kafkaauth: sasl.go). Settings.Effective lists every key
 // with its value and origin for `kafkas3 config`; Reference renders the
-// declarations as the Markdown behind `kafkas3 config-keys` and the
-// README.
+// declarations as the Markdown behind `kafkas3 config-keys` and
+// docs/config.md.
 //
 // Values of secret keys, and passwords in URLs, never reach output:
 // errors and Effective mask them (Display), and text of other packages'

@@ -10,7 +10,7 @@ import (
 // keys that take effect (key, default, allowed, meaning), then the Confluent
 // keys that are recognised but only accepted at their default, then the
 // Kafka Connect keys that are accepted and ignored, then the keys that are
-// refused. It is the text behind README's reference and --help-config.
+// refused. It is the text behind docs/config.md and --help-config.
 func Reference(cmd Command) string {
 	var b strings.Builder
 	specs := NewKeys().All()

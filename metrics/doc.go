@@ -24,7 +24,7 @@
 //     among them) and kafkas3_dependency_up, the health.Readiness state.
 //   - Listen and Server.Serve serve the registry and the readiness.
 //
-// The README's "Metrics and health" section lists every metric with its
+// docs/operations.md, "Metrics, health and logs", lists every metric with its
 // labels; names follow Prometheus' conventions (kafkas3_ prefix, _total
 // counters, _seconds and _bytes units).
 package metrics

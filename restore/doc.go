@@ -117,7 +117,7 @@
 //     the plan takes them from the entry (entryFacts), "the entry's word".
 //   - proof, prove, proved: the whole-archive read before anything is
 //     produced (proof.go, modeProve, --prove-first), nothing else, in
-//     names, flags, the plan, the log and the README alike.
+//     names, flags, the plan, the log and the docs alike.
 //   - complete, unknown: what the plan shows of a partition before
 //     anything is produced, with or without the proof. Complete
 //     (PartitionPlan.Complete, the plan's COMPLETE column): no gap, no
@@ -144,6 +144,6 @@
 // once and its limits (partition.go), consumer groups (groups.go), follow
 // mode (inflight.go), outages (outage.go), the observer (observer.go) and
 // reading records without Kafka for `kafkas3 cat` (records.go, Records).
-// The README's restore runbook and "What a restore checks before it
+// docs/source.md's restore runbooks and "What a restore checks before it
 // writes" say the same for users.
 package restore

@@ -59,7 +59,7 @@ func (e *RewriteError) Error() string {
 	return fmt.Sprintf("refusing to write %s again: the bucket has Object Lock and the object it holds (%s) is not the one this run wrote (%s), "+
 		"so this is not a replay of the same bytes; the stored version stays as it is. A sink of the same group with another flush.size, partitioner or "+
 		"rotate.schedule.interval.ms, or a --once run killed after uploading its last partial file and before committing it, with records added since, writes other bytes "+
-		"under the same key; s3.object.lock.rewrite=new-version writes them as a new version instead (README, \"WORM buckets\")", e.URL, e.Have, e.Want)
+		"under the same key; s3.object.lock.rewrite=new-version writes them as a new version instead (docs/sink.md, \"WORM buckets\")", e.URL, e.Have, e.Want)
 }
 
 func (e *RewriteError) Unwrap() error { return ErrRewrite }
