@@ -44,9 +44,8 @@ func TestSinkWORMBucket(t *testing.T) {
 	data := 0
 	for key := range first {
 		class, mode, until := fake.StorageClass(bucket, key)
-		wantClass := ""
+		wantClass := "STANDARD_IA" // every object: not an archive tier
 		if strings.HasPrefix(key, "topics/") {
-			wantClass = "STANDARD_IA"
 			data++
 		}
 		if class != wantClass || mode != "GOVERNANCE" || until == "" {

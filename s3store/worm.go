@@ -73,9 +73,10 @@ const (
 )
 
 // Data marks the objects created with the returned context as archive
-// data (records), which S3Config.StorageClass applies to. The other
-// objects (the archive index: small, read at every start, restore and
-// verify) keep the bucket's default class.
+// data (records). S3Config.StorageClass applies to every object, but an
+// archive tier (GLACIER, DEEP_ARCHIVE: unreadable until restored) only to
+// data: the others (the archive index) must stay readable for every sink
+// start, restore and verify, so they keep the bucket's default class.
 func Data(ctx context.Context) context.Context {
 	return context.WithValue(ctx, dataKey, true)
 }
@@ -144,10 +145,11 @@ func (s *S3) detectObjectLock(ctx context.Context) {
 	}
 }
 
-// applyClassAndLock sets the storage class (for data objects) and the
-// per-object retention of a PutObject or CreateMultipartUpload.
+// applyClassAndLock sets the storage class (an archive tier for data
+// objects only, see Data) and the per-object retention of a PutObject or
+// CreateMultipartUpload.
 func (s *S3) applyClassAndLock(ctx context.Context, class *types.StorageClass, mode *types.ObjectLockMode, until **time.Time) {
-	if s.cfg.StorageClass != "" && isData(ctx) {
+	if s.cfg.StorageClass != "" && (isData(ctx) || !ArchiveTier(s.cfg.StorageClass)) {
 		*class = types.StorageClass(s.cfg.StorageClass)
 	}
 	if s.cfg.ObjectLockMode != "" {

@@ -61,9 +61,10 @@ func TestS3ChecksumHeadersForObjectLock(t *testing.T) {
 	}
 }
 
-// TestS3StorageClassAndRetention: s3.storage.class goes on the objects
-// created with s3store.Data (PutObject and CreateMultipartUpload), not
-// on the others; s3.object.lock.mode and retain.days on every object.
+// TestS3StorageClassAndRetention: s3.storage.class goes on every object
+// (PutObject and CreateMultipartUpload), an archive tier only on those
+// created with s3store.Data (the index must stay readable);
+// s3.object.lock.mode and retain.days on every object.
 func TestS3StorageClassAndRetention(t *testing.T) {
 	fake := newFake(t)
 	st, bucket := fakeStore(t, fake, func(c *s3store.S3Config) {
@@ -82,7 +83,7 @@ func TestS3StorageClassAndRetention(t *testing.T) {
 	if err := writeObject(ctx, st, "index", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ key, class string }{{"small", "STANDARD_IA"}, {"big", "STANDARD_IA"}, {"index", ""}} {
+	for _, c := range []struct{ key, class string }{{"small", "STANDARD_IA"}, {"big", "STANDARD_IA"}, {"index", "STANDARD_IA"}} {
 		class, mode, until := fake.StorageClass(bucket, c.key)
 		if class != c.class || mode != "COMPLIANCE" {
 			t.Errorf("%s: storage class %q, lock mode %q; want %q, COMPLIANCE", c.key, class, mode, c.class)
@@ -96,11 +97,25 @@ func TestS3StorageClassAndRetention(t *testing.T) {
 	if err := st.List(ctx, "", func(o s3store.ObjectInfo) error { classes = append(classes, o.Key+"="+o.StorageClass); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(classes, " "); got != "big=STANDARD_IA index=STANDARD small=STANDARD_IA" {
+	if got := strings.Join(classes, " "); got != "big=STANDARD_IA index=STANDARD_IA small=STANDARD_IA" {
 		t.Errorf("listing: %s", got)
 	}
 	if !st.WORM() {
 		t.Error("s3.object.lock.mode set, but the store does not write as on a WORM bucket")
+	}
+	// An archive tier goes on the data only.
+	deep, bucket2 := fakeStore(t, fake, func(c *s3store.S3Config) { c.StorageClass = "DEEP_ARCHIVE" })
+	if err := writeObject(data, deep, "cold", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeObject(ctx, deep, "index", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if cold, _, _ := fake.StorageClass(bucket2, "cold"); cold != "DEEP_ARCHIVE" {
+		t.Errorf("data object with DEEP_ARCHIVE: class %q", cold)
+	}
+	if idx, _, _ := fake.StorageClass(bucket2, "index"); idx != "" {
+		t.Errorf("index object with DEEP_ARCHIVE: class %q, want the default (readable)", idx)
 	}
 }
 
