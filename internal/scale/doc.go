@@ -23,7 +23,9 @@
 // (`kafkas3 ls --timeline hour`: it fails if it opens a data object or
 // counts another number of records), restore.Records (`kafkas3 cat
 // --partition 0 --offset <the last 10>`: it fails unless it opens exactly
-// the 10 objects that hold them) and the restore's
+// the 10 objects that hold them), prune.Run (`kafkas3 prune --dry-run`
+// cutting each partition in the middle: it fails unless every watermark
+// is the middle offset and no data object is opened; a dry run) and the restore's
 // plan (restore.Restorer.Plan; it needs no broker) twice: "restore.Plan"
 // as `kafkas3 source` plans (one read per object: the index and what the
 // store says of each object, no object read) and "restore.Plan(proof)" as

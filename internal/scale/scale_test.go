@@ -24,6 +24,7 @@ import (
 	"github.com/kafkas3/kafkas3/inspect"
 	"github.com/kafkas3/kafkas3/internal/memlimit"
 	"github.com/kafkas3/kafkas3/partition"
+	"github.com/kafkas3/kafkas3/prune"
 	"github.com/kafkas3/kafkas3/restore"
 	"github.com/kafkas3/kafkas3/verify"
 )
@@ -164,6 +165,7 @@ func steps(st *simStore, keys partition.KeyConfig, f format.Format, n, parts int
 		}},
 		{"inspect.List", lsStep(st, keys)},
 		{"restore.Records", catStep(st, keys, f, n, parts)},
+		{"prune.Run", pruneStep(st, n, parts)},
 		{"restore.Plan", planStep(st, keys, f, true)},
 		{"restore.Plan(proof)", planStep(st, keys, f, false)},
 	}
@@ -230,6 +232,29 @@ func catStep(st *simStore, keys partition.KeyConfig, f format.Format, objects, p
 			err = fmt.Errorf("cat: offsets %v, %d data objects opened, indexed %v; want the last 10 of %d, 10 opened", got, ds.n.Load(), res.Indexed, last)
 		}
 		return res, err
+	}
+}
+
+// pruneStep is `kafkas3 prune --dry-run` cutting every partition in the
+// middle of its records' time: the index alone, no data object opened,
+// each partition's watermark at its middle offset.
+func pruneStep(st *simStore, objects, parts int) func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		ds := &dataOpens{simStore: st}
+		mid := int64(objects / parts / 2)
+		rep, err := prune.Run(ctx, prune.Config{IndexPrefix: index.DefaultPrefix, Before: time.UnixMilli(stampOf(mid)), DryRun: true}, ds, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range rep.Partitions {
+			if p.Below != mid {
+				return rep, fmt.Errorf("prune: %s/%d watermark %d, want %d", p.Topic, p.Partition, p.Below, mid)
+			}
+		}
+		if len(rep.Partitions) != parts || ds.n.Load() != 0 {
+			err = fmt.Errorf("prune: %d partitions, %d data objects opened; want %d, none", len(rep.Partitions), ds.n.Load(), parts)
+		}
+		return rep, err
 	}
 }
 

@@ -150,6 +150,11 @@ func (s *simStore) Create(ctx context.Context, key string) (s3store.ObjectWriter
 	return nil, fmt.Errorf("sim store: create %q: read-only", key)
 }
 
+// Delete refuses: the store is read-only (prune's dry run deletes nothing).
+func (s *simStore) Delete(ctx context.Context, keys []string) (map[string]error, error) {
+	return nil, fmt.Errorf("sim store: delete %d keys: read-only", len(keys))
+}
+
 func (s *simStore) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := s.request(ctx, &s.gets); err != nil {
 		return nil, err
