@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,8 +17,9 @@ import (
 // pruneFlags are the flags of `kafkas3 prune`.
 type pruneFlags struct {
 	archiveFlags
-	Before   string
-	KeepDays int
+	Before string
+	// KeepDays is each --keep-days: N for every topic, or TOPIC=N.
+	KeepDays []string
 	DryRun   bool
 	JSON     bool
 }
@@ -51,6 +54,7 @@ objects, which verify and the source report as damage.
 Exit codes: 0 done (also with refused objects, listed), 1 the store failed
 (run it again), 2 configuration or flag error.`,
 		Example: `  kafkas3 prune --config orders.yaml --keep-days 365 --dry-run
+  kafkas3 prune -c orders.yaml --keep-days 30 --keep-days audit=3650
   kafkas3 prune -c orders.yaml --topics orders --before 2026-01-01T00:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -60,33 +64,51 @@ Exit codes: 0 done (also with refused objects, listed), 1 the store failed
 	fl := c.Flags()
 	f.register(fl, "archived topics to prune, comma separated (default: every topic of the archive)")
 	fl.StringVar(&f.Before, "before", "", "prune the objects whose records are all older than this time: RFC 3339 (2026-01-01T00:00:00Z) or Unix milliseconds")
-	fl.IntVar(&f.KeepDays, "keep-days", 0, "prune the objects whose records are all older than this many days (instead of --before)")
+	fl.StringArrayVar(&f.KeepDays, "keep-days", nil, "prune the objects whose records are all older than this many days (instead of --before): N for every topic, or TOPIC=N for one (repeatable: --keep-days 365 --keep-days audit=3650)")
 	fl.BoolVar(&f.DryRun, "dry-run", false, "list what would go (objects, bytes, records, index objects per partition) and delete nothing")
 	fl.BoolVar(&f.JSON, "json", false, "print one JSON document instead of the table")
 	return c
 }
 
-// cut is the time --before or --keep-days gives.
-func (f *pruneFlags) cut(now time.Time) (time.Time, error) {
-	switch {
-	case f.Before != "" && f.KeepDays != 0:
-		return time.Time{}, fmt.Errorf("%w: --before and --keep-days are both set; want one of them", ErrConfig)
-	case f.Before != "":
+// cuts are the times --before or --keep-days give: the default cut (zero
+// when only some topics have one) and the per-topic ones.
+func (f *pruneFlags) cuts(now time.Time) (time.Time, map[string]time.Time, error) {
+	if f.Before != "" {
+		if len(f.KeepDays) > 0 {
+			return time.Time{}, nil, fmt.Errorf("%w: --before and --keep-days are both set; want one of them", ErrConfig)
+		}
 		t, err := parseUntil(f.Before)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%w: --before: %v", ErrConfig, err)
+			return time.Time{}, nil, fmt.Errorf("%w: --before: %v", ErrConfig, err)
 		}
-		return t, nil
-	case f.KeepDays > 0:
-		return now.Add(-time.Duration(f.KeepDays) * 24 * time.Hour), nil
-	case f.KeepDays < 0:
-		return time.Time{}, fmt.Errorf("%w: --keep-days is %d; want a positive number of days", ErrConfig, f.KeepDays)
+		return t, nil, nil
 	}
-	return time.Time{}, fmt.Errorf("%w: want --before TIME or --keep-days N: what to prune", ErrConfig)
+	if len(f.KeepDays) == 0 {
+		return time.Time{}, nil, fmt.Errorf("%w: want --before TIME or --keep-days N: what to prune", ErrConfig)
+	}
+	var all time.Time
+	per := map[string]time.Time{}
+	for _, kd := range f.KeepDays {
+		topic, n, scoped := strings.Cut(kd, "=")
+		if !scoped {
+			topic, n = "", kd
+		}
+		days, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || days <= 0 || scoped && topic == "" {
+			return time.Time{}, nil, fmt.Errorf("%w: --keep-days %q: want a positive number of days, or TOPIC=N", ErrConfig, kd)
+		}
+		cut := now.Add(-time.Duration(days) * 24 * time.Hour)
+		if scoped {
+			per[topic] = cut
+		} else {
+			all = cut
+		}
+	}
+	return all, per, nil
 }
 
 func runPruneCmd(ctx context.Context, f *pruneFlags, streams IO) error {
-	before, err := f.cut(time.Now())
+	before, perTopic, err := f.cuts(time.Now())
 	if err != nil {
 		return err
 	}
@@ -103,8 +125,8 @@ func runPruneCmd(ctx context.Context, f *pruneFlags, streams IO) error {
 	if err := st.Check(ctx); err != nil {
 		return fmt.Errorf("prune %s: %w", a.ident, err)
 	}
-	cfg := prune.Config{IndexPrefix: a.rc.IndexPrefix, Topics: a.topics, Before: before, DryRun: f.DryRun, Concurrency: a.rc.ReadConcurrency}
-	a.log.Info("prune starting", "archive", a.ident, "index", cfg.IndexPrefix, "before", before.UTC().Format(time.RFC3339), "dry_run", f.DryRun)
+	cfg := prune.Config{IndexPrefix: a.rc.IndexPrefix, Topics: a.topics, Before: before, TopicBefore: perTopic, DryRun: f.DryRun, Concurrency: a.rc.ReadConcurrency}
+	a.log.Info("prune starting", "archive", a.ident, "index", cfg.IndexPrefix, "before", before.UTC().Format(time.RFC3339), "per_topic", len(perTopic), "dry_run", f.DryRun)
 	rep, err := prune.Run(ctx, cfg, st, a.log)
 	if rep != nil {
 		if werr := writePrune(streams.Out, rep, f.JSON); werr != nil && err == nil {
@@ -125,9 +147,10 @@ func writePrune(w io.Writer, rep *prune.Report, asJSON bool) error {
 		return enc.Encode(rep)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tWATERMARK\tOBJECTS\tBYTES\tRECORDS\tINDEX OBJECTS\tREFUSED")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tBEFORE\tWATERMARK\tOBJECTS\tBYTES\tRECORDS\tINDEX OBJECTS\tREFUSED")
 	for _, p := range rep.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d -> %d\t%d\t%s\t%d\t%d\t%d\n", p.Topic, p.Partition, p.Was, p.Below, p.Objects, formatSize(p.Bytes), p.Records, p.IndexObjects, len(p.Refused))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d -> %d\t%d\t%s\t%d\t%d\t%d\n", p.Topic, p.Partition, p.Before.UTC().Format(time.RFC3339),
+			p.Was, p.Below, p.Objects, formatSize(p.Bytes), p.Records, p.IndexObjects, len(p.Refused))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -142,7 +165,7 @@ func writePrune(w io.Writer, rep *prune.Report, asJSON bool) error {
 	if rep.DryRun {
 		what = "would prune (dry run)"
 	}
-	_, err := fmt.Fprintf(w, "kafkas3 prune: %s before %s: partitions=%d objects=%d bytes=%d records=%d index_objects=%d refused=%d\n",
-		what, rep.Before.UTC().Format(time.RFC3339), len(rep.Partitions), objects, bytes, records, indexObjects, refused)
+	_, err := fmt.Fprintf(w, "kafkas3 prune: %s: partitions=%d objects=%d bytes=%d records=%d index_objects=%d refused=%d\n",
+		what, len(rep.Partitions), objects, bytes, records, indexObjects, refused)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -102,12 +103,25 @@ func TestPruneCmd(t *testing.T) {
 	if !strings.Contains(r.out, "would prune (dry run)") || !strings.Contains(r.out, "partitions=2 objects=6 ") || !strings.Contains(r.out, " records=30 ") {
 		t.Fatalf("dry run:\n%s", r.out)
 	}
+	// Per topic: another topic's cut leaves orders alone; orders' own cut
+	// (50 days: older than every record) finds nothing.
+	for _, args := range [][]string{{"--keep-days", "other=30"}, {"--keep-days", "30", "--keep-days", "orders=50"}} {
+		r = mustRun(t, ctx, ExitOK, append([]string{"prune", "-c", cfg, "--dry-run"}, args...)...)
+		if !strings.Contains(r.out, "partitions=0 objects=0") {
+			t.Fatalf("dry run with %v:\n%s", args, r.out)
+		}
+	}
+	for _, bad := range []string{"0", "x", "=5", "orders=-1"} {
+		if r = mustRun(t, ctx, ExitConfig, "prune", "-c", cfg, "--keep-days", bad); !strings.Contains(r.err, "--keep-days "+strconv.Quote(bad)) {
+			t.Fatalf("--keep-days %s: %s", bad, r.err)
+		}
+	}
 	if got := allKeys(t, dir); !slices.Equal(got, all) {
 		t.Fatalf("the dry run changed the archive")
 	}
 
 	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
-	if !strings.Contains(r.out, "kafkas3 prune: pruned before") || !strings.Contains(r.out, "partitions=2 objects=6 ") || !strings.Contains(r.out, "refused=0") {
+	if !strings.Contains(r.out, "kafkas3 prune: pruned: partitions=2 objects=6 ") || !strings.Contains(r.out, "refused=0") {
 		t.Fatalf("prune:\n%s", r.out)
 	}
 	left := allKeys(t, dir)

@@ -60,7 +60,7 @@ func (p *partitionPlan) carry(ctx context.Context, cfg Config, st Store, log *sl
 // watermark is the partition's new watermark.
 func (p *partitionPlan) watermark(cfg Config) index.Watermark {
 	return index.Watermark{Topic: p.r.Topic, Partition: p.r.Partition, Below: p.r.Below,
-		TimeMS: cfg.Now().UnixMilli(), CutoffMS: cfg.Before.UnixMilli()}
+		TimeMS: cfg.Now().UnixMilli(), CutoffMS: p.r.Before.UnixMilli()}
 }
 
 // put writes body at key.

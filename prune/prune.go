@@ -23,8 +23,10 @@ type Config struct {
 	// index.
 	Topics []string
 	// Before is the cut: objects whose records are all stamped before it
-	// go.
-	Before time.Time
+	// go. TopicBefore overrides it per topic; a topic with neither (zero
+	// Before, not in TopicBefore) is left alone.
+	Before      time.Time
+	TopicBefore map[string]time.Time
 	// DryRun reports what would go and changes nothing.
 	DryRun bool
 	// Concurrency bounds the store requests in flight (0: the index's
@@ -46,6 +48,8 @@ type Store interface {
 type Partition struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
+	// Before is the partition's cut (Config.Before or TopicBefore).
+	Before time.Time `json:"before"`
 	// Was is the watermark before (0: none), Below the one now.
 	Was   int64 `json:"was"`
 	Below int64 `json:"below"`
@@ -118,7 +122,11 @@ func Run(ctx context.Context, cfg Config, st Store, log *slog.Logger) (*Report, 
 		if err != nil {
 			return err
 		}
-		p, ok := plan(ix, cfg.Before, done)
+		cut := cfg.cut(ix.All[0].Topic)
+		if cut.IsZero() {
+			return nil
+		}
+		p, ok := plan(ix, cut, done)
 		if !ok {
 			return nil
 		}
@@ -139,6 +147,14 @@ func Run(ctx context.Context, cfg Config, st Store, log *slog.Logger) (*Report, 
 		return rep, fmt.Errorf("%w under %q: prune needs the index the sink writes (kafkas3.index.enabled)", ErrNoIndex, cfg.IndexPrefix)
 	}
 	return rep, nil
+}
+
+// cut is topic's cut: TopicBefore's, else Before (zero: none).
+func (cfg Config) cut(topic string) time.Time {
+	if t, ok := cfg.TopicBefore[topic]; ok {
+		return t
+	}
+	return cfg.Before
 }
 
 // hasIndex tells whether anything lies under the index's log folder.
@@ -174,7 +190,7 @@ func doneBelow(ctx context.Context, st Store, prefix, topic string, p int32) (in
 // what a finished prune removed (below done); false when the partition
 // has nothing to prune.
 func plan(ix *index.Index, before time.Time, done int64) (*partitionPlan, bool) {
-	p := &partitionPlan{r: Partition{Topic: ix.All[0].Topic, Partition: ix.All[0].Partition}}
+	p := &partitionPlan{r: Partition{Topic: ix.All[0].Topic, Partition: ix.All[0].Partition, Before: before}}
 	for _, w := range ix.Pruned {
 		p.r.Was = w.Below
 	}
