@@ -571,82 +571,44 @@ func sourceError(err error) error {
 // duplicates the archived records whose offsets another object holds
 // (restored once); gaps and gap_offsets what the run could not restore;
 // lost the offsets the index records as lost before archiving (when
-// any); with --until, until and past_cut (untilFields) follow, then
-// unknown_order, damaged_found, erased, filtered and expired (when any).
+// any); with --until, until and past_cut (untilFields) follow, then, each
+// when not zero: unknown_order (partitions restored in an unknown record
+// order, --allow-unknown-order), damaged_found (damaged objects found
+// while reading them to produce them: the run stopped before anything of
+// them was produced), erased (records of --exclude-keys-file's keys
+// produced as tombstones), filtered (left out by the filters), expired
+// (left out by --skip-expired), and schemas with unknown_schema_ids
+// (archived schemas registered in the target registry; framed-looking
+// keys and values whose id the archive does not record).
 func summaryFields(s restore.Summary) string {
 	skipped := s.ObjectsSkipped
 	for _, n := range s.KeysSkipped {
 		skipped += n
 	}
-	return fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
+	line := fmt.Sprintf("topics=%d partitions=%d objects=%d records=%d bytes=%d seconds=%.1f skipped=%d already_present=%d duplicates=%d damaged_objects=%d gaps=%d gap_offsets=%d",
 		s.Topics, s.Partitions, s.Objects, s.Records, s.Bytes, s.Seconds(), skipped, s.AlreadyPresent,
-		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + lostFields(s) + untilFields(s) + orderFields(s) + damagedFields(s) + erasedFields(s) + filteredFields(s) + expiredFields(s) + schemaFields(s)
+		s.Duplicates, s.ObjectsSkipped, len(s.Gaps), s.GapOffsets) + countField("lost", s.LostOffsets) + untilFields(s)
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{
+		{"unknown_order", int64(len(s.UnknownOrder))}, {"damaged_found", int64(len(s.DamagedFound))},
+		{"erased", s.Erased}, {"filtered", s.Filtered}, {"expired", s.Expired},
+	} {
+		line += countField(f.name, f.n)
+	}
+	if s.Schemas > 0 || s.SchemaIDsUnknown > 0 {
+		line += fmt.Sprintf(" schemas=%d unknown_schema_ids=%d", s.Schemas, s.SchemaIDsUnknown)
+	}
+	return line
 }
 
-// schemaFields is " schemas=N unknown_schema_ids=M" when the restore
-// registered N archived schemas in the target registry or produced M
-// framed-looking keys and values whose id the archive does not record,
-// else empty.
-func schemaFields(s restore.Summary) string {
-	if s.Schemas == 0 && s.SchemaIDsUnknown == 0 {
+// countField is " name=n" when n is not zero, else empty.
+func countField(name string, n int64) string {
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" schemas=%d unknown_schema_ids=%d", s.Schemas, s.SchemaIDsUnknown)
-}
-
-// damagedFields is " damaged_found=N" when the restore found N damaged
-// objects while reading them to produce them (one read per object; the
-// run stopped before anything of them was produced), else empty.
-func damagedFields(s restore.Summary) string {
-	if len(s.DamagedFound) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" damaged_found=%d", len(s.DamagedFound))
-}
-
-// filteredFields is " filtered=N" when the filters left N records out,
-// else empty.
-func filteredFields(s restore.Summary) string {
-	if s.Filtered == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" filtered=%d", s.Filtered)
-}
-
-// expiredFields is " expired=N" when --skip-expired left N records out,
-// else empty.
-func expiredFields(s restore.Summary) string {
-	if s.Expired == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" expired=%d", s.Expired)
-}
-
-// erasedFields is " erased=N" when N records of keys --exclude-keys-file
-// lists were produced as tombstones, else empty.
-func erasedFields(s restore.Summary) string {
-	if s.Erased == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" erased=%d", s.Erased)
-}
-
-// lostFields is " lost=N" when the archive index records N offsets of the
-// restored partitions as lost before archiving, else empty.
-func lostFields(s restore.Summary) string {
-	if s.LostOffsets == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" lost=%d", s.LostOffsets)
-}
-
-// orderFields is " unknown_order=N" when N partitions were restored in an
-// unknown record order (--allow-unknown-order), else empty.
-func orderFields(s restore.Summary) string {
-	if len(s.UnknownOrder) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" unknown_order=%d", len(s.UnknownOrder))
+	return fmt.Sprintf(" %s=%d", name, n)
 }
 
 // untilFields is " until=<RFC 3339> past_cut=N" with --until (N archived
