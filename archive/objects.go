@@ -275,12 +275,7 @@ func (w *partitionWriter) closeFile(ctx context.Context, f *openFile) error {
 
 // drop aborts the open file of encoded, which holds no record.
 func (w *partitionWriter) drop(ctx context.Context, encoded string) {
-	f := w.files[encoded]
-	for _, o := range f.objects() {
-		if err := o.obj.Abort(ctx); err != nil {
-			w.log.Warn("abort failed", "key", o.key, "err", err)
-		}
-	}
+	abortObjects(ctx, w, w.files[encoded].objects())
 	delete(w.files, encoded)
 	for i, e := range w.order {
 		if e == encoded {
@@ -301,11 +296,7 @@ func (w *partitionWriter) abort(ctx context.Context) {
 // (those before are complete) and forgets them all.
 func (w *partitionWriter) abortFrom(ctx context.Context, from int) {
 	for _, enc := range w.order[from:] {
-		for _, o := range w.files[enc].objects() {
-			if err := o.obj.Abort(ctx); err != nil {
-				w.log.Warn("abort failed", "key", o.key, "err", err)
-			}
-		}
+		abortObjects(ctx, w, w.files[enc].objects())
 	}
 	clear(w.files)
 	w.order = w.order[:0]

@@ -3,8 +3,10 @@ package archive
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
+	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
 	"github.com/kafkas3/kafkas3/s3store"
 )
@@ -281,8 +283,17 @@ func abortFiles(ctx context.Context, w *partitionWriter, files []*openFile) {
 // abortObjects aborts objs, logging failures.
 func abortObjects(ctx context.Context, w *partitionWriter, objs []*object) {
 	for _, o := range objs {
-		if err := o.obj.Abort(ctx); err != nil {
-			w.log.Warn("abort failed", "key", o.key, "err", err)
-		}
+		o.abort(ctx, w.log)
+	}
+}
+
+// abort discards o: its record writer gives back what it holds
+// (format.Discard) and its store object is aborted, a failure logged.
+func (o *object) abort(ctx context.Context, log *slog.Logger) {
+	if o.rw != nil {
+		format.Discard(o.rw)
+	}
+	if err := o.obj.Abort(ctx); err != nil {
+		log.Warn("abort failed", "key", o.key, "err", err)
 	}
 }

@@ -22,6 +22,21 @@ type RecordWriter interface {
 	Close() error
 }
 
+// Discarder is a RecordWriter that holds something beyond its output (a
+// compressor's slot, a temporary file): Discard gives it back without
+// finishing the object, for an object that is aborted. Writers without
+// such state need not implement it; after Close it does nothing.
+type Discarder interface {
+	Discard()
+}
+
+// Discard discards rw when it is a Discarder.
+func Discard(rw RecordWriter) {
+	if d, ok := rw.(Discarder); ok {
+		d.Discard()
+	}
+}
+
 // RecordReader yields the records of one object in order. Read returns
 // io.EOF after the last record. Malformed input yields an error, never a
 // panic. Fields the format does not hold (offset, partition, ...) are left

@@ -246,19 +246,23 @@ const zstdFileBuffer = 64 << 10
 // zstd frame).
 func (s *zstdStream) Close() error {
 	if s.err != nil {
+		s.release()
 		return s.err
 	}
 	s.err = errors.New("zstd: write after close")
 	if s.enc != nil {
 		err := s.enc.Close()
-		if err == nil {
-			s.z.keep(s.enc)
+		if err != nil {
+			s.release()
+			return err
 		}
+		s.z.keep(s.enc)
 		s.enc = nil
 		<-s.z.streams
-		return err
+		return nil
 	}
 	if s.file != nil {
+		defer s.release()
 		return s.closeFile()
 	}
 	e, err := s.z.sharedEncoder()
@@ -270,6 +274,25 @@ func (s *zstdStream) Close() error {
 	s.buf = nil
 	_, err = s.w.Write(e.out)
 	return err
+}
+
+// release gives back what the stream holds without ending its frame:
+// its encoder's slot (the encoder, reset, is kept for another object) and
+// its temporary file. It is idempotent; the stream takes no more writes.
+func (s *zstdStream) release() {
+	if s.err == nil {
+		s.err = errors.New("zstd: write after close")
+	}
+	if s.enc != nil {
+		s.z.keep(s.enc)
+		s.enc = nil
+		<-s.z.streams
+	}
+	if s.file != nil {
+		s.file.Close()
+		s.file, s.out = nil, nil
+	}
+	s.buf = nil
 }
 
 // sharedEncoder takes one of the format's shared encoders (made on first
@@ -290,7 +313,6 @@ func (z *zstdFormat) sharedEncoder() (*zstdShared, error) {
 // closeFile compresses the object's input from its temporary file with a
 // shared encoder, as one stream, and closes the file.
 func (s *zstdStream) closeFile() error {
-	defer s.file.Close()
 	if err := s.out.Flush(); err != nil {
 		return err
 	}
@@ -366,6 +388,13 @@ func (zw *zstdWriter) Write(r *Record) error {
 		return ErrClosed
 	}
 	return zw.rw.Write(r)
+}
+
+// Discard gives back the object's encoder slot and temporary file without
+// finishing the frame (format.Discarder): the object is aborted.
+func (zw *zstdWriter) Discard() {
+	zw.closed = true
+	zw.zw.release()
 }
 
 func (zw *zstdWriter) Close() error {

@@ -379,3 +379,42 @@ func FuzzZstdJSONReader(f *testing.F) {
 		}
 	})
 }
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("store down") }
+
+// TestZstdAbortedObjectsGiveBackTheirEncoders: objects past one block that
+// are discarded (an aborted object) or whose writes failed give back their
+// encoder slot at Discard or Close, so the next objects past one block
+// still get an encoder of their own, never a temporary file, however many
+// were aborted before.
+func TestZstdAbortedObjectsGiveBackTheirEncoders(t *testing.T) {
+	values := vocabularyValues(400)
+	f := mustZstd(t, NewJSON(), -1)
+	for round := range 3 * zstdStreamEncoders {
+		var buf bytes.Buffer
+		var out io.Writer = &buf
+		if round%2 == 1 {
+			out = failingWriter{}
+		}
+		w, err := f.NewWriter(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := w.Write(&Record{Value: v}); err != nil {
+				break
+			}
+		}
+		if w.(*zstdWriter).zw.file != nil {
+			t.Fatalf("round %d: the object waits in a temporary file: an earlier object kept its encoder slot", round)
+		}
+		if round%2 == 0 {
+			Discard(w)
+		} else if err := w.Close(); err == nil {
+			t.Fatalf("round %d: Close of an object whose writes failed gave no error", round)
+		}
+	}
+}
