@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -81,6 +82,9 @@ func (f *pruneFlags) cuts(now time.Time) (time.Time, map[string]time.Time, error
 		if err != nil {
 			return time.Time{}, nil, fmt.Errorf("%w: --before: %v", ErrConfig, err)
 		}
+		if t.After(now) {
+			return time.Time{}, nil, fmt.Errorf("%w: --before %s is in the future: it would prune every object", ErrConfig, f.Before)
+		}
 		return t, nil, nil
 	}
 	if len(f.KeepDays) == 0 {
@@ -128,6 +132,9 @@ func runPruneCmd(ctx context.Context, f *pruneFlags, streams IO) error {
 	cfg := prune.Config{IndexPrefix: a.rc.IndexPrefix, Topics: a.topics, Before: before, TopicBefore: perTopic, DryRun: f.DryRun, Concurrency: a.rc.ReadConcurrency}
 	a.log.Info("prune starting", "archive", a.ident, "index", cfg.IndexPrefix, "before", before.UTC().Format(time.RFC3339), "per_topic", len(perTopic), "dry_run", f.DryRun)
 	rep, err := prune.Run(ctx, cfg, st, a.log)
+	if errors.Is(err, prune.ErrUnknownTopic) {
+		return fmt.Errorf("%w: --keep-days: %w", ErrConfig, err)
+	}
 	if rep != nil {
 		if werr := writePrune(streams.Out, rep, f.JSON); werr != nil && err == nil {
 			err = werr

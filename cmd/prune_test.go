@@ -103,13 +103,28 @@ func TestPruneCmd(t *testing.T) {
 	if !strings.Contains(r.out, "would prune (dry run)") || !strings.Contains(r.out, "partitions=2 objects=6 ") || !strings.Contains(r.out, " records=30 ") {
 		t.Fatalf("dry run:\n%s", r.out)
 	}
-	// Per topic: another topic's cut leaves orders alone; orders' own cut
-	// (50 days: older than every record) finds nothing.
-	for _, args := range [][]string{{"--keep-days", "other=30"}, {"--keep-days", "30", "--keep-days", "orders=50"}} {
+	// Per topic: orders' own cut (50 days: older than every record) finds
+	// nothing, over the default.
+	for _, args := range [][]string{{"--keep-days", "30", "--keep-days", "orders=50"}} {
 		r = mustRun(t, ctx, ExitOK, append([]string{"prune", "-c", cfg, "--dry-run"}, args...)...)
 		if !strings.Contains(r.out, "partitions=0 objects=0") {
 			t.Fatalf("dry run with %v:\n%s", args, r.out)
 		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--keep-days", "30", "--keep-days", "ordrs=50"}, `a cut is set for topic "ordrs", which the archive index under "_kafkas3/" does not hold`},
+		{[]string{"--topics", "orders", "--keep-days", "other=50"}, `a cut is set for topic "other", which --topics leaves out`},
+		{[]string{"--before", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, "is in the future"},
+	} {
+		if r = mustRun(t, ctx, ExitConfig, append([]string{"prune", "-c", cfg}, c.args...)...); !strings.Contains(r.err, c.want) {
+			t.Fatalf("prune %v: %s", c.args, r.err)
+		}
+	}
+	if got := allKeys(t, dir); !slices.Equal(got, all) {
+		t.Fatalf("a refused prune changed the archive")
 	}
 	for _, bad := range []string{"0", "x", "=5", "orders=-1"} {
 		if r = mustRun(t, ctx, ExitConfig, "prune", "-c", cfg, "--keep-days", bad); !strings.Contains(r.err, "--keep-days "+strconv.Quote(bad)) {
@@ -343,13 +358,28 @@ func TestPruneWORMBucket(t *testing.T) {
 	if !strings.Contains(r.out, "kafkas3 verify: clean") || !strings.Contains(r.out, "orders/0 below 15") {
 		t.Fatalf("verify:\n%s", r.out)
 	}
-	// Once the retention has ended, the next prune deletes them.
+	// Once the retention has ended, the next prune deletes them, but the
+	// one still retained; a prune after that deletes nothing again (each
+	// delete on a bucket with versioning would add a delete marker).
+	held := "topics/orders/partition=1/orders+1+0000000010.json"
 	for _, k := range before {
-		fake.SetRetention(bucket, k, "", "")
+		if k != held {
+			fake.SetRetention(bucket, k, "", "")
+		}
 	}
 	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
-	if !strings.Contains(r.out, "refused=0") || slices.Contains(fake.Keys(bucket), "topics/orders/partition=0/orders+0+0000000000.json") {
+	if !strings.Contains(r.out, "refused=1") || slices.Contains(fake.Keys(bucket), "topics/orders/partition=0/orders+0+0000000000.json") {
 		t.Fatalf("a prune after the retention ended:\n%s", r.out)
+	}
+	deletes := fake.Count(s3fake.OpDeleteObjects)
+	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "refused=1") || fake.Count(s3fake.OpDeleteObjects) != deletes {
+		t.Fatalf("a prune with only a retained object left sent %d DeleteObjects:\n%s", fake.Count(s3fake.OpDeleteObjects)-deletes, r.out)
+	}
+	fake.SetRetention(bucket, held, "", "")
+	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
+	if !strings.Contains(r.out, "refused=0") || slices.Contains(fake.Keys(bucket), held) {
+		t.Fatalf("a prune after the last retention ended:\n%s", r.out)
 	}
 	mustRun(t, ctx, ExitOK, "source", "-c", cfg, "--topic-rename", "worm_$0", "--create-topics", "--log-level", "warn")
 	got := readTopic(t, ctx, brokers, "worm_orders")

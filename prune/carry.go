@@ -169,6 +169,7 @@ func (p *partitionPlan) leaveRetained(ctx context.Context, cfg Config, st Store,
 	}
 	keys := append(slices.Clone(p.objects), logKeys...)
 	why := make([]error, len(keys))
+	gone := make([]bool, len(keys))
 	now := cfg.Now()
 	n := cfg.Concurrency
 	if n <= 0 {
@@ -178,7 +179,8 @@ func (p *partitionPlan) leaveRetained(ctx context.Context, cfg Config, st Store,
 		until, hold, err := rt.Retention(ctx, keys[i])
 		switch {
 		case errors.Is(err, s3store.ErrNotExist):
-			return nil // gone already (an interrupted prune)
+			gone[i] = true // gone already: a delete would only add a delete marker
+			return nil
 		case err != nil:
 			return fmt.Errorf("read the Object Lock retention of %q: %w", keys[i], err)
 		case hold:
@@ -194,6 +196,7 @@ func (p *partitionPlan) leaveRetained(ctx context.Context, cfg Config, st Store,
 	refused := map[string]error{}
 	for i, k := range keys {
 		switch {
+		case gone[i]:
 		case why[i] != nil:
 			refused[k] = why[i]
 		case i < len(p.objects):

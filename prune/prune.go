@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,6 +112,9 @@ func Run(ctx context.Context, cfg Config, st Store, log *slog.Logger) (*Report, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := checkTopicCuts(ctx, cfg, st); err != nil {
+		return nil, err
+	}
 	rep := &Report{DryRun: cfg.DryRun, Before: cfg.Before}
 	var mu sync.Mutex
 	opt := index.LoadOptions{Concurrency: cfg.Concurrency, KeepPruned: true}
@@ -147,6 +151,31 @@ func Run(ctx context.Context, cfg Config, st Store, log *slog.Logger) (*Report, 
 		return rep, fmt.Errorf("%w under %q: prune needs the index the sink writes (kafkas3.index.enabled)", ErrNoIndex, cfg.IndexPrefix)
 	}
 	return rep, nil
+}
+
+// ErrUnknownTopic is returned, before anything is pruned, for a per-topic
+// cut (Config.TopicBefore) of a topic the archive index does not hold or
+// Config.Topics leaves out: a mistyped name would otherwise let its topic
+// be pruned at the default cut.
+var ErrUnknownTopic = errors.New("no such archived topic")
+
+// checkTopicCuts refuses per-topic cuts of topics the index does not hold
+// or Config.Topics leaves out (one listing per partition of those topics).
+func checkTopicCuts(ctx context.Context, cfg Config, st Store) error {
+	for topic := range cfg.TopicBefore {
+		if len(cfg.Topics) > 0 && !slices.Contains(cfg.Topics, topic) {
+			return fmt.Errorf("%w: a cut is set for topic %q, which --topics leaves out", ErrUnknownTopic, topic)
+		}
+		parts, err := index.LogPartitions(ctx, st, cfg.IndexPrefix, []string{topic}, index.LoadOptions{Concurrency: cfg.Concurrency})
+		if err != nil {
+			return err
+		}
+		if len(parts) == 0 {
+			return fmt.Errorf("%w: a cut is set for topic %q, which the archive index under %q does not hold; nothing was pruned",
+				ErrUnknownTopic, topic, cfg.IndexPrefix)
+		}
+	}
+	return nil
 }
 
 // cut is topic's cut: TopicBefore's, else Before (zero: none).
@@ -248,13 +277,20 @@ func watermark(es []index.Entry, cutMS int64) int64 {
 	if w < 0 {
 		w = end
 	}
-	for changed := true; changed; {
-		changed = false
-		for i := range es {
-			e := &es[i]
-			if len(e.Runs) > 0 && e.Runs[0].First < w && !e.Below(w) {
-				w, changed = e.Runs[0].First, true
-			}
+	// Lower w to the first offset of every entry reaching it from below,
+	// in one pass from the highest first offset down: an entry that
+	// starts below w and reaches w holds it down to its own first offset,
+	// and entries starting lower reach that only if they reach it too.
+	byFirst := make([]int, 0, len(es))
+	for i := range es {
+		if len(es[i].Runs) > 0 {
+			byFirst = append(byFirst, i)
+		}
+	}
+	slices.SortFunc(byFirst, func(a, b int) int { return cmp.Compare(es[b].Runs[0].First, es[a].Runs[0].First) })
+	for _, i := range byFirst {
+		if e := &es[i]; e.Runs[0].First < w && !e.Below(w) {
+			w = e.Runs[0].First
 		}
 	}
 	return w

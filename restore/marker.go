@@ -36,6 +36,9 @@ type marker struct {
 	// ExpiredBefore is the --skip-expired cutoff (Unix ms) the restore
 	// into the partition began with; 0 without one (expired.go).
 	ExpiredBefore int64
+	// Stream names the record stream the restore counts (streamID; ""
+	// from an older kafkas3: not checked).
+	Stream string
 }
 
 // markerMeta is the JSON kept in the commit metadata (offset metadata is
@@ -49,13 +52,15 @@ type markerMeta struct {
 	Partitions int32  `json:"partitions,omitempty"`
 	// ExpiredBefore is marker.ExpiredBefore (absent: 0).
 	ExpiredBefore int64 `json:"expired_before,omitempty"`
+	// Stream is marker.Stream (absent: "").
+	Stream string `json:"stream,omitempty"`
 }
 
 const markerTool = "kafkas3 restore v1"
 
 func encodeMarkerMeta(m marker) string {
 	b, _ := json.Marshal(markerMeta{Tool: markerTool, Archive: m.Archive, Source: m.Source, ExpiredBefore: m.ExpiredBefore,
-		Placement: string(m.Placement), Partitions: m.Partitions}) // cannot fail: strings and numbers
+		Placement: string(m.Placement), Partitions: m.Partitions, Stream: m.Stream}) // cannot fail: strings and numbers
 	return string(b)
 }
 
@@ -99,7 +104,7 @@ func (r *Restorer) readMarkers(ctx context.Context, adm *kadm.Client, target str
 				ErrMarkerMismatch, group, r.At, target, p, r.Metadata)
 		}
 		out[p] = marker{Start: r.At, Archive: meta.Archive, Source: meta.Source, ExpiredBefore: meta.ExpiredBefore,
-			Placement: Repartition(meta.Placement), Partitions: meta.Partitions}
+			Placement: Repartition(meta.Placement), Partitions: meta.Partitions, Stream: meta.Stream}
 	}
 	return out, nil
 }

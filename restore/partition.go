@@ -480,10 +480,10 @@ func (s *stream) take(rec *format.Record) error {
 	switch {
 	case !keep:
 		s.res.filtered++
-		return nil
+		return s.commitIfDue()
 	case expired:
 		s.res.expired++
-		return nil
+		return s.commitIfDue()
 	}
 	if s.idx < s.already {
 		if s.idx >= s.already-s.window {
@@ -519,9 +519,17 @@ func (s *stream) take(rec *format.Record) error {
 	if s.tx != nil {
 		s.tx.records++
 		s.tx.bytes += payloadBytes(rec)
-		if s.tx.full() {
-			return s.commitTxn(false)
-		}
+	}
+	return s.commitIfDue()
+}
+
+// commitIfDue commits a repartitioning stream's open transaction when it
+// holds records and is full or old (txnStream.full): also while records
+// are left out, so that a long run of them does not keep a transaction
+// open past the producer's transaction.timeout.ms.
+func (s *stream) commitIfDue() error {
+	if s.tx != nil && s.tx.records > 0 && s.tx.full() {
+		return s.commitTxn(false)
 	}
 	return nil
 }

@@ -612,7 +612,9 @@ func TestRepartitionUntil(t *testing.T) {
 	}
 	checkPlacement(t, readCommitted(t, brokers, "dst", 14), map[int32][]*format.Record{0: p0, 1: p1}, RepartitionRoundRobin, 3)
 	_, err = mustNew(t, cut, a, nil).Run(testContext(t), nil)
-	if !errors.Is(err, ErrForeignWrite) || !strings.Contains(err.Error(), PositionGroup("dst", 0)) {
+	// Both source partitions hold more than the cut lets through: the
+	// first stream to see it names its position group.
+	if !errors.Is(err, ErrForeignWrite) || !strings.Contains(err.Error(), PositionGroup("dst", 0)) && !strings.Contains(err.Error(), PositionGroup("dst", 1)) {
 		t.Fatalf("a cut before what the target holds: err = %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,9 @@ type Restorer struct {
 	// markers (expired.go).
 	retention map[string]retention
 	cutoffs   map[string]int64
+	// eraseDigest is erasureDigest's, made once.
+	eraseDigest     string
+	eraseDigestOnce sync.Once
 	// covered holds, per source partition, the value objects counted in
 	// Summary.Bytes (key -> size) since the last pass that completed, so
 	// each is counted once in follow mode; a pass that completes lets them
@@ -920,6 +924,12 @@ func (r *Restorer) prepareTopic(ctx context.Context, cl *kgo.Client, adm *kadm.C
 		_, existing := markers[pp.Partition]
 		if err := r.checkExpiryMarker(&m, existing, t.Target, pp.Partition, end.Offset, cutoff); err != nil {
 			return nil, err
+		}
+		if id := r.streamID(&pp); id != "" {
+			if existing && end.Offset > m.Start && m.Stream != "" && m.Stream != id {
+				return nil, otherStream(fmt.Sprintf("the restore into %s/%d", t.Target, pp.Partition), end.Offset-m.Start, "marker group "+strconv.Quote(MarkerGroup(t.Target)))
+			}
+			m.Stream = id
 		}
 		commit[pp.Partition] = m
 		r.mu.Lock()

@@ -94,6 +94,8 @@ type positionMeta struct {
 	// TopicID is the target's topic id (hex): a position of a target
 	// deleted and created again since is refused.
 	TopicID string `json:"topic_id"`
+	// Stream names the record stream the position counts (streamID).
+	Stream string `json:"stream,omitempty"`
 }
 
 const positionTool = "kafkas3 repartition v1"
@@ -108,7 +110,7 @@ func (r *Restorer) openTxn(ctx context.Context, j job) (job, error) {
 		limit: int64(r.cfg.TxnRecords)}
 	b, _ := json.Marshal(positionMeta{Tool: positionTool, Archive: r.cfg.Identity, Source: j.topic.Source,
 		Partition: j.part.Partition, Placement: string(r.cfg.Repartition), Partitions: tx.partitions,
-		TopicID: hex.EncodeToString(tx.topicID[:])}) // cannot fail
+		TopicID: hex.EncodeToString(tx.topicID[:]), Stream: r.streamID(&j.part)}) // cannot fail
 	tx.meta = string(b)
 	cl, err := r.newTxnProducer(group)
 	if err != nil {
@@ -122,7 +124,11 @@ func (r *Restorer) openTxn(ctx context.Context, j job) (job, error) {
 		cl.Close()
 		return j, fmt.Errorf("initialise the transactional producer %q (fences an earlier run's): %w", group, err)
 	}
-	pos, err := r.readPosition(ctx, kadm.NewClient(cl), tx)
+	adm := kadm.NewClient(cl)
+	pos, err := r.readPosition(ctx, adm, tx)
+	if err == nil && pos > 0 {
+		err = r.recommitPosition(ctx, adm, tx, pos)
+	}
 	if err != nil {
 		cl.Close()
 		return j, err
@@ -179,12 +185,36 @@ func (r *Restorer) readPosition(ctx context.Context, adm *kadm.Client, tx *txnSt
 				ErrForeignWrite, tx.id, o.At, got.Source, got.Partition, got.TopicID, tx.target, want.TopicID)
 		}
 	}
+	if same := got; err == nil && same.Stream != want.Stream {
+		if same.Stream = want.Stream; same == want && o.At > 0 {
+			return 0, otherStream(fmt.Sprintf("source partition %s/%d's restore into %s", got.Source, got.Partition, tx.target),
+				o.At, "position group "+strconv.Quote(tx.id))
+		}
+		got.Stream = want.Stream // nothing landed: this run's stream counts
+	}
 	if err != nil || got != want {
 		return 0, fmt.Errorf("%w: group %q holds the position %d of a restore of %s, this run restores %s: "+
 			"restore into another topic, or delete the group and the target's records to start over",
 			ErrMarkerMismatch, tx.id, o.At, positionText(got, o.Metadata), positionText(want, ""))
 	}
 	return o.At, nil
+}
+
+// recommitPosition commits pos again to tx's group, outside a
+// transaction (the earlier run's is fenced and the position read stable),
+// so a position whose stream has nothing left to produce does not expire
+// under offsets.retention.minutes: a re-run then would produce the whole
+// stream again.
+func (r *Restorer) recommitPosition(ctx context.Context, adm *kadm.Client, tx *txnStream, pos int64) error {
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: tx.target, Partition: 0, At: pos, LeaderEpoch: -1, Metadata: tx.meta})
+	err := r.retry(ctx, "commit the restore position to group "+tx.id+" again", nil, func(ctx context.Context) error {
+		return adm.CommitAllOffsets(ctx, tx.id, os)
+	})
+	if err != nil {
+		return fmt.Errorf("commit the restore position %d to group %q again: %w", pos, tx.id, err)
+	}
+	return nil
 }
 
 // positionText describes a position's metadata for an error.
