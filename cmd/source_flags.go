@@ -420,7 +420,7 @@ func parseByteRate(s string) (float64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || math.IsInf(n, 0) {
+	if err != nil || !(n > 0) || math.IsInf(n, 0) { // !(n > 0): NaN too
 		return 0, fmt.Errorf("is %q; want a positive number of bytes a second, with an optional unit: 10MB, 50MiB, 2.5GB", s)
 	}
 	return n * mult, nil

@@ -310,6 +310,8 @@ func TestSourceCmdConfigErrors(t *testing.T) {
 		{"exclude keys file", []string{"--exclude-keys-file", "/nonexistent/gdpr.txt"}, "--exclude-keys-file: open /nonexistent/gdpr.txt"},
 		{"byte rate", []string{"--max-bytes-per-sec", "fast"}, `--max-bytes-per-sec: is "fast"; want a positive number of bytes a second, with an optional unit: 10MB, 50MiB, 2.5GB`},
 		{"byte rate zero", []string{"--max-bytes-per-sec", "0MB"}, `--max-bytes-per-sec: is "0MB"; want a positive number`},
+		{"byte rate NaN", []string{"--max-bytes-per-sec", "NaN"}, `--max-bytes-per-sec: is "NaN"; want a positive number`},
+		{"from with timestamps now", []string{"--from", "2026-12-01T00:00:00Z", "--timestamps", "now"}, "--from selects records by their archived timestamp, which --timestamps now replaces"},
 		{"record rate", []string{"--max-records-per-sec", "-5"}, `--max-records-per-sec: is -5; want a positive number of records a second`},
 		{"log level", []string{"--log-level", "loud"}, `--log-level "loud"`},
 		{"no topics", []string{"-p", "topics="}, "topics: no topics to restore: pass --topics or --topics-regex"},

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -206,4 +207,29 @@ func TestFromNeedsTimestamps(t *testing.T) {
 	if n := len(readTopic(t, brokers, "dst")[0]); n != 0 {
 		t.Fatalf("%d records produced", n)
 	}
+}
+
+// TestKeyMatchingNeedsArchivedKeys: the erasure list and --key-regex match
+// keys as archived; with typed keys framed for a target registry
+// (Config.KeyEncoder) they would match nothing, so New refuses them.
+func TestKeyMatchingNeedsArchivedKeys(t *testing.T) {
+	a := newArchive(t, fullFormat{})
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.ExcludeKeys = map[string]struct{}{"k": {}} },
+		func(c *Config) { c.Filter.KeyRegex = regexp.MustCompile("k.*") },
+	} {
+		cfg := baseConfig([]string{"127.0.0.1:9"}, a.f, "src")
+		cfg.KeyEncoder = fakeEncoder{}
+		edit(&cfg)
+		if _, err := New(cfg, a.store, nil); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "typed keys") {
+			t.Fatalf("err = %v, want the combination refused", err)
+		}
+	}
+}
+
+// fakeEncoder frames nothing; it stands for a target registry.
+type fakeEncoder struct{}
+
+func (fakeEncoder) EncodeRaw(context.Context, string, *format.Schema, []byte) ([]byte, error) {
+	return nil, errors.New("not used")
 }

@@ -221,6 +221,12 @@ func checkConfig(cfg *Config) error {
 		return fmt.Errorf("%w: record filters (--key-regex, --header, --from, --exclude-action drop) do not work with --follow yet: "+
 			"its positions count the archive's records, not the ones a filter keeps", ErrInvalidConfig)
 	}
+	if !cfg.Filter.From.IsZero() && cfg.Timestamps == TimestampsNow {
+		return fmt.Errorf("%w: --from selects records by their archived timestamp, which --timestamps now replaces before the filter sees it; not supported together yet", ErrInvalidConfig)
+	}
+	if cfg.KeyEncoder != nil && (len(cfg.ExcludeKeys) > 0 || cfg.Filter.KeyRegex != nil) {
+		return fmt.Errorf("%w: --exclude-keys-file and --key-regex match keys as archived, and typed keys (key.converter with a registry) are framed for the target first; not supported together yet", ErrInvalidConfig)
+	}
 	if cfg.SkipExpired && cfg.Follow {
 		return fmt.Errorf("%w: --skip-expired does not work with --follow yet: its positions count the archive's records, not the ones it keeps", ErrInvalidConfig)
 	}

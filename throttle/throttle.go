@@ -37,8 +37,8 @@ type bucket struct {
 // New returns a Limiter of cfg's rates, nil when both are zero. A
 // negative rate is an error.
 func New(cfg Config) (*Limiter, error) {
-	if cfg.BytesPerSec < 0 || cfg.RecordsPerSec < 0 {
-		return nil, fmt.Errorf("throttle: rates must not be negative (bytes %v, records %v per second)", cfg.BytesPerSec, cfg.RecordsPerSec)
+	if !(cfg.BytesPerSec >= 0) || !(cfg.RecordsPerSec >= 0) { // NaN too
+		return nil, fmt.Errorf("throttle: rates must be numbers not below zero (bytes %v, records %v per second)", cfg.BytesPerSec, cfg.RecordsPerSec)
 	}
 	if cfg.BytesPerSec == 0 && cfg.RecordsPerSec == 0 {
 		return nil, nil
