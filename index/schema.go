@@ -111,6 +111,16 @@ func (s *Schema) Subject(topic string) string {
 	return ""
 }
 
+// SubjectNames returns the names of the subjects the registry listed for
+// s, in order.
+func (s *Schema) SubjectNames() []string {
+	out := make([]string, len(s.Subjects))
+	for i, sv := range s.Subjects {
+		out[i] = sv.Subject
+	}
+	return out
+}
+
 // VersionOf returns s's version under subject, or 0.
 func (s *Schema) VersionOf(subject string) int {
 	for _, sv := range s.Subjects {

@@ -179,7 +179,7 @@ func (r *Restorer) rewriteIDs(m schemas.Map, rec *format.Record, valueFramed, ke
 	}
 	var unknown bool
 	if !valueFramed {
-		rec.Value, unknown = m.Rewrite(rec.Value)
+		rec.Value, unknown = m.Rewrite(rec.Value, schemas.SideValue)
 		r.countUnknownID(unknown)
 	}
 	if keyFramed {
@@ -190,7 +190,7 @@ func (r *Restorer) rewriteIDs(m schemas.Map, rec *format.Record, valueFramed, ke
 		return
 	}
 	archived := rec.Key
-	rec.Key, unknown = m.Rewrite(rec.Key)
+	rec.Key, unknown = m.Rewrite(rec.Key, schemas.SideKey)
 	r.countUnknownID(unknown)
 	if listed && !unknown && len(archived) > 0 && &archived[0] != &rec.Key[0] {
 		r.rewrittenListed.Store(string(rec.Key), struct{}{})

@@ -95,7 +95,7 @@ func (g *Registrar) Register(ctx context.Context, topics []Topic, dryRun bool) (
 				return nil, err
 			}
 			if r.id != 0 {
-				m[s.ID] = r.id
+				m[s.ID] = Mapped{ID: r.id, Sides: SidesOf(s.SubjectNames())}
 			}
 		}
 		p.Entries = append(p.Entries, tr.entries...)

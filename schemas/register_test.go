@@ -75,12 +75,12 @@ func TestRegistrarSubjects(t *testing.T) {
 	}
 	m := plan.Map("copy")
 	for _, id := range []int{2, 9, 11, 12} {
-		if m[id] == 0 || m[id] == id {
+		if m[id].ID == 0 || m[id].ID == id {
 			t.Errorf("map %v: id %d", m, id)
 		}
 	}
 	ss, err := cl.SchemaByVersion(ctx, "copy-value", 1)
-	if err != nil || ss.ID != m[9] || len(ss.References) != 1 || ss.References[0].Subject != "a.A" {
+	if err != nil || ss.ID != m[9].ID || len(ss.References) != 1 || ss.References[0].Subject != "a.A" {
 		t.Errorf("copy-value version 1: %+v, %v", ss, err)
 	}
 }
