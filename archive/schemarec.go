@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -40,9 +41,12 @@ import (
 // value.converter.schema.registry.url, else key.converter's), each id
 // fetched once per process (a bounded cache). Bytes that only look framed
 // (a value that starts with byte 0) never stop the sink: an id the
-// registry does not know, or any id when no registry is configured, is
-// logged once per id (at most maxUnknownLogged) and counted
-// (Summary.SchemaIDsUnknown). A registry that fails otherwise fails the
+// registry does not know (or whose schema cannot be recorded: a reference
+// not found, references nested too deep), or any id when no registry is
+// configured, is logged once per id (at most maxUnknownLogged), counted
+// (Summary.SchemaIDsUnknown) and asked for again after unknownRetry. A
+// worker waiting on another's fetch or write that ended with the other's
+// context (its partition revoked) makes the call itself. A registry that fails otherwise fails the
 // rotation as a registry outage (*ConverterError): nothing past the
 // previous commit is committed, and the session is retried; one that
 // refuses the credentials (401, 403) stops the sink.
@@ -68,12 +72,13 @@ const maxUnknownLogged = 100
 type schemaRecorder struct {
 	fetch SchemaFetcher // nil: no registry configured
 	log   *slog.Logger
+	now   func() time.Time // the clock of unknownRetry
 
 	mu      sync.Mutex
 	calls   map[int]*schemaCall         // id -> its fetch
 	written map[schemaPlace]bool        // recorded this process
 	writing map[schemaPlace]*schemaCall // being recorded: callers share it
-	unknown map[int]bool                // ids found unknown this process
+	unknown map[int]time.Time           // ids found unknown this process, and when last
 	objects atomic.Int64                // schema objects written
 }
 
@@ -91,8 +96,8 @@ type schemaCall struct {
 }
 
 func newSchemaRecorder(fetch SchemaFetcher, log *slog.Logger) *schemaRecorder {
-	return &schemaRecorder{fetch: fetch, log: log, calls: map[int]*schemaCall{},
-		written: map[schemaPlace]bool{}, writing: map[schemaPlace]*schemaCall{}, unknown: map[int]bool{}}
+	return &schemaRecorder{fetch: fetch, log: log, now: time.Now, calls: map[int]*schemaCall{},
+		written: map[schemaPlace]bool{}, writing: map[schemaPlace]*schemaCall{}, unknown: map[int]time.Time{}}
 }
 
 // record writes the schema objects of ids for topic under prefix, those
@@ -100,37 +105,64 @@ func newSchemaRecorder(fetch SchemaFetcher, log *slog.Logger) *schemaRecorder {
 // once share one write.
 func (sr *schemaRecorder) record(ctx context.Context, store s3store.Store, prefix, topic string, ids []int) error {
 	for _, id := range ids {
-		place := schemaPlace{prefix, topic, id}
-		sr.mu.Lock()
-		if sr.written[place] || sr.unknown[id] {
-			sr.mu.Unlock()
-			continue
-		}
-		if c, ok := sr.writing[place]; ok {
-			sr.mu.Unlock()
-			select {
-			case <-c.done:
-			case <-ctx.Done():
-				return ctx.Err()
+		for {
+			err := sr.recordOne(ctx, store, schemaPlace{prefix, topic, id})
+			if sharedCancel(ctx, err) {
+				continue // another worker's context ended, not ours: again
 			}
-			if c.err != nil {
-				return c.err
+			if err != nil {
+				return err
 			}
-			continue
-		}
-		c := &schemaCall{done: make(chan struct{})}
-		sr.writing[place] = c
-		sr.mu.Unlock()
-		c.err = sr.write(ctx, store, place)
-		sr.mu.Lock()
-		delete(sr.writing, place)
-		sr.mu.Unlock()
-		close(c.done)
-		if c.err != nil {
-			return c.err
+			break
 		}
 	}
 	return nil
+}
+
+// sharedCancel tells whether err is the end of another caller's context
+// while ctx goes on: a waiter of a shared call then makes the call itself.
+func sharedCancel(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// recordOne writes place's schema objects unless this process wrote them,
+// or found its id unknown lately; workers recording it at once share one
+// write.
+func (sr *schemaRecorder) recordOne(ctx context.Context, store s3store.Store, place schemaPlace) error {
+	sr.mu.Lock()
+	if sr.written[place] || sr.unknownLately(place.id) {
+		sr.mu.Unlock()
+		return nil
+	}
+	if c, ok := sr.writing[place]; ok {
+		sr.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return c.err
+	}
+	c := &schemaCall{done: make(chan struct{})}
+	sr.writing[place] = c
+	sr.mu.Unlock()
+	c.err = sr.write(ctx, store, place)
+	sr.mu.Lock()
+	delete(sr.writing, place)
+	sr.mu.Unlock()
+	close(c.done)
+	return c.err
+}
+
+// unknownRetry is how long an id the registry did not know is not asked
+// for again: a registry (a follower not caught up yet) may know it later.
+const unknownRetry = 5 * time.Minute
+
+// unknownLately tells whether id was found unknown within unknownRetry;
+// sr.mu is held.
+func (sr *schemaRecorder) unknownLately(id int) bool {
+	at, ok := sr.unknown[id]
+	return ok && sr.now().Sub(at) < unknownRetry
 }
 
 // write writes the schema objects of place: its schema and those it
@@ -146,8 +178,9 @@ func (sr *schemaRecorder) write(ctx context.Context, store s3store.Store, place 
 	}
 	for _, s := range ss {
 		data, err := index.EncodeSchema(s)
-		if err != nil {
-			return fmt.Errorf("topic %s: schema id %d: %w", place.topic, s.ID, err)
+		if err != nil { // the registry's answer cannot be recorded: waiting will not change it
+			sr.markUnknown(place.id, place.topic, fmt.Errorf("schema id %d: %w", s.ID, err))
+			return nil
 		}
 		if err := putObject(ctx, store, index.SchemaKey(place.prefix, place.topic, s.ID, data), data); err != nil {
 			return err
@@ -169,8 +202,19 @@ func (sr *schemaRecorder) write(ctx context.Context, store s3store.Store, place 
 var errNoSchemaRegistry = errors.New("no schema registry configured (value.converter.schema.registry.url or key.converter.schema.registry.url)")
 
 // get returns id's schemas, fetched once: callers asking meanwhile wait
-// for the same fetch; a failure other than an unknown id is not kept.
+// for the same fetch (and fetch again when it ended with its caller's
+// context, not theirs); a failure is not kept.
 func (sr *schemaRecorder) get(ctx context.Context, id int) ([]index.Schema, error) {
+	for {
+		ss, err := sr.getOnce(ctx, id)
+		if !sharedCancel(ctx, err) {
+			return ss, err
+		}
+	}
+}
+
+// getOnce is get's one try.
+func (sr *schemaRecorder) getOnce(ctx context.Context, id int) ([]index.Schema, error) {
 	if sr.fetch == nil {
 		return nil, errNoSchemaRegistry
 	}
@@ -199,24 +243,26 @@ func (sr *schemaRecorder) get(ctx context.Context, id int) ([]index.Schema, erro
 		}
 	}
 	c.schemas, c.err = sr.fetch.Fetch(ctx, id)
-	if c.err != nil && !errors.Is(c.err, srschemas.ErrUnknownID) {
+	if c.err != nil {
 		sr.mu.Lock()
 		delete(sr.calls, id)
 		sr.mu.Unlock()
-	} else if c.err == nil {
+	} else {
 		sr.log.Debug("schema fetched", "id", id, "with_references", len(c.schemas)-1)
 	}
 	close(c.done)
 	return c.schemas, c.err
 }
 
-// markUnknown counts id as not recorded and logs it once.
+// markUnknown counts id as not recorded (asked for again after
+// unknownRetry) and logs it once.
 func (sr *schemaRecorder) markUnknown(id int, topic string, why error) {
 	sr.mu.Lock()
-	first := !sr.unknown[id]
+	_, seen := sr.unknown[id]
+	first := !seen
 	n := len(sr.unknown)
-	if first && n < maxSchemaCache {
-		sr.unknown[id] = true
+	if seen || n < maxSchemaCache {
+		sr.unknown[id] = sr.now()
 	}
 	sr.mu.Unlock()
 	switch {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/format"
 	"github.com/kafkas3/kafkas3/index"
@@ -112,5 +113,76 @@ func TestSchemaIDsNote(t *testing.T) {
 	}
 	if got := s.take(); got != nil {
 		t.Errorf("after take: %v", got)
+	}
+}
+
+// blockingFetcher holds each fetch until release is closed (or the
+// caller's context ends), then knows every id.
+type blockingFetcher struct {
+	started chan struct{}
+	release chan struct{}
+	calls   atomic.Int64
+}
+
+func (f *blockingFetcher) Fetch(ctx context.Context, id int) ([]index.Schema, error) {
+	if f.calls.Add(1) == 1 {
+		close(f.started)
+	}
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return []index.Schema{{V: index.SchemaVersion, ID: id, Type: index.SchemaAvro, Text: `"string"`}}, nil
+}
+
+// TestSchemaRecorderSharedCancel: a worker waiting on another's fetch
+// whose context ends (its partition revoked) fetches itself instead of
+// failing with the other's cancellation.
+func TestSchemaRecorderSharedCancel(t *testing.T) {
+	f := &blockingFetcher{started: make(chan struct{}), release: make(chan struct{})}
+	rec := newSchemaRecorder(f, slog.New(slog.DiscardHandler))
+	st := s3store.NewMemory()
+	leader, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rec.record(leader, st, "_kafkas3/", "t", []int{3}) }()
+	<-f.started
+	waiter := make(chan error, 1)
+	go func() { waiter <- rec.record(context.Background(), st, "_kafkas3/", "t", []int{3}) }()
+	time.Sleep(20 * time.Millisecond) // the waiter waits on the leader's write
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled worker: %v", err)
+	}
+	close(f.release)
+	if err := <-waiter; err != nil {
+		t.Fatalf("the waiting worker failed with the other's cancellation: %v", err)
+	}
+	if got, err := index.LoadSchemas(context.Background(), st, "_kafkas3/", "t"); err != nil || len(got) != 1 {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+}
+
+// TestSchemaRecorderUnknownAgain: an id the registry did not know is not
+// asked for again at once, but after unknownRetry (a follower registry
+// may not have caught up): then its schema is recorded.
+func TestSchemaRecorderUnknownAgain(t *testing.T) {
+	f := &countingFetcher{calls: map[int]int{}}
+	rec := newSchemaRecorder(f, slog.New(slog.DiscardHandler))
+	now := time.Now()
+	rec.now = func() time.Time { return now }
+	st := s3store.NewMemory()
+	ctx := context.Background()
+	for range 2 {
+		if err := rec.record(ctx, st, "_kafkas3/", "t", []int{12}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.calls[12] != 1 {
+		t.Fatalf("an unknown id asked %d times at once, want 1", f.calls[12])
+	}
+	now = now.Add(unknownRetry)
+	if err := rec.record(ctx, st, "_kafkas3/", "t", []int{12}); err != nil || f.calls[12] != 2 {
+		t.Fatalf("after unknownRetry: %v, %d fetches, want 2", err, f.calls[12])
 	}
 }

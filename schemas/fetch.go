@@ -53,8 +53,8 @@ func (f *Fetcher) fetch(ctx context.Context, id, depth int, seen map[int]bool, o
 		return nil
 	}
 	seen[id] = true
-	if depth > maxReferenceDepth {
-		return fmt.Errorf("%w: schema id %d: references nested deeper than %d", ErrRegistry, id, maxReferenceDepth)
+	if depth > maxReferenceDepth { // no wait makes it shallower: not recordable, as an unknown id
+		return fmt.Errorf("%w: schema id %d: references nested deeper than %d", ErrUnknownID, id, maxReferenceDepth)
 	}
 	s, err := f.cl.SchemaByID(ctx, id)
 	if err != nil {
@@ -73,6 +73,9 @@ func (f *Fetcher) fetch(ctx context.Context, id, depth int, seen map[int]bool, o
 	}
 	for _, ref := range s.References {
 		ss, err := f.cl.SchemaByVersion(ctx, ref.Subject, ref.Version)
+		if NotFound(err) { // a deleted version: not recordable, as an unknown id
+			return fmt.Errorf("%w: schema id %d: reference %q (subject %q version %d) not found: %w", ErrUnknownID, id, ref.Name, ref.Subject, ref.Version, err)
+		}
 		if err != nil {
 			return fmt.Errorf("%w: schema id %d: reference %q (subject %q version %d): %w", registryErr(err), id, ref.Name, ref.Subject, ref.Version, err)
 		}
