@@ -158,6 +158,14 @@ func TestPruneCmd(t *testing.T) {
 	if r := mustRun(t, ctx, ExitOK, "ls", "-c", cfg, "--json"); !strings.Contains(r.out, `"pruned_below": 15`) || !strings.Contains(r.out, `"pruned"`) {
 		t.Fatalf("ls does not show the pruned partitions:\n%s", r.out)
 	}
+	// Pruned whole (every record older than the cut): ls still lists it.
+	whole := mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--before", time.Now().Format(time.RFC3339))
+	if !strings.Contains(whole.out, "partitions=2 objects=6 ") {
+		t.Fatalf("a prune of everything:\n%s", whole.out)
+	}
+	if r := mustRun(t, ctx, ExitOK, "ls", "-c", cfg, "--json", "--topics", "orders"); strings.Count(r.out, `"pruned_below": 30`) != 2 {
+		t.Fatalf("ls of a partition pruned whole:\n%s", r.out)
+	}
 	r = mustRun(t, ctx, ExitOK, "prune", "-c", cfg, "--keep-days", "30")
 	if !strings.Contains(r.out, "partitions=0 objects=0") {
 		t.Fatalf("a second prune:\n%s", r.out)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -385,4 +386,12 @@ func validSHA256(s string) bool {
 		}
 	}
 	return true
+}
+
+// Timed tells whether e records its records' timestamps: entries of
+// objects without any (min_ts and max_ts 0) and entries `kafkas3 index
+// rebuild --from-objects` wrote for objects without envelopes (the widest
+// range, math.MinInt64 to math.MaxInt64) do not.
+func (e *Entry) Timed() bool {
+	return !(e.MinTS == 0 && e.MaxTS == 0) && !(e.MinTS == math.MinInt64 && e.MaxTS == math.MaxInt64)
 }

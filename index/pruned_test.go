@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -106,4 +107,16 @@ func FuzzDecodeWatermark(f *testing.F) {
 			t.Fatalf("a decoded watermark does not round-trip: %+v %v", again, err)
 		}
 	})
+}
+
+func TestEntryTimed(t *testing.T) {
+	for _, c := range []struct {
+		min, max int64
+		want     bool
+	}{{0, 0, false}, {math.MinInt64, math.MaxInt64, false}, {0, 5, true}, {1700000000000, 1700000000001, true}} {
+		e := Entry{MinTS: c.min, MaxTS: c.max}
+		if got := e.Timed(); got != c.want {
+			t.Errorf("Timed(%d, %d) = %v, want %v", c.min, c.max, got, c.want)
+		}
+	}
 }

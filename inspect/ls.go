@@ -104,7 +104,7 @@ func List(ctx context.Context, cfg Config, st s3store.Store) ([]Partition, error
 	indexed := map[string]bool{}
 	if cfg.IndexPrefix != "" {
 		err := index.EachPartition(ctx, st, cfg.IndexPrefix, cfg.Topics, index.LoadOptions{Concurrency: cfg.Concurrency}, func(ix *index.Index) error {
-			if len(ix.Entries) == 0 {
+			if len(ix.Entries) == 0 && len(ix.Pruned) == 0 {
 				return nil
 			}
 			p := summarise(cfg, ix)
@@ -137,6 +137,11 @@ func List(ctx context.Context, cfg Config, st s3store.Store) ([]Partition, error
 
 // summarise is one partition's summary from its index.
 func summarise(cfg Config, ix *index.Index) Partition {
+	if len(ix.Entries) == 0 { // every object pruned (kafkas3 prune)
+		w := ix.Pruned[0]
+		return Partition{Topic: w.Topic, Partition: w.Partition, Indexed: true, FirstOffset: -1, LastOffset: -1,
+			From: w.Below, Commit: w.Below, PrunedBelow: w.Below, Problems: []string{ProblemPruned}}
+	}
 	ap := index.Analyze(ix.Entries)[0]
 	p := Partition{Topic: ap.Topic, Partition: ap.Partition, Indexed: true, FirstOffset: -1, LastOffset: -1,
 		Records: ap.Records, From: ap.From, Commit: ap.Commit, Lost: ap.LostCount, Absent: ap.Absent, Problems: []string{}}
@@ -169,7 +174,7 @@ func summarise(cfg Config, ix *index.Index) Partition {
 			envelopes++
 		}
 		formats[formatOf(cfg.Keys, e.Key, e.Tombstone)] = true
-		if e.MinTS == 0 && e.MaxTS == 0 {
+		if !e.Timed() {
 			p.Untimed += e.Records
 			continue
 		}

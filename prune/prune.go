@@ -227,21 +227,27 @@ func plan(ix *index.Index, before time.Time, done int64) (*partitionPlan, bool) 
 	if p.r.Below <= 0 {
 		return nil, false
 	}
-	keep := map[string]bool{} // keys with an entry at or above the watermark, or gone already
-	for i := range ix.All {
-		if e := &ix.All[i]; !e.Below(p.r.Below) || e.Below(done) {
-			keep[e.Key] = true
-		}
-	}
-	seen := map[string]bool{}
+	// A key goes when every entry of it lies below the watermark, and not
+	// every one below done (what a finished prune deleted already): its
+	// state is keyFresh alone.
+	state := map[string]uint8{}
 	for i := range ix.All {
 		e := &ix.All[i]
-		if keep[e.Key] {
+		if !e.Below(p.r.Below) {
+			state[e.Key] |= keyKept
+		}
+		if !e.Below(done) {
+			state[e.Key] |= keyFresh
+		}
+	}
+	for i := range ix.All {
+		e := &ix.All[i]
+		if state[e.Key]&^keyTaken != keyFresh {
 			continue
 		}
 		for _, o := range e.Objects {
-			if !seen[o.Key] {
-				seen[o.Key] = true
+			if state[o.Key]&keyTaken == 0 {
+				state[o.Key] |= keyTaken
 				p.objects = append(p.objects, o.Key)
 				p.r.Objects++
 				p.r.Bytes += o.Size
@@ -249,13 +255,20 @@ func plan(ix *index.Index, before time.Time, done int64) (*partitionPlan, bool) 
 		}
 	}
 	for i := range ix.Entries {
-		if e := &ix.Entries[i]; !keep[e.Key] {
+		if e := &ix.Entries[i]; state[e.Key]&^keyTaken == keyFresh {
 			p.r.Records += e.Records
 		}
 	}
 	slices.Sort(p.objects)
 	return p, p.r.Below > p.r.Was || len(p.objects) > 0
 }
+
+// A key's state in plan.
+const (
+	keyKept  uint8 = 1 << iota // an entry at or above the watermark
+	keyFresh                   // an entry at or above done
+	keyTaken                   // its objects are in the plan (object keys)
+)
 
 // watermark is the lowest offset to keep of a partition whose live
 // entries are es, pruning before cutMS: the first offset of the first
@@ -270,7 +283,8 @@ func watermark(es []index.Entry, cutMS int64) int64 {
 		if n := len(e.Runs); n > 0 {
 			end = max(end, e.Runs[n-1].Last+1)
 		}
-		if e.MaxTS >= cutMS && len(e.Runs) > 0 && (w < 0 || e.Runs[0].First < w) {
+		// An entry without times (Timed) is kept: its age is unknown.
+		if (e.MaxTS >= cutMS || !e.Timed()) && len(e.Runs) > 0 && (w < 0 || e.Runs[0].First < w) {
 			w = e.Runs[0].First
 		}
 	}

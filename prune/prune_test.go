@@ -1,7 +1,9 @@
 package prune
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafkas3/kafkas3/index"
 )
@@ -29,6 +31,8 @@ func TestWatermark(t *testing.T) {
 		{"an old object overlapping the first kept", []index.Entry{ent(0, 9, 1), ent(8, 19, 9), ent(20, 29, 9)}, 0},
 		{"a chain of overlaps", []index.Entry{ent(0, 4, 1), ent(5, 6, 1), ent(3, 9, 1), ent(8, 19, 9)}, 0},
 		{"an overlap above older ones", []index.Entry{ent(0, 4, 1), ent(5, 9, 1), ent(8, 19, 9)}, 5},
+		// An entry whose records' times are unknown (Entry.Timed) stays.
+		{"an entry without times", []index.Entry{ent(0, 9, 1), ent(10, 19, 0), ent(20, 29, 9)}, 10},
 	} {
 		if got := watermark(c.es, 5); got != c.want {
 			t.Errorf("%s: watermark = %d, want %d", c.name, got, c.want)
@@ -48,5 +52,33 @@ func TestWatermarkOverlappingWriters(t *testing.T) {
 	es[len(es)-1].MaxTS = 9
 	if got := watermark(es, 5); got != 0 {
 		t.Fatalf("watermark = %d, want 0", got)
+	}
+}
+
+// TestPlanAfterADonePrune: below a finished prune's watermark (done)
+// nothing is deleted again, but a key with an entry between done and the
+// new watermark goes, though an older entry of it lies below done (a key
+// written again after that prune); a key with an entry at or above the
+// new watermark stays.
+func TestPlanAfterADonePrune(t *testing.T) {
+	obj := func(key string, first, last, maxTS int64) index.Entry {
+		e := ent(first, last, maxTS)
+		e.Key, e.Records = key, last-first+1
+		e.Objects = []index.Object{{Key: key, Size: 10}}
+		return e
+	}
+	all := []index.Entry{
+		obj("gone", 0, 9, 1),  // below done: deleted by the finished prune
+		obj("again", 0, 9, 1), // below done, and written again below the new cut
+		obj("again", 0, 14, 1),
+		obj("old", 15, 19, 1), // between done and the cut
+		obj("new", 20, 29, 9), // at the cut
+	}
+	p, ok := plan(&index.Index{All: all, Entries: all[1:]}, time.UnixMilli(5), 10)
+	if !ok || p.r.Below != 20 {
+		t.Fatalf("plan: ok %v, watermark %d; want 20", ok, p.r.Below)
+	}
+	if got := strings.Join(p.objects, ","); got != "again,old" {
+		t.Fatalf("objects to delete: %s, want again,old", got)
 	}
 }

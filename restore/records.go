@@ -186,7 +186,7 @@ func (c *catRead) entryWanted(e *index.Entry) bool {
 		return false
 	case s.From.IsZero() && s.Until.IsZero():
 		return true
-	case !timed(e): // its records' times are unknown
+	case !e.Timed(): // its records' times are unknown
 		c.res.UntimedLeft += e.Records
 		return false
 	case !s.From.IsZero() && e.MaxTS < s.From.UnixMilli():
@@ -386,10 +386,6 @@ func (c *catRead) advance(ctx context.Context, oc *openCat) error {
 	return nil
 }
 
-// timed tells whether an entry records its records' times: entries of
-// `kafkas3 index rebuild --from-objects` for objects without envelopes
-// have min_ts and max_ts 0.
-func timed(e *index.Entry) bool { return e.MinTS != 0 || e.MaxTS != 0 }
 
 // emit hands oc's current record to fn when the selection takes it.
 func (c *catRead) emit(oc *openCat) error {
@@ -399,7 +395,7 @@ func (c *catRead) emit(oc *openCat) error {
 	}
 	if !s.From.IsZero() || !s.Until.IsZero() {
 		if rec.Timestamp.IsZero() {
-			if e := oc.co.entry; e == nil || !timed(e) {
+			if e := oc.co.entry; e == nil || !e.Timed() {
 				c.res.UntimedLeft++
 				return nil
 			}

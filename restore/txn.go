@@ -249,11 +249,11 @@ func (s *stream) commitTxn(last bool) error {
 	if err := s.r.commitPosition(ctx, tx, s.idx); err != nil {
 		return err
 	}
-	err := s.r.retry(ctx, "commit a transaction of "+tx.id, nil, func(ctx context.Context) error {
-		return tx.cl.EndTransaction(ctx, kgo.TryCommit)
-	})
-	if err != nil {
-		return fmt.Errorf("commit the transaction of %q at position %d: %w", tx.id, s.idx, err)
+	// One try: franz-go retries what it can, and refuses a second commit
+	// whose first outcome it does not know.
+	if err := tx.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("commit the transaction of %q at position %d (if its outcome is unknown, a re-run reads the position that was committed and resumes from it): %w",
+			tx.id, s.idx, err)
 	}
 	tx.committed += tx.records
 	tx.records, tx.bytes, tx.since = 0, 0, time.Now()

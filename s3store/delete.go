@@ -59,7 +59,7 @@ func (s *S3) Delete(ctx context.Context, keys []string) (map[string]error, error
 			if e.Key == nil {
 				continue
 			}
-			if err := deleteError(deref(e.Code), deref(e.Message)); err != nil {
+			if err := deleteError(aws.ToString(e.Code), aws.ToString(e.Message)); err != nil {
 				refused[*e.Key] = err
 			}
 		}
@@ -76,13 +76,6 @@ func deleteError(code, msg string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s", code, msg)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // Delete removes the keys' files; a missing one is no error.

@@ -126,7 +126,12 @@ func (s *S3) WORM() bool { return s.worm.Load() }
 // a server without Object Lock) leaves the store as it is.
 func (s *S3) detectObjectLock(ctx context.Context) {
 	out, err := s.client.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &s.cfg.Bucket})
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(mapS3Error(err), ErrAccessDenied):
+		s.log.Warn("cannot read the bucket's Object Lock configuration (no s3:GetBucketObjectLockConfiguration permission): "+
+			"if the bucket has Object Lock, set s3.object.lock.mode so that the sink writes each object once", "bucket", s.cfg.Bucket, "err", err)
+		return
+	case err != nil:
 		s.log.Debug("no Object Lock configuration of the bucket", "err", err)
 		return
 	}
