@@ -1,11 +1,11 @@
 package index
 
 import (
-	"math"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 

@@ -386,7 +386,6 @@ func (c *catRead) advance(ctx context.Context, oc *openCat) error {
 	return nil
 }
 
-
 // emit hands oc's current record to fn when the selection takes it.
 func (c *catRead) emit(oc *openCat) error {
 	rec, s := oc.rec, &c.sel
