@@ -28,18 +28,23 @@ func (r *Restorer) erase(rec *format.Record) {
 // erased tells whether rec is a tombstone of a listed key, as erase
 // leaves it (counted when produced).
 func (r *Restorer) erased(rec *format.Record) bool {
-	return !r.cfg.Filter.DropKeys && rec.Value == nil && r.listed(rec.Key)
+	if r.cfg.Filter.DropKeys || rec.Value != nil || rec.Key == nil || len(r.cfg.ExcludeKeys) == 0 {
+		return false
+	}
+	if r.listed(rec.Key) {
+		return true
+	}
+	_, ok := r.rewrittenListed.Load(string(rec.Key)) // a listed key with its schema id rewritten (schemas.go)
+	return ok
 }
 
-// listed tells whether key is in Config.ExcludeKeys (a null key never
-// is).
+// listed tells whether key, as archived, is in Config.ExcludeKeys (a null
+// key never is). Whether a record is erased or dropped is decided on its
+// archived key alone, whatever other records' keys became.
 func (r *Restorer) listed(key []byte) bool {
 	if key == nil || len(r.cfg.ExcludeKeys) == 0 {
 		return false
 	}
-	if _, ok := r.cfg.ExcludeKeys[string(key)]; ok {
-		return true
-	}
-	_, ok := r.rewrittenListed.Load(string(key)) // a listed key with its schema id rewritten (schemas.go)
+	_, ok := r.cfg.ExcludeKeys[string(key)]
 	return ok
 }
