@@ -206,7 +206,8 @@ type Config struct {
 	// verification of a resumed run are unchanged). Nil: none.
 	ExcludeKeys map[string]struct{}
 	// Filter leaves records out of the restore (filter.go); the zero
-	// Filter keeps them all. Not with Follow or RestoreGroups.
+	// Filter keeps them all. Not with Follow; with RestoreGroups the
+	// group offsets count the records it keeps (filter.go).
 	Filter Filter
 	// SkipExpired is --skip-expired: leave out, counted, the envelope
 	// records a target would delete at once, those stamped before
